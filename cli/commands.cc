@@ -1,0 +1,29 @@
+#include "cli/commands.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+namespace binrelay::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: binrelay <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  tail   stream decoded row changes from a source or local binlog files as JSON lines\n"
+    "\n"
+    "run `binrelay <command> --help` for the options of a command\n";
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::fprintf(stderr, "binrelay: unknown command '%s'\n%s", argv[1], kUsage);
+  return 2;
+}
+
+}  // namespace binrelay::cli

@@ -1,0 +1,62 @@
+// Row value decoding: one column value of a row image, read from the event
+// buffer without copying, and its rendering as JSON.
+//
+// Rendering rules (binrelay tail's contract): NULL -> null; integers -> JSON
+// numbers with every digit; FLOAT/DOUBLE -> shortest JSON number that
+// round-trips the stored binary value; DECIMAL and temporal types -> strings
+// exactly as SELECT prints them with time_zone='+00:00'; YEAR -> number;
+// text, ENUM, SET -> UTF-8 strings (ENUM/SET as member names when known,
+// otherwise the numeric value); BINARY (re-padded with 0x00 to its length),
+// VARBINARY, BLOB, BIT, GEOMETRY -> base64 of the bytes SELECT returns;
+// JSON -> a string holding the document's text.
+//
+// Thread safety: stateless functions.
+// Lifetime: a ValueView points into the event buffer or into `scratch`; it is
+// valid until the next DecodeValue call with the same scratch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "protocol/byte_cursor.h"
+#include "protocol/column_def.h"
+
+namespace binrelay::protocol {
+
+enum class ValueKind : uint8_t {
+  kNull,
+  kSigned,     // i
+  kUnsigned,   // u
+  kFloat,      // d holds the float widened to double
+  kDouble,     // d
+  kYear,       // u
+  kText,       // bytes in `collation`'s charset
+  kBinary,     // raw bytes (base64 in JSON)
+  kFormatted,  // ASCII text (DECIMAL, dates, times): JSON string
+  kJsonText,   // UTF-8 JSON document text: JSON string
+  kEnum,       // u = 1-based index; bytes = member name if known
+  kSet,        // u = bitmask; bytes = comma-joined names if known
+};
+
+struct ValueView {
+  ValueKind kind = ValueKind::kNull;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double d = 0;
+  std::string_view bytes;
+  uint32_t collation = 0;
+  bool names_known = false;  // for kEnum/kSet: bytes holds member name(s)
+};
+
+// Reads one non-NULL value of column `col` from `in`. On malformed or
+// truncated input returns DataLoss/OutOfRange naming the column type; the
+// caller adds table, column and file:pos.
+absl::Status DecodeValue(ByteCursor& in, const ColumnDef& col, std::string* scratch,
+                         ValueView* out);
+
+// Appends the JSON rendering of `v` (see header comment) to `out`.
+void AppendValueJson(const ValueView& v, std::string* out);
+
+}  // namespace binrelay::protocol

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every dependency from Debian's packages and builds binrelay.
+# Usage: ./scripts/setup.sh            (release build in build/)
+#        BINRELAY_SANITIZE=1 ./scripts/setup.sh   (ASan/UBSan build in build-asan/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libboost-dev libssl-dev libmariadb-dev libmariadb-dev-compat
+  libspdlog-dev libabsl-dev libgtest-dev libgmock-dev zlib1g-dev libzstd-dev
+  mariadb-server mariadb-client
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+  # The Debian package starts a system mariadb service; binrelay's tests run
+  # their own throwaway servers and do not need it.
+fi
+
+if [ "${BINRELAY_SANITIZE:-0}" = 1 ]; then
+  dir=build-asan
+  extra=(-DBINRELAY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
+else
+  dir=build
+  extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+fi
+cmake -S . -B "$dir" -G Ninja "${extra[@]}"
+cmake --build "$dir" -j "$(nproc)"
+echo "setup: built $dir/binrelay"
