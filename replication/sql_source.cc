@@ -1,0 +1,24 @@
+#include "replication/sql_source.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::replication {
+
+absl::StatusOr<std::optional<std::string>> QueryValue(SqlSource& source, std::string_view sql) {
+  BR_ASSIGN_OR_RETURN(std::vector<SqlRow> rows, source.Query(sql));
+  if (rows.empty() || rows[0].empty()) return std::optional<std::string>();
+  return rows[0][0];
+}
+
+absl::StatusOr<std::optional<std::string>> QueryOptionalVariable(SqlSource& source,
+                                                                  std::string_view name) {
+  auto value = QueryValue(source, absl::StrCat("SELECT @@GLOBAL.", AV(name)));
+  if (!value.ok() && absl::StrContains(value.status().message(), "1193")) {
+    return std::optional<std::string>();
+  }
+  return value;
+}
+
+}  // namespace binrelay::replication
