@@ -1,0 +1,158 @@
+#include "replication/schema_cache.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "protocol/column_type.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::replication {
+namespace {
+
+std::string Key(std::string_view db, std::string_view table) {
+  return absl::StrCat(AV(db), std::string(1, '\0'), AV(table));
+}
+
+bool IsTextType(uint8_t type) {
+  using namespace protocol;
+  switch (type) {
+    case kTypeVarchar: case kTypeVarString: case kTypeString: case kTypeBlob:
+    case kTypeTinyBlob: case kTypeMediumBlob: case kTypeLongBlob: case kTypeEnum:
+    case kTypeSet: case kTypeBlobCompressed: case kTypeVarcharCompressed:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::string SqlQuote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'' || c == '\\') out.push_back(c == '\'' ? '\'' : '\\');
+    out.push_back(c);
+  }
+  out.push_back('\'');
+  return out;
+}
+
+std::vector<std::string> ParseEnumMembers(std::string_view column_type) {
+  std::vector<std::string> members;
+  size_t open = column_type.find('(');
+  if (open == std::string_view::npos) return members;
+  size_t i = open + 1;
+  while (i < column_type.size() && column_type[i] == '\'') {
+    std::string m;
+    ++i;
+    while (i < column_type.size()) {
+      if (column_type[i] == '\'') {
+        if (i + 1 < column_type.size() && column_type[i + 1] == '\'') {
+          m.push_back('\'');
+          i += 2;
+          continue;
+        }
+        ++i;
+        break;
+      }
+      if (column_type[i] == '\\' && i + 1 < column_type.size()) ++i;
+      m.push_back(column_type[i++]);
+    }
+    members.push_back(std::move(m));
+    if (i < column_type.size() && column_type[i] == ',') ++i;
+  }
+  return members;
+}
+
+absl::StatusOr<SchemaCache::Table> SchemaCache::Load(std::string_view db, std::string_view table) {
+  ++lookups_;
+  std::string sql = absl::StrCat(
+      "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, co.ID, c.CHARACTER_OCTET_LENGTH, c.DATA_TYPE "
+      "FROM information_schema.COLUMNS c LEFT JOIN information_schema.COLLATIONS co "
+      "ON co.COLLATION_NAME = c.COLLATION_NAME WHERE c.TABLE_SCHEMA = ", SqlQuote(db),
+      " AND c.TABLE_NAME = ", SqlQuote(table), " ORDER BY c.ORDINAL_POSITION");
+  BR_ASSIGN_OR_RETURN(std::vector<SqlRow> rows, source_->Query(sql));
+  Table t;
+  for (const SqlRow& r : rows) {
+    if (r.size() < 5) return absl::InternalError("short information_schema.COLUMNS row");
+    Column c;
+    c.name = r[0].value_or("");
+    std::string type = absl::AsciiStrToLower(r[1].value_or(""));
+    c.is_unsigned = absl::StrContains(type, "unsigned");
+    if (r[2]) (void)absl::SimpleAtoi(*r[2], &c.collation);
+    if (r[3]) (void)absl::SimpleAtoi(*r[3], &c.octet_length);
+    c.data_type = absl::AsciiStrToLower(r[4].value_or(""));
+    if (absl::StartsWith(type, "enum(") || absl::StartsWith(type, "set(")) {
+      c.members = ParseEnumMembers(r[1].value_or(""));
+    }
+    t.columns.push_back(std::move(c));
+  }
+  std::string pk_sql = absl::StrCat(
+      "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE CONSTRAINT_NAME = "
+      "'PRIMARY' AND TABLE_SCHEMA = ", SqlQuote(db), " AND TABLE_NAME = ", SqlQuote(table),
+      " ORDER BY ORDINAL_POSITION");
+  BR_ASSIGN_OR_RETURN(std::vector<SqlRow> pk_rows, source_->Query(pk_sql));
+  for (const SqlRow& r : pk_rows) {
+    if (r.empty() || !r[0]) continue;
+    for (uint32_t i = 0; i < t.columns.size(); ++i) {
+      if (t.columns[i].name == *r[0]) {
+        t.columns[i].in_primary_key = true;
+        t.primary_key.push_back(i);
+      }
+    }
+  }
+  return t;
+}
+
+absl::Status SchemaCache::Enrich(protocol::TableDef* def) {
+  if (source_ == nullptr) return absl::OkStatus();
+  std::string key = Key(def->db, def->table);
+  auto it = tables_.find(key);
+  if (it == tables_.end() || it->second.columns.size() != def->columns.size()) {
+    // A size mismatch on a cached entry means DDL we have not seen yet
+    // reached information_schema first; re-read once before giving up.
+    BR_ASSIGN_OR_RETURN(Table t, Load(def->db, def->table));
+    it = tables_.insert_or_assign(key, std::move(t)).first;
+  }
+  const Table& t = it->second;
+  if (t.columns.size() != def->columns.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "table ", def->db, ".", def->table, " has ", def->columns.size(),
+        " columns in the binlog but ", t.columns.size(), " in information_schema on ",
+        source_->Peer(),
+        t.columns.empty() ? " (dropped or not visible to this user)" : " (altered since)",
+        ": column names cannot be trusted; enable binlog_row_metadata=FULL on the source"));
+  }
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    protocol::ColumnDef& col = def->columns[i];
+    const Column& src = t.columns[i];
+    if (col.name.empty()) col.name = src.name;
+    if (!col.unsigned_known) {
+      col.is_unsigned = src.is_unsigned;
+      col.unsigned_known = true;
+    }
+    if (col.collation == 0 && IsTextType(col.type)) {
+      col.collation = src.collation != 0 ? src.collation : protocol::kBinaryCollation;
+    }
+    if (col.members.empty()) col.members = src.members;
+    if (col.binary_length == 0 && src.data_type == "binary") col.binary_length = src.octet_length;
+  }
+  if (def->primary_key.empty()) {
+    def->primary_key = t.primary_key;
+    for (uint32_t idx : t.primary_key) def->columns[idx].in_primary_key = true;
+  }
+  def->names_known = true;
+  return absl::OkStatus();
+}
+
+void SchemaCache::Invalidate(std::string_view db, std::string_view table) {
+  tables_.erase(Key(db, table));
+}
+
+void SchemaCache::InvalidateSchema(std::string_view db) {
+  std::string prefix = absl::StrCat(AV(db), std::string(1, '\0'));
+  absl::erase_if(tables_, [&](const auto& kv) { return absl::StartsWith(kv.first, prefix); });
+}
+
+}  // namespace binrelay::replication
