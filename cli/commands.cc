@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <cstring>
 #include <string_view>
+#include <vector>
+
+#include "cli/tail_command.h"
 
 namespace binrelay::cli {
 namespace {
@@ -22,6 +25,9 @@ int Main(int argc, char** argv) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  std::string_view command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "tail") return RunTail(args);
   std::fprintf(stderr, "binrelay: unknown command '%s'\n%s", argv[1], kUsage);
   return 2;
 }

@@ -1,0 +1,45 @@
+// ChangeSink: what the change decoder delivers, row by row, transaction by
+// transaction. Rows arrive between a transaction's start and OnCommit; after
+// OnRestart, rows received since the last OnCommit must be discarded (the
+// upstream session re-sends that transaction in full).
+//
+// Thread safety: called from the decoder's thread only.
+// Lifetime: every view in RowChange is valid only during the OnRow call.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "protocol/column_def.h"
+
+namespace binrelay::apply {
+
+enum class RowOp : uint8_t { kInsert, kUpdate, kDelete };
+
+struct RowChange {
+  RowOp op = RowOp::kInsert;
+  const protocol::TableDef* table = nullptr;
+  std::string_view file;
+  uint64_t pos = 0;          // end offset of the rows event in `file`
+  std::string_view gtid;     // empty: none (anonymous / no GTIDs)
+  uint32_t timestamp = 0;    // event timestamp
+  // JSON object text of each image, `{"col":value,...}`; empty = absent.
+  std::string_view before;
+  std::string_view after;
+  bool partial = false;      // an image lacks columns (binlog_row_image != FULL)
+};
+
+class ChangeSink {
+ public:
+  virtual ~ChangeSink() = default;
+  virtual absl::Status OnRow(const RowChange& row) = 0;
+  // The transaction holding the rows since the last commit is complete.
+  virtual absl::Status OnCommit() = 0;
+  // Drop rows received since the last OnCommit.
+  virtual void OnRestart() = 0;
+};
+
+std::string_view RowOpName(RowOp op);
+
+}  // namespace binrelay::apply

@@ -1,0 +1,37 @@
+// ConnectionSqlSource: SqlSource over a protocol::ClientConnection, lazily
+// (re)connected. Used for the upstream session's SQL (preflight, status) and
+// as the side channel for schema lookups, so those never interleave with the
+// dump stream.
+//
+// Thread safety: one thread at a time.
+#pragma once
+
+#include <memory>
+
+#include "protocol/client_connection.h"
+#include "replication/sql_source.h"
+
+namespace binrelay::replication {
+
+class ConnectionSqlSource : public SqlSource {
+ public:
+  // Borrows an open connection (not reconnected).
+  explicit ConnectionSqlSource(protocol::ClientConnection* conn) : borrowed_(conn) {}
+  // Owns its connection, opened on first use and re-opened once after a
+  // connection-level failure.
+  explicit ConnectionSqlSource(protocol::ConnectOptions options)
+      : options_(std::move(options)) {}
+
+  absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql) override;
+  std::string Peer() const override;
+
+ private:
+  absl::StatusOr<std::vector<SqlRow>> QueryOnce(protocol::ClientConnection* conn,
+                                                std::string_view sql);
+
+  protocol::ClientConnection* borrowed_ = nullptr;
+  protocol::ConnectOptions options_;
+  std::unique_ptr<protocol::ClientConnection> owned_;
+};
+
+}  // namespace binrelay::replication

@@ -1,0 +1,313 @@
+#include "replication/upstream_session.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/checksum.h"
+#include "protocol/event_type.h"
+#include "protocol/server_error.h"
+#include "protocol/status_macros.h"
+#include "replication/dump_commands.h"
+#include "replication/gtid_set.h"
+#include "spdlog/spdlog.h"
+
+namespace binrelay::replication {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Server errors that mean "this connection ended", not "this request is
+// wrong": killed by an operator, server shutting down, network loss.
+bool IsRetryable(const absl::Status& status) {
+  if (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) return true;
+  if (auto err = protocol::GetServerError(status)) {
+    switch (err->code) {
+      case 1053:  // ER_SERVER_SHUTDOWN
+      case 1317:  // ER_QUERY_INTERRUPTED
+      case 1927:  // ER_CONNECTION_KILLED (MariaDB)
+      case 2013:  // CR_SERVER_LOST
+        return true;
+      default:
+        return false;
+    }
+  }
+  return false;
+}
+
+// Binlog file names share a base and differ in a zero-padded counter whose
+// width can grow; compare by length first, then bytes.
+int CompareFiles(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+  return a.compare(b);
+}
+
+absl::StatusOr<BinlogPosition> ReadBinlogStatus(SqlSource& sql) {
+  // MySQL 8.4 replaced SHOW MASTER STATUS with SHOW BINARY LOG STATUS.
+  auto rows = sql.Query("SHOW MASTER STATUS");
+  if (!rows.ok()) rows = sql.Query("SHOW BINARY LOG STATUS");
+  if (!rows.ok()) return rows.status();
+  if (rows->empty() || (*rows)[0].size() < 2 || !(*rows)[0][0] || !(*rows)[0][1]) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "SHOW MASTER STATUS on ", sql.Peer(),
+        " returned no binlog: binary logging is off or the user lacks BINLOG MONITOR / "
+        "REPLICATION CLIENT"));
+  }
+  BinlogPosition pos;
+  pos.file = *(*rows)[0][0];
+  pos.offset = std::stoull(*(*rows)[0][1]);
+  return pos;
+}
+
+}  // namespace
+
+UpstreamSession::UpstreamSession(UpstreamOptions options, StreamConsumer* consumer)
+    : options_(std::move(options)), consumer_(consumer) {}
+
+UpstreamSession::~UpstreamSession() = default;
+
+std::string UpstreamSession::Where() const {
+  return absl::StrCat("source ", options_.connect.host, ":", options_.connect.port, " at ",
+                      current_.file.empty() ? std::string("start") : current_.ToString());
+}
+
+absl::Status UpstreamSession::Command(std::string_view payload, std::string_view what) {
+  BR_RETURN_IF_ERROR(conn_->WriteCommand(payload));
+  BR_ASSIGN_OR_RETURN(std::string_view reply, conn_->ReadPacket(options_.connect.io_timeout));
+  if (!reply.empty() && static_cast<uint8_t>(reply[0]) == 0xFF) {
+    return Annotate(protocol::ParseErrPacket(reply, conn_->peer()), what);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UpstreamSession::ConnectAndPrepare(bool first) {
+  BR_ASSIGN_OR_RETURN(conn_, protocol::ClientConnection::Connect(options_.connect));
+  ConnectionSqlSource sql(conn_.get());
+  if (first) {
+    BR_ASSIGN_OR_RETURN(info_, RunPreflight(sql, {.replica_server_id = options_.server_id,
+                                                   .require_full_row_image =
+                                                       options_.require_full_row_image}));
+    for (const std::string& w : info_.warnings) spdlog::warn("{}", w);
+    spdlog::info("connected to {} ({}), server_id {}, binlog_checksum {}", conn_->peer(),
+                 info_.version, info_.server_id, info_.checksum_crc32 ? "CRC32" : "NONE");
+  }
+  // Declare checksum awareness (otherwise a CRC32 source refuses the dump)
+  // and ask for heartbeats so a dead connection is noticed (§4.1, §4.2).
+  uint64_t hb_ns = static_cast<uint64_t>(options_.heartbeat_period.count()) * 1000000;
+  BR_RETURN_IF_ERROR(
+      sql.Query(absl::StrCat("SET @master_binlog_checksum = @@global.binlog_checksum, "
+                             "@source_binlog_checksum = @@global.binlog_checksum, "
+                             "@master_heartbeat_period = ", hb_ns,
+                             ", @source_heartbeat_period = ", hb_ns))
+          .status());
+  if (info_.is_mariadb) {
+    BR_RETURN_IF_ERROR(sql.Query("SET @mariadb_slave_capability = 4").status());
+  }
+  if (first) BR_RETURN_IF_ERROR(ResolveStart());
+  RegisterReplica reg;
+  reg.server_id = options_.server_id;
+  reg.report_host = "binrelay";
+  return Command(BuildRegisterSlave(reg), "registering as a replica (COM_REGISTER_SLAVE)");
+}
+
+absl::Status UpstreamSession::ResolveStart() {
+  ConnectionSqlSource sql(conn_.get());
+  if (options_.until_end) {
+    BR_ASSIGN_OR_RETURN(end_, ReadBinlogStatus(sql));
+    spdlog::info("--until-end: stopping at {}", end_->ToString());
+  }
+  switch (options_.start.kind) {
+    case StartSpec::Kind::kCurrent: {
+      BR_ASSIGN_OR_RETURN(BinlogPosition pos, ReadBinlogStatus(sql));
+      boundary_.Reset(pos);
+      break;
+    }
+    case StartSpec::Kind::kEarliest: {
+      BR_ASSIGN_OR_RETURN(std::vector<SqlRow> logs, sql.Query("SHOW BINARY LOGS"));
+      if (logs.empty() || logs[0].empty() || !logs[0][0]) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("SHOW BINARY LOGS on ", conn_->peer(), " lists no binlog files"));
+      }
+      boundary_.Reset({*logs[0][0], 4});
+      break;
+    }
+    case StartSpec::Kind::kPosition:
+      boundary_.Reset(options_.start.position);
+      break;
+    case StartSpec::Kind::kGtid:
+      break;  // the dump command carries the GTID state
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UpstreamSession::StartDump() {
+  uint16_t flags = kDumpFlag02;
+  if (options_.until_end) flags |= kDumpNonBlock;
+  have_fde_ = false;
+  const BinlogPosition& resume = boundary_.last_boundary();
+  std::string cmd;
+  if (!resume.file.empty()) {
+    if (resume.offset > 0xFFFFFFFFull) {
+      return absl::UnimplementedError(absl::StrCat(
+          "cannot resume at ", resume.ToString(),
+          ": COM_BINLOG_DUMP positions are 32-bit; start from a GTID instead"));
+    }
+    current_ = resume;
+    cmd = BuildBinlogDump(options_.server_id, resume.file, static_cast<uint32_t>(resume.offset),
+                          flags);
+  } else if (info_.is_mariadb) {
+    BR_ASSIGN_OR_RETURN(MariaGtidPosition gtid, MariaGtidPosition::Parse(options_.start.gtid_set));
+    ConnectionSqlSource sql(conn_.get());
+    BR_RETURN_IF_ERROR(sql.Query(absl::StrCat("SET @slave_connect_state = '", gtid.ToString(),
+                                              "', @slave_gtid_strict_mode = 1"))
+                           .status());
+    cmd = BuildBinlogDump(options_.server_id, "", 4, flags);
+  } else {
+    BR_ASSIGN_OR_RETURN(MysqlGtidSet gtid, MysqlGtidSet::Parse(options_.start.gtid_set));
+    cmd = BuildBinlogDumpGtid(options_.server_id, "", 4, flags, gtid.Encode());
+  }
+  spdlog::info("dumping from {}", resume.file.empty()
+                                      ? absl::StrCat("gtid ", options_.start.gtid_set)
+                                      : resume.ToString());
+  return conn_->WriteCommand(cmd);
+}
+
+bool UpstreamSession::ReachedEnd(const BinlogPosition& pos) const {
+  if (!end_) return false;
+  int c = CompareFiles(pos.file, end_->file);
+  return c > 0 || (c == 0 && pos.offset >= end_->offset);
+}
+
+absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
+  BR_ASSIGN_OR_RETURN(protocol::EventHeader header, protocol::ParseEventHeader(bytes));
+  if (header.event_size != bytes.size()) {
+    return absl::DataLossError(absl::StrCat("event at ", Where(), " says it is ",
+                                            header.event_size, " bytes but the packet holds ",
+                                            bytes.size()));
+  }
+  bool has_crc;
+  if (header.type == protocol::kFormatDescriptionEvent) {
+    BR_ASSIGN_OR_RETURN(fde_, protocol::ParseFormatDescription(bytes));
+    have_fde_ = true;
+    has_crc = fde_.checksum_aware;
+  } else {
+    // Before the first FDE only the fake ROTATE arrives; it follows the
+    // checksum setting we negotiated (§5.6).
+    has_crc = have_fde_ ? fde_.events_have_crc() : info_.checksum_crc32;
+  }
+  if (has_crc) {
+    BR_RETURN_IF_ERROR(Annotate(protocol::VerifyEventChecksum(bytes, current_.offset), Where()));
+  }
+  BR_ASSIGN_OR_RETURN(protocol::EventView view, protocol::MakeEventView(bytes, has_crc));
+  stats_.events.fetch_add(1, std::memory_order_relaxed);
+  stats_.bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
+
+  if (header.type == protocol::kRotateEvent) {
+    protocol::ByteCursor c(view.body);
+    uint64_t pos = c.U64();
+    std::string_view name = c.Rest();
+    if (!c.ok() || name.empty()) return c.status(absl::StrCat("ROTATE event at ", Where()));
+    if (!header.artificial() && header.log_pos != 0) {
+      // A real ROTATE closes the old file; it is that file's last event.
+      BinlogPosition end{current_.file, header.log_pos};
+      BR_ASSIGN_OR_RETURN(bool boundary, boundary_.OnEvent(view, fde_, end));
+      (void)boundary;
+      BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde_, end));
+    } else {
+      BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde_, BinlogPosition{std::string(name), 0}));
+    }
+    current_ = BinlogPosition{std::string(name), pos};
+    if (!boundary_.in_transaction()) boundary_.Reset(current_);
+    return absl::OkStatus();
+  }
+  if (header.type == protocol::kHeartbeatEvent || header.type == protocol::kHeartbeatEventV2) {
+    // The source is idle at current_; nothing to deliver.
+    if (!boundary_.in_transaction() && ReachedEnd(current_)) done_ = true;
+    return absl::OkStatus();
+  }
+  BinlogPosition end{current_.file, 0};
+  if (header.log_pos != 0 && !header.artificial()) {
+    current_.offset = header.log_pos;
+    end = current_;
+  }
+  bool boundary = false;
+  if (end.offset != 0) {
+    BR_ASSIGN_OR_RETURN(boundary, boundary_.OnEvent(view, fde_, end));
+  }
+  BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde_, end));
+  if (boundary && ReachedEnd(end)) done_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status UpstreamSession::Stream() {
+  // Heartbeats arrive every heartbeat_period when the source is idle; three
+  // missed ones mean the connection is dead even if TCP has not noticed.
+  auto read_timeout = std::max<std::chrono::milliseconds>(options_.heartbeat_period * 3,
+                                                          std::chrono::milliseconds(5000));
+  if (end_ && !boundary_.last_boundary().file.empty() && ReachedEnd(boundary_.last_boundary())) {
+    done_ = true;  // nothing between the start and the end of binlog
+    return absl::OkStatus();
+  }
+  while (!stop_.load(std::memory_order_relaxed) && !done_) {
+    auto packet = conn_->ReadPacket(read_timeout);
+    if (!packet.ok()) {
+      return Annotate(packet.status(), absl::StrCat("reading the binlog stream from ", Where()));
+    }
+    std::string_view p = *packet;
+    if (p.empty()) return absl::DataLossError(absl::StrCat("empty packet from ", Where()));
+    uint8_t first = static_cast<uint8_t>(p[0]);
+    if (first == 0x00) {
+      BR_RETURN_IF_ERROR(HandleEvent(p.substr(1)));
+    } else if (first == 0xFE && p.size() < 9) {
+      done_ = true;  // end of a non-blocking dump: the source's binlog end
+    } else if (first == 0xFF) {
+      return Annotate(protocol::ParseErrPacket(p, conn_->peer()),
+                      absl::StrCat("binlog dump at ", Where()));
+    } else {
+      return absl::DataLossError(absl::StrCat("unexpected packet type 0x", absl::Hex(first),
+                                              " in the binlog stream from ", Where()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UpstreamSession::Run() {
+  bool first = true;
+  bool connected_once = false;
+  std::chrono::milliseconds backoff(100);
+  std::optional<Clock::time_point> lost_since;
+  while (!stop_.load()) {
+    absl::Status s = ConnectAndPrepare(first);
+    if (s.ok()) s = StartDump();
+    if (s.ok()) {
+      connected_once = true;
+      lost_since.reset();
+      backoff = std::chrono::milliseconds(100);
+      s = Stream();
+    }
+    if (s.ok()) break;  // done or stopped
+    // A first connection that fails is a configuration problem: say so now.
+    if (!connected_once || !IsRetryable(s)) {
+      if (conn_) conn_->Quit();
+      return s;
+    }
+    if (conn_) conn_.reset();
+    if (!lost_since) lost_since = Clock::now();
+    if (Clock::now() - *lost_since > options_.reconnect_timeout) {
+      return absl::UnavailableError(absl::StrCat(
+          "lost the connection to ", Where(), " and could not resume for ",
+          options_.reconnect_timeout.count() / 1000, "s; last error: ", s.message()));
+    }
+    spdlog::warn("{}; reconnecting in {} ms and resuming after the last complete transaction "
+                 "({})", s.message(), backoff.count(), boundary_.last_boundary().ToString());
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+    stats_.reconnects.fetch_add(1);
+    consumer_->OnStreamRestart(boundary_.last_boundary());
+    first = false;
+  }
+  if (conn_) conn_->Quit();
+  return absl::OkStatus();
+}
+
+}  // namespace binrelay::replication

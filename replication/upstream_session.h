@@ -1,0 +1,106 @@
+// UpstreamSession: binrelay's replica connection to a source. It connects,
+// runs the preflight, registers as a replica (COM_REGISTER_SLAVE), negotiates
+// checksums and heartbeats, dumps from a file:position or GTID state, verifies
+// the CRC32 of every event, and hands each event to a StreamConsumer.
+//
+// A lost or dead connection (no event or heartbeat within the read timeout)
+// is re-established with exponential backoff, resuming right after the last
+// complete transaction; the consumer is told to discard what it holds of the
+// interrupted transaction first. Nothing is skipped or delivered twice.
+//
+// Thread safety: Run() on one thread; RequestStop() from any thread.
+// Lifetime: event views passed to the consumer are valid only during the call.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "protocol/client_connection.h"
+#include "protocol/event_header.h"
+#include "protocol/format_description.h"
+#include "replication/binlog_position.h"
+#include "replication/connection_sql_source.h"
+#include "replication/preflight.h"
+#include "replication/sql_source.h"
+#include "replication/transaction_boundary.h"
+
+namespace binrelay::replication {
+
+// Implemented by whoever consumes the raw, verified event stream (the decoder,
+// later the store writer).
+class StreamConsumer {
+ public:
+  virtual ~StreamConsumer() = default;
+  // One verified event. `file`/`end` locate its end in the source's binlog
+  // (end = 0 for artificial events).
+  virtual absl::Status OnEvent(const protocol::EventView& event,
+                               const protocol::FormatDescription& fde,
+                               const BinlogPosition& end) = 0;
+  // The stream restarts at `resume` (the end of the last complete
+  // transaction): drop anything buffered from a transaction after it.
+  virtual void OnStreamRestart(const BinlogPosition& resume) = 0;
+};
+
+struct UpstreamOptions {
+  protocol::ConnectOptions connect;
+  uint32_t server_id = 0;
+  StartSpec start;
+  bool until_end = false;                  // stop at the end of binlog as of connect
+  bool require_full_row_image = false;
+  std::chrono::milliseconds heartbeat_period{2000};
+  std::chrono::milliseconds reconnect_timeout{60000};  // give up after this long
+  std::chrono::milliseconds max_backoff{5000};
+};
+
+struct UpstreamStats {
+  std::atomic<uint64_t> events{0};
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> reconnects{0};
+};
+
+class UpstreamSession {
+ public:
+  UpstreamSession(UpstreamOptions options, StreamConsumer* consumer);
+  ~UpstreamSession();
+
+  // Streams until the end (until_end), a RequestStop(), or an error that
+  // retrying cannot fix (bad credentials, unsuitable settings, purged binlog,
+  // a consumer error, or a source unreachable for reconnect_timeout).
+  absl::Status Run();
+  void RequestStop() { stop_.store(true); }
+
+  const SourceInfo& source_info() const { return info_; }
+  const UpstreamStats& stats() const { return stats_; }
+
+ private:
+  absl::Status ConnectAndPrepare(bool first);
+  absl::Status ResolveStart();
+  absl::Status StartDump();
+  absl::Status Stream();
+  absl::Status HandleEvent(std::string_view bytes);
+  absl::Status Command(std::string_view payload, std::string_view what);
+  std::string Where() const;
+  bool ReachedEnd(const BinlogPosition& pos) const;
+
+  UpstreamOptions options_;
+  StreamConsumer* consumer_;
+  std::unique_ptr<protocol::ClientConnection> conn_;
+  SourceInfo info_;
+  UpstreamStats stats_;
+  std::atomic<bool> stop_{false};
+
+  // Stream state.
+  protocol::FormatDescription fde_;
+  bool have_fde_ = false;
+  BinlogPosition current_;  // file being streamed, end of the last event
+  TransactionBoundary boundary_;
+  std::optional<BinlogPosition> end_;  // until_end target
+  bool done_ = false;
+};
+
+}  // namespace binrelay::replication
