@@ -21,17 +21,34 @@ struct ColumnDef {
   // ENUM or SET) is already resolved from the metadata, so ENUM and SET
   // columns have type kTypeEnum / kTypeSet here.
   uint8_t type = 0;
-  // Type metadata, decoded per type (§7.6): VARCHAR max bytes, BLOB pack
-  // length, DECIMAL precision<<8|scale, temporal fsp, BIT bits<<8|bytes
-  // (bytes as in TABLE_MAP: meta = (bytes << 8) | bits), STRING max length,
-  // ENUM/SET pack length.
+  // Type metadata, decoded per type (§7.6); DecodeValue relies on exactly this:
+  // - VARCHAR / VAR_STRING / VARCHAR_COMPRESSED: max length in bytes.
+  // - STRING resolved to CHAR/BINARY: max length in bytes (after §8.7's
+  //   long-CHAR unfolding).
+  // - ENUM: pack length 1 or 2. SET: pack length 1, 2, 3, 4 or 8.
+  // - BLOB family, GEOMETRY, JSON, VECTOR, BLOB_COMPRESSED: length-prefix
+  //   size 1..4.
+  // - NEWDECIMAL: (precision << 8) | scale (TABLE_MAP byte 0 is precision).
+  // - BIT(n): (whole_bytes << 8) | (n % 8), i.e. TABLE_MAP's two metadata
+  //   bytes (byte 0 = n % 8, byte 1 = n / 8) read as a little-endian u16.
+  //   BIT(10) -> 0x0102; the value takes whole_bytes + (n % 8 ? 1 : 0) bytes.
+  // - TIMESTAMP2 / DATETIME2 / TIME2: fsp 0..6.
+  // - TIMESTAMP (7) / TIME (11) / DATETIME (12): 0 for the classic layouts.
+  //   MariaDB's pre-10.1 "hires" columns (TIME(n)/DATETIME(n)/TIMESTAMP(n)
+  //   created with mysql56_temporal_format=OFF) also use these codes but have
+  //   NO TABLE_MAP metadata; the caller must set meta = fsp (1..6) from
+  //   information_schema.COLUMNS.DATETIME_PRECISION, otherwise the value size
+  //   is misread.
+  // - everything else: 0.
   uint16_t meta = 0;
   bool nullable = true;
   bool is_unsigned = false;
   bool unsigned_known = false;  // signedness came from metadata or schema
   uint32_t collation = 0;       // 0 = unknown (treated as utf8mb4 for text)
   std::string name;             // empty = unknown; printed as "@<1-based index>"
-  std::vector<std::string> members;  // ENUM / SET member names, if known
+  // ENUM / SET member names, if known, in the column's charset (as
+  // ENUM_STR_VALUE/SET_STR_VALUE carry them); collation 0 means UTF-8.
+  std::vector<std::string> members;
   bool in_primary_key = false;
   uint32_t geometry_type = 0;
   // Declared length in characters/bytes for BINARY(n) re-padding; 0 = unknown.

@@ -36,8 +36,8 @@ enum class ValueKind : uint8_t {
   kBinary,     // raw bytes (base64 in JSON)
   kFormatted,  // ASCII text (DECIMAL, dates, times): JSON string
   kJsonText,   // UTF-8 JSON document text: JSON string
-  kEnum,       // u = 1-based index; bytes = member name if known
-  kSet,        // u = bitmask; bytes = comma-joined names if known
+  kEnum,       // u = 1-based index; bytes = member name (UTF-8) if known
+  kSet,        // u = bitmask; bytes = comma-joined names (UTF-8) if known
 };
 
 struct ValueView {
@@ -50,9 +50,14 @@ struct ValueView {
   bool names_known = false;  // for kEnum/kSet: bytes holds member name(s)
 };
 
-// Reads one non-NULL value of column `col` from `in`. On malformed or
-// truncated input returns DataLoss/OutOfRange naming the column type; the
-// caller adds table, column and file:pos.
+// Reads one non-NULL value of column `col` from `in` (metadata conventions in
+// column_def.h). On malformed or truncated input returns DataLoss/OutOfRange
+// naming the column type and byte offset; InvalidArgument for metadata that
+// cannot describe the type; Unimplemented for a type code binrelay does not
+// decode (pre-5.0 DECIMAL, TYPED_ARRAY, unknown codes). The caller adds
+// table, column and file:pos. `scratch` is cleared and reused when the value
+// must be materialised (DECIMAL, temporal, JSON, BINARY padding, SET names,
+// decompression); otherwise the view points into `in`'s buffer.
 absl::Status DecodeValue(ByteCursor& in, const ColumnDef& col, std::string* scratch,
                          ValueView* out);
 

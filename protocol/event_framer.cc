@@ -1,0 +1,70 @@
+#include "protocol/event_framer.h"
+
+#include "absl/strings/str_cat.h"
+#include "protocol/checksum.h"
+#include "protocol/event_type.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::protocol {
+namespace {
+
+bool FollowsClientChecksum(const EventHeader& h) {
+  if (h.type == kHeartbeatEvent || h.type == kHeartbeatEventV2) return true;
+  return h.type == kRotateEvent && h.artificial();
+}
+
+}  // namespace
+
+absl::StatusOr<bool> EventFramer::HasChecksum(const EventHeader& h, std::string_view event,
+                                              uint64_t offset) {
+  if (h.type == kFormatDescriptionEvent) {
+    auto fd = ParseFormatDescription(event);
+    if (!fd.ok()) return Annotate(fd.status(), absl::StrCat("event at offset ", offset));
+    const bool aware = fd->checksum_aware;
+    format_ = std::move(*fd);
+    return aware;
+  }
+  if (h.type == kStartEventV3) {
+    auto fd = ParseStartEventV3(event);
+    if (!fd.ok()) return Annotate(fd.status(), absl::StrCat("event at offset ", offset));
+    format_ = std::move(*fd);
+    return false;
+  }
+  if (!format_.has_value() || FollowsClientChecksum(h)) {
+    switch (options_.out_of_band_checksum) {
+      case OutOfBandChecksum::kCrc32: return true;
+      case OutOfBandChecksum::kOff: return false;
+      case OutOfBandChecksum::kDetect: return EventCrcMatches(event);
+    }
+  }
+  return format_->events_have_crc();
+}
+
+absl::StatusOr<EventView> EventFramer::Frame(std::string_view event, uint64_t offset) {
+  auto header = ParseEventHeader(event);
+  if (!header.ok()) return Annotate(header.status(), absl::StrCat("event at offset ", offset));
+  const EventHeader& h = *header;
+  if (encrypted_ && h.type != kFormatDescriptionEvent) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "event at offset ", offset,
+        " follows START_ENCRYPTION: the file is encrypted; read it through the server's dump "
+        "thread (which decrypts) instead"));
+  }
+  if (!IsKnownEventType(h.type) && !h.ignorable()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "unknown event type ", h.type, " at offset ", offset, " (", h.event_size,
+        " bytes) without the IGNORABLE flag: it cannot be skipped safely"));
+  }
+  BR_ASSIGN_OR_RETURN(bool has_crc, HasChecksum(h, event, offset));
+  if (has_crc && options_.verify_checksums) {
+    BR_RETURN_IF_ERROR(VerifyEventChecksum(event, offset));
+    ++crc_checked_;
+  }
+  auto view = MakeEventView(event, has_crc, offset);
+  if (!view.ok()) return view.status();
+  if (h.type == kFormatDescriptionEvent) encrypted_ = false;
+  if (h.type == kStartEncryptionEvent) encrypted_ = true;
+  return view;
+}
+
+}  // namespace binrelay::protocol

@@ -1,0 +1,34 @@
+// MySQL binary JSON (column type 245, sql-common json_binary.cc format) to
+// JSON text exactly as MySQL prints it (protocol.md §8.10):
+//   {"a": 1, "b": [1, 2.5, "x", null, true]}
+// i.e. ", " between members, ": " after keys, keys in stored order (sorted by
+// length then bytes), doubles as MySQL's my_gcvt prints them (with ".0"
+// appended to integral values, "1e300" style exponents), opaque DECIMAL /
+// DATE / TIME / DATETIME / TIMESTAMP as quoted strings in MySQL's JSON text
+// format, and any other opaque value as "base64:type<N>:<base64>".
+//
+// Thread safety: stateless functions.
+// Lifetime: text is appended to caller-owned strings; nothing points into input.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace binrelay::protocol {
+
+// Appends the text of the binary JSON document `doc` (type byte + value) to
+// `out`. An empty `doc` is JSON null (how MySQL stores a NULL-ish empty
+// value). DataLoss on any offset/length that points outside the document, an
+// unknown type byte, or nesting deeper than 100 levels (MySQL's own limit).
+absl::Status AppendJsonBinaryText(std::string_view doc, std::string* out);
+
+// Appends the text of one binary JSON value of type byte `type` whose data
+// starts at `data` (used by JSON diffs, whose values are stored that way).
+absl::Status AppendJsonBinaryValueText(uint8_t type, std::string_view data, std::string* out);
+
+// Appends `d` as MySQL prints a JSON double.
+void AppendMysqlJsonDouble(double d, std::string* out);
+
+}  // namespace binrelay::protocol

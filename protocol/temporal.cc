@@ -1,0 +1,339 @@
+#include "protocol/temporal.h"
+
+#include <charconv>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/column_type.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::protocol {
+namespace {
+
+constexpr uint32_t kPow10[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+// MariaDB hires layouts (sql/field.cc: sec_part_bytes, datetime_hires_bytes,
+// time_hires_bytes), indexed by fsp.
+constexpr int kHiresFracBytes[7] = {0, 1, 1, 2, 2, 3, 3};
+constexpr int kHiresDatetimeBytes[7] = {5, 6, 6, 7, 7, 7, 8};
+constexpr int kHiresTimeBytes[7] = {3, 4, 4, 5, 5, 5, 6};
+// TIME_MAX_VALUE_SECONDS + 1 (838:59:59 + 1 s): MariaDB hires TIME zero point.
+constexpr int64_t kHiresTimeZeroSeconds = 838 * 3600 + 59 * 60 + 59 + 1;
+
+// Appends v zero-padded to at least `width` digits.
+void PutNum(uint64_t v, int width, std::string* out) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  int len = static_cast<int>(r.ptr - buf);
+  if (len < width) out->append(static_cast<size_t>(width - len), '0');
+  out->append(buf, r.ptr);
+}
+
+void PutFraction(uint32_t micro, int fsp, std::string* out) {
+  if (fsp <= 0) return;
+  out->push_back('.');
+  PutNum(micro / kPow10[6 - fsp], fsp, out);
+}
+
+// Reads the fractional part of TIMESTAMP2/DATETIME2 (signed BE bytes; stored
+// in units of 10^-(2*ceil(fsp/2)) s) and returns microseconds.
+int64_t ReadFrac2(ByteCursor& in, int fsp) {
+  switch (fsp) {
+    case 1:
+    case 2:
+      return static_cast<int8_t>(in.U8()) * 10000LL;
+    case 3:
+    case 4:
+      return static_cast<int16_t>(in.FixedBE(2)) * 100LL;
+    case 5:
+    case 6: {
+      int64_t v = static_cast<int64_t>(in.FixedBE(3));
+      if (v & 0x800000) v -= 0x1000000;
+      return v;
+    }
+    default:
+      return 0;
+  }
+}
+
+absl::Status Truncated(ByteCursor& in, uint8_t type) {
+  return in.status(absl::StrCat(AV(ColumnTypeName(type)), " value"));
+}
+
+absl::Status DecodeDate(ByteCursor& in, std::string* out) {
+  uint32_t v = in.U24();
+  if (!in.ok()) return Truncated(in, kTypeDate);
+  TemporalParts t;
+  t.day = v & 31;
+  t.month = (v >> 5) & 15;
+  t.year = v >> 9;
+  AppendDateText(t, out);
+  return absl::OkStatus();
+}
+
+// Classic TIME: 3-byte LE signed integer [-]HHMMSS.
+absl::Status DecodeTimeClassic(ByteCursor& in, std::string* out) {
+  int32_t v = static_cast<int32_t>(in.U24());
+  if (!in.ok()) return Truncated(in, kTypeTime);
+  if (v & 0x800000) v -= 0x1000000;
+  TemporalParts t;
+  t.negative = v < 0;
+  uint32_t a = static_cast<uint32_t>(v < 0 ? -v : v);
+  t.hour = a / 10000;
+  t.minute = a / 100 % 100;
+  t.second = a % 100;
+  AppendTimeText(t, 0, out);
+  return absl::OkStatus();
+}
+
+// Classic DATETIME: 8-byte LE integer YYYYMMDDhhmmss.
+absl::Status DecodeDatetimeClassic(ByteCursor& in, std::string* out) {
+  uint64_t v = in.U64();
+  if (!in.ok()) return Truncated(in, kTypeDatetime);
+  uint64_t date = v / 1000000, time = v % 1000000;
+  TemporalParts t;
+  t.year = static_cast<uint32_t>(date / 10000 % 100000);
+  t.month = static_cast<uint32_t>(date / 100 % 100);
+  t.day = static_cast<uint32_t>(date % 100);
+  t.hour = static_cast<uint32_t>(time / 10000);
+  t.minute = static_cast<uint32_t>(time / 100 % 100);
+  t.second = static_cast<uint32_t>(time % 100);
+  AppendDatetimeText(t, 0, out);
+  return absl::OkStatus();
+}
+
+void AppendTimestamp(uint64_t seconds, uint32_t micro, int fsp, std::string* out) {
+  // Epoch 0 is the zero timestamp; SELECT shows it as the zero datetime.
+  TemporalParts t;
+  if (seconds != 0) t = CivilFromEpochSeconds(seconds);
+  t.micro = seconds != 0 ? micro : 0;
+  AppendDatetimeText(t, fsp, out);
+}
+
+absl::Status DecodeTimestamp2(ByteCursor& in, int fsp, std::string* out) {
+  uint64_t secs = in.FixedBE(4);
+  int64_t frac = ReadFrac2(in, fsp);
+  if (!in.ok()) return Truncated(in, kTypeTimestamp2);
+  if (frac < 0 || frac > 999999) {
+    return absl::DataLossError(absl::StrCat("TIMESTAMP2 fraction ", frac, " out of range"));
+  }
+  AppendTimestamp(secs, static_cast<uint32_t>(frac), fsp, out);
+  return absl::OkStatus();
+}
+
+absl::Status DecodeDatetime2(ByteCursor& in, int fsp, std::string* out) {
+  int64_t v = static_cast<int64_t>(in.FixedBE(5)) - 0x8000000000LL;
+  int64_t frac = ReadFrac2(in, fsp);
+  if (!in.ok()) return Truncated(in, kTypeDatetime2);
+  if (v < 0 || frac < 0 || frac > 999999) {
+    return absl::DataLossError("DATETIME2 value is negative or has an invalid fraction");
+  }
+  uint64_t ymd = static_cast<uint64_t>(v) >> 17, hms = static_cast<uint64_t>(v) & 0x1FFFF;
+  uint64_t ym = ymd >> 5;
+  TemporalParts t;
+  t.day = ymd & 31;
+  t.month = static_cast<uint32_t>(ym % 13);
+  t.year = static_cast<uint32_t>(ym / 13);
+  t.hour = static_cast<uint32_t>(hms >> 12);
+  t.minute = (hms >> 6) & 63;
+  t.second = hms & 63;
+  t.micro = static_cast<uint32_t>(frac);
+  AppendDatetimeText(t, fsp, out);
+  return absl::OkStatus();
+}
+
+absl::Status DecodeTime2(ByteCursor& in, int fsp, std::string* out) {
+  int64_t packed;
+  if (fsp >= 5) {
+    packed = static_cast<int64_t>(in.FixedBE(6)) - 0x800000000000LL;
+  } else {
+    int64_t intpart = static_cast<int64_t>(in.FixedBE(3)) - 0x800000;
+    int64_t frac = 0;
+    if (fsp >= 1) {
+      // The fraction is unsigned on disk; a negative value borrows from the
+      // integer part (MySQL my_time.cc my_time_packed_from_binary).
+      const int width = fsp <= 2 ? 1 : 2;
+      const int64_t base = width == 1 ? 0x100 : 0x10000;
+      frac = static_cast<int64_t>(in.FixedBE(width));
+      if (intpart < 0 && frac != 0) {
+        intpart += 1;
+        frac -= base;
+      }
+      frac *= width == 1 ? 10000 : 100;
+    }
+    packed = intpart * (int64_t{1} << 24) + frac;
+  }
+  if (!in.ok()) return Truncated(in, kTypeTime2);
+  AppendTimeText(UnpackTimePacked(packed), fsp, out);
+  return absl::OkStatus();
+}
+
+// MariaDB 5.3 hires TIMESTAMP(fsp): 4-byte BE seconds + BE fraction in 10^-fsp s.
+absl::Status DecodeTimestampHires(ByteCursor& in, int fsp, std::string* out) {
+  uint64_t secs = in.FixedBE(4);
+  uint64_t frac = in.FixedBE(kHiresFracBytes[fsp]);
+  if (!in.ok()) return Truncated(in, kTypeTimestamp);
+  uint64_t micro = frac * kPow10[6 - fsp];
+  if (micro > 999999) return absl::DataLossError("hires TIMESTAMP fraction out of range");
+  AppendTimestamp(secs, static_cast<uint32_t>(micro), fsp, out);
+  return absl::OkStatus();
+}
+
+// MariaDB 5.3 hires DATETIME(fsp): BE unsigned of
+// ((((year*13+month)*32+day)*24+hour)*60+minute)*60+second)*10^6+µs, divided by 10^(6-fsp).
+absl::Status DecodeDatetimeHires(ByteCursor& in, int fsp, std::string* out) {
+  uint64_t v = in.FixedBE(kHiresDatetimeBytes[fsp]);
+  if (!in.ok()) return Truncated(in, kTypeDatetime);
+  v *= kPow10[6 - fsp];
+  TemporalParts t;
+  t.micro = static_cast<uint32_t>(v % 1000000);
+  v /= 1000000;
+  t.second = static_cast<uint32_t>(v % 60);
+  v /= 60;
+  t.minute = static_cast<uint32_t>(v % 60);
+  v /= 60;
+  t.hour = static_cast<uint32_t>(v % 24);
+  v /= 24;
+  t.day = static_cast<uint32_t>(v % 32);
+  v /= 32;
+  t.month = static_cast<uint32_t>(v % 13);
+  t.year = static_cast<uint32_t>(v / 13);
+  AppendDatetimeText(t, fsp, out);
+  return absl::OkStatus();
+}
+
+// MariaDB 5.3 hires TIME(fsp): BE unsigned of (signed µs / 10^(6-fsp)) + zero point.
+absl::Status DecodeTimeHires(ByteCursor& in, int fsp, std::string* out) {
+  uint64_t raw = in.FixedBE(kHiresTimeBytes[fsp]);
+  if (!in.ok()) return Truncated(in, kTypeTime);
+  const int64_t scale = kPow10[6 - fsp];
+  const int64_t zero = kHiresTimeZeroSeconds * 1000000 / scale;
+  int64_t v = (static_cast<int64_t>(raw) - zero) * scale;
+  TemporalParts t;
+  t.negative = v < 0;
+  uint64_t a = static_cast<uint64_t>(v < 0 ? -v : v);
+  t.micro = static_cast<uint32_t>(a % 1000000);
+  a /= 1000000;
+  t.second = static_cast<uint32_t>(a % 60);
+  t.minute = static_cast<uint32_t>(a / 60 % 60);
+  t.hour = static_cast<uint32_t>(a / 3600);
+  AppendTimeText(t, fsp, out);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AppendDateText(const TemporalParts& t, std::string* out) {
+  PutNum(t.year, 4, out);
+  out->push_back('-');
+  PutNum(t.month, 2, out);
+  out->push_back('-');
+  PutNum(t.day, 2, out);
+}
+
+void AppendDatetimeText(const TemporalParts& t, int fsp, std::string* out) {
+  AppendDateText(t, out);
+  out->push_back(' ');
+  PutNum(t.hour, 2, out);
+  out->push_back(':');
+  PutNum(t.minute, 2, out);
+  out->push_back(':');
+  PutNum(t.second, 2, out);
+  PutFraction(t.micro, fsp, out);
+}
+
+void AppendTimeText(const TemporalParts& t, int fsp, std::string* out) {
+  if (t.negative) out->push_back('-');
+  PutNum(t.hour, 2, out);
+  out->push_back(':');
+  PutNum(t.minute, 2, out);
+  out->push_back(':');
+  PutNum(t.second, 2, out);
+  PutFraction(t.micro, fsp, out);
+}
+
+TemporalParts UnpackDatetimePacked(int64_t packed) {
+  TemporalParts t;
+  t.negative = packed < 0;
+  uint64_t a = static_cast<uint64_t>(packed < 0 ? -packed : packed);
+  t.micro = static_cast<uint32_t>(a % (1 << 24));
+  uint64_t ymdhms = a >> 24;
+  uint64_t ymd = ymdhms >> 17, hms = ymdhms & 0x1FFFF;
+  uint64_t ym = ymd >> 5;
+  t.day = ymd & 31;
+  t.month = static_cast<uint32_t>(ym % 13);
+  t.year = static_cast<uint32_t>(ym / 13);
+  t.second = hms & 63;
+  t.minute = (hms >> 6) & 63;
+  t.hour = static_cast<uint32_t>(hms >> 12);
+  return t;
+}
+
+TemporalParts UnpackTimePacked(int64_t packed) {
+  TemporalParts t;
+  t.negative = packed < 0;
+  uint64_t a = static_cast<uint64_t>(packed < 0 ? -packed : packed);
+  uint64_t hms = a >> 24;
+  t.micro = static_cast<uint32_t>(a & 0xFFFFFF);
+  t.hour = (hms >> 12) & 1023;
+  t.minute = (hms >> 6) & 63;
+  t.second = hms & 63;
+  return t;
+}
+
+TemporalParts CivilFromEpochSeconds(uint64_t seconds) {
+  // Days to civil date (proleptic Gregorian), after H. Hinnant's algorithm.
+  int64_t days = static_cast<int64_t>(seconds / 86400);
+  uint64_t rem = seconds % 86400;
+  days += 719468;
+  int64_t era = days / 146097;
+  int64_t doe = days - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  TemporalParts t;
+  t.year = static_cast<uint32_t>(y);
+  t.month = static_cast<uint32_t>(m);
+  t.day = static_cast<uint32_t>(d);
+  t.hour = static_cast<uint32_t>(rem / 3600);
+  t.minute = static_cast<uint32_t>(rem / 60 % 60);
+  t.second = static_cast<uint32_t>(rem % 60);
+  return t;
+}
+
+absl::Status DecodeTemporalText(ByteCursor& in, uint8_t type, uint16_t meta, std::string* out) {
+  if (meta > 6) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fractional-second precision ", meta, " > 6 in metadata of ", AV(ColumnTypeName(type))));
+  }
+  const int fsp = meta;
+  switch (type) {
+    case kTypeDate:
+    case kTypeNewDate:
+      return DecodeDate(in, out);
+    case kTypeTime:
+      return fsp ? DecodeTimeHires(in, fsp, out) : DecodeTimeClassic(in, out);
+    case kTypeDatetime:
+      return fsp ? DecodeDatetimeHires(in, fsp, out) : DecodeDatetimeClassic(in, out);
+    case kTypeTimestamp:
+      if (fsp) return DecodeTimestampHires(in, fsp, out);
+      {
+        uint64_t secs = in.U32();
+        if (!in.ok()) return Truncated(in, type);
+        AppendTimestamp(secs, 0, 0, out);
+      }
+      return absl::OkStatus();
+    case kTypeTimestamp2:
+      return DecodeTimestamp2(in, fsp, out);
+    case kTypeDatetime2:
+      return DecodeDatetime2(in, fsp, out);
+    case kTypeTime2:
+      return DecodeTime2(in, fsp, out);
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("type ", type, " (", AV(ColumnTypeName(type)), ") is not temporal"));
+  }
+}
+
+}  // namespace binrelay::protocol

@@ -1,0 +1,54 @@
+// Helpers shared by the value-decoding tests: hex to bytes, one-column decode.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "protocol/byte_cursor.h"
+#include "protocol/column_def.h"
+#include "protocol/value.h"
+
+namespace binrelay::protocol::testutil {
+
+inline std::string Hex(std::string_view hex) {
+  std::string out;
+  auto nib = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+  for (size_t i = 0; i + 1 < hex.size();) {
+    if (hex[i] == ' ') {
+      ++i;
+      continue;
+    }
+    out.push_back(static_cast<char>(nib(hex[i]) << 4 | nib(hex[i + 1])));
+    i += 2;
+  }
+  return out;
+}
+
+inline ColumnDef Col(uint8_t type, uint16_t meta = 0, uint32_t collation = 0,
+                     bool is_unsigned = false) {
+  ColumnDef c;
+  c.type = type;
+  c.meta = meta;
+  c.collation = collation;
+  c.is_unsigned = is_unsigned;
+  return c;
+}
+
+// Decodes exactly one value from `bytes` (all bytes must be consumed) and
+// returns its JSON rendering.
+inline absl::StatusOr<std::string> DecodeJson(const ColumnDef& col, std::string_view bytes) {
+  ByteCursor in(bytes);
+  std::string scratch;
+  ValueView v;
+  absl::Status st = DecodeValue(in, col, &scratch, &v);
+  if (!st.ok()) return st;
+  if (in.remaining() != 0) {
+    return absl::InternalError("decoder left " + std::to_string(in.remaining()) + " bytes");
+  }
+  std::string out;
+  AppendValueJson(v, &out);
+  return out;
+}
+
+}  // namespace binrelay::protocol::testutil
