@@ -1,0 +1,258 @@
+#include "protocol/client_connection.h"
+
+#include "absl/strings/str_cat.h"
+#include "protocol/auth.h"
+#include "protocol/blocking_transport.h"
+#include "protocol/byte_cursor.h"
+#include "protocol/capabilities.h"
+#include "protocol/handshake.h"
+#include "protocol/response_packets.h"
+#include "protocol/server_error.h"
+#include "protocol/status_macros.h"
+#include "protocol/text_resultset.h"
+
+namespace binrelay::protocol {
+
+ClientConnection::ClientConnection(const ConnectOptions& options) : options_(options) {}
+
+ClientConnection::~ClientConnection() = default;
+
+std::string ClientConnection::peer() const {
+  return absl::StrCat(options_.host, ":", options_.port);
+}
+
+absl::StatusOr<std::unique_ptr<ClientConnection>> ClientConnection::Connect(
+    const ConnectOptions& options) {
+  std::unique_ptr<ClientConnection> conn(new ClientConnection(options));
+  const Clock::time_point deadline = Clock::now() + options.connect_timeout;
+  BR_ASSIGN_OR_RETURN(conn->transport_,
+                      BlockingTransport::Connect(options.host, options.port,
+                                                 options.tls_ca_file, deadline));
+  absl::Status s = conn->Handshake(deadline);
+  if (!s.ok()) {
+    conn->transport_->Close();
+    return s;
+  }
+  return conn;
+}
+
+absl::Status ClientConnection::Handshake(Clock::time_point deadline) {
+  reader_.set_next_seq(0);
+  BR_ASSIGN_OR_RETURN(std::string_view greeting, ReadPacketUntil(deadline));
+  if (ClassifyResponse(greeting) == ResponseKind::kErr) {
+    // E.g. 1040 too many connections, 1129/1130 host blocked or not allowed.
+    return ErrPacketToStatus(greeting, peer());
+  }
+  absl::StatusOr<InitialHandshake> hs = ParseInitialHandshake(greeting);
+  if (!hs.ok()) return Annotate(hs.status(), absl::StrCat("greeting from ", peer()));
+  if (!(hs->capabilities & cap::kProtocol41)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "server ", peer(), " (", hs->server_version, ") lacks CLIENT_PROTOCOL_41; binrelay "
+        "needs MySQL >= 4.1 or MariaDB"));
+  }
+  info_.version = hs->DisplayVersion();
+  info_.connection_id = hs->connection_id;
+  info_.is_mariadb = hs->is_mariadb;
+
+  uint64_t caps = cap::kClientDefault & hs->capabilities;
+  if (!options_.database.empty()) caps |= cap::kConnectWithDb & hs->capabilities;
+  caps |= cap::kConnectAttrs & hs->capabilities;
+
+  const bool server_tls = hs->capabilities & cap::kSsl;
+  if (options_.tls == ConnectOptions::Tls::kRequired && !server_tls) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("TLS is required but server ", peer(), " does not offer it (have_ssl "
+                     "is off); configure ssl_cert/ssl_key on the server or disable TLS"));
+  }
+  if (options_.tls != ConnectOptions::Tls::kDisabled && server_tls) {
+    caps |= cap::kSsl;
+    BR_RETURN_IF_ERROR(WritePacket(BuildSslRequest(caps), deadline));
+    BR_RETURN_IF_ERROR(transport_->StartTls(deadline));
+    info_.tls = true;
+  }
+  info_.capabilities = caps;
+  return Authenticate(hs->auth_plugin, hs->nonce, caps, deadline);
+}
+
+absl::Status ClientConnection::Authenticate(std::string_view server_plugin,
+                                            std::string_view nonce, uint64_t caps,
+                                            Clock::time_point deadline) {
+  AuthExchange auth(options_.password, info_.tls);
+  BR_ASSIGN_OR_RETURN(std::string auth_response, auth.Start(server_plugin, nonce));
+  HandshakeResponse response;
+  response.capabilities = caps;
+  response.user = options_.user;
+  response.auth_response = std::move(auth_response);
+  response.database = options_.database;
+  response.auth_plugin = auth.plugin();
+  response.attributes = {{"_client_name", "binrelay"}, {"program_name", "binrelay"}};
+  BR_ASSIGN_OR_RETURN(std::string packet, BuildHandshakeResponse(response));
+  BR_RETURN_IF_ERROR(WritePacket(packet, deadline));
+
+  while (true) {
+    BR_ASSIGN_OR_RETURN(std::string_view reply, ReadPacketUntil(deadline));
+    if (ClassifyResponse(reply) == ResponseKind::kErr) return AuthError(reply);
+    absl::StatusOr<AuthExchange::Step> step = auth.OnServerPacket(reply);
+    if (!step.ok()) {
+      return Annotate(step.status(), absl::StrCat("authenticating user '", options_.user,
+                                                  "' at ", peer(), " with ", auth.plugin()));
+    }
+    if (step->kind == AuthExchange::Step::kDone) break;
+    if (step->kind == AuthExchange::Step::kSend) {
+      BR_RETURN_IF_ERROR(WritePacket(step->payload, deadline));
+    }
+  }
+  info_.auth_plugin = auth.plugin();
+  return absl::OkStatus();
+}
+
+absl::Status ClientConnection::AuthError(std::string_view err_payload) {
+  absl::StatusOr<ServerError> err = ParseErrPacket(err_payload);
+  if (!err.ok()) return ErrPacketToStatus(err_payload, peer());
+  if (err->code == server_error::kAccessDenied) {
+    return ServerErrorStatus(
+        *err, absl::StatusCode::kPermissionDenied,
+        absl::StrCat("access denied for user '", options_.user, "' at ", peer(),
+                     " (error 1045): check the user and password (BINRELAY_SOURCE_PASSWORD / "
+                     "--password-file); server said: ",
+                     err->message));
+  }
+  absl::Status s = ServerErrorStatus(*err, peer());
+  return Annotate(s, absl::StrCat("authenticating user '", options_.user, "'"));
+}
+
+absl::Status ClientConnection::WritePacket(std::string_view payload,
+                                           Clock::time_point deadline) {
+  write_buf_.clear();
+  uint8_t seq = reader_.next_seq();
+  AppendFramedPacket(&write_buf_, payload, &seq);
+  reader_.set_next_seq(seq);
+  absl::Status s = transport_->WriteAll(write_buf_, deadline);
+  // Don't keep a 16 MiB+ buffer around after one large command.
+  if (write_buf_.capacity() > (size_t{1} << 20)) std::string().swap(write_buf_);
+  return s;
+}
+
+absl::Status ClientConnection::WriteCommand(std::string_view payload) {
+  reader_.set_next_seq(0);
+  return WritePacket(payload, Clock::now() + options_.io_timeout);
+}
+
+absl::StatusOr<std::string_view> ClientConnection::ReadPacketUntil(Clock::time_point deadline) {
+  while (true) {
+    absl::StatusOr<std::optional<Packet>> packet = reader_.Next();
+    if (!packet.ok()) return Fail(Annotate(packet.status(), absl::StrCat("from ", peer())));
+    if (*packet) return (*packet)->payload;
+    char* buf = nullptr;
+    size_t room = reader_.PrepareWrite(0, &buf);
+    BR_ASSIGN_OR_RETURN(size_t n, transport_->ReadSome(buf, room, deadline));
+    reader_.CommitWrite(n);
+  }
+}
+
+absl::StatusOr<std::string_view> ClientConnection::ReadPacket(std::chrono::milliseconds timeout) {
+  return ReadPacketUntil(Clock::now() + timeout);
+}
+
+absl::StatusOr<std::string_view> ClientConnection::ReadForQuery() {
+  absl::StatusOr<std::string_view> p = ReadPacketUntil(Clock::now() + options_.io_timeout);
+  if (!p.ok() && absl::IsDeadlineExceeded(p.status())) {
+    // A half-read result cannot be resynchronised.
+    return Fail(p.status());
+  }
+  return p;
+}
+
+absl::Status ClientConnection::Fail(absl::Status status) {
+  if (transport_) transport_->Close();
+  return status;
+}
+
+absl::Status ClientConnection::ReadResult(QueryResult* out, bool* more_results) {
+  *more_results = false;
+  BR_ASSIGN_OR_RETURN(std::string_view first, ReadForQuery());
+  switch (ClassifyResponse(first)) {
+    case ResponseKind::kErr:
+      return ErrPacketToStatus(first, peer());
+    case ResponseKind::kOk: {
+      BR_ASSIGN_OR_RETURN(OkPacket ok, ParseOkPacket(first));
+      out->affected_rows = ok.affected_rows;
+      *more_results = ok.status_flags & server_status::kMoreResultsExist;
+      return absl::OkStatus();
+    }
+    default:
+      break;
+  }
+  ByteCursor c(first);
+  uint64_t columns = c.Lenenc();
+  if (!c.ok() || columns == 0 || columns > 4096) {
+    return Fail(absl::DataLossError(absl::StrCat(
+        "malformed result set header from ", peer(), " (", first.size(), " bytes)")));
+  }
+  out->columns.clear();
+  for (uint64_t i = 0; i < columns; ++i) {
+    BR_ASSIGN_OR_RETURN(std::string_view def, ReadForQuery());
+    absl::StatusOr<ColumnDefinition> col = ParseColumnDefinition(def);
+    if (!col.ok()) {
+      return Fail(Annotate(col.status(), absl::StrCat("column ", i, " definition from ", peer())));
+    }
+    out->columns.emplace_back(col->name);
+  }
+  BR_ASSIGN_OR_RETURN(std::string_view eof, ReadForQuery());
+  if (ClassifyResponse(eof) != ResponseKind::kEof) {
+    return Fail(absl::DataLossError(
+        absl::StrCat("expected EOF after column definitions from ", peer())));
+  }
+  while (true) {
+    BR_ASSIGN_OR_RETURN(std::string_view row, ReadForQuery());
+    ResponseKind kind = ClassifyResponse(row);
+    if (kind == ResponseKind::kErr) return ErrPacketToStatus(row, peer());
+    if (kind == ResponseKind::kEof) {
+      BR_ASSIGN_OR_RETURN(EofPacket end, ParseEofPacket(row));
+      *more_results = end.status_flags & server_status::kMoreResultsExist;
+      return absl::OkStatus();
+    }
+    absl::Status s = ParseTextRow(row, columns, &row_scratch_);
+    if (!s.ok()) return Fail(Annotate(s, absl::StrCat("row ", out->rows.size(), " from ", peer())));
+    out->rows.push_back(row_scratch_);
+  }
+}
+
+absl::StatusOr<QueryResult> ClientConnection::Query(std::string_view sql) {
+  std::string payload;
+  payload.reserve(sql.size() + 1);
+  payload.push_back(static_cast<char>(command::kQuery));
+  payload.append(sql);
+  BR_RETURN_IF_ERROR(WriteCommand(payload));
+  QueryResult result;
+  bool more = false;
+  BR_RETURN_IF_ERROR(ReadResult(&result, &more));
+  while (more) {
+    QueryResult ignored;
+    BR_RETURN_IF_ERROR(ReadResult(&ignored, &more));
+  }
+  return result;
+}
+
+absl::Status ClientConnection::Ping() {
+  const char cmd = static_cast<char>(command::kPing);
+  BR_RETURN_IF_ERROR(WriteCommand(std::string_view(&cmd, 1)));
+  BR_ASSIGN_OR_RETURN(std::string_view reply, ReadForQuery());
+  switch (ClassifyResponse(reply)) {
+    case ResponseKind::kOk:
+      return absl::OkStatus();
+    case ResponseKind::kErr:
+      return ErrPacketToStatus(reply, peer());
+    default:
+      return Fail(absl::DataLossError(absl::StrCat("unexpected reply to COM_PING from ", peer())));
+  }
+}
+
+void ClientConnection::Quit() {
+  if (!transport_ || !transport_->is_open()) return;
+  const char cmd = static_cast<char>(command::kQuit);
+  (void)WriteCommand(std::string_view(&cmd, 1));
+  transport_->Close();
+}
+
+}  // namespace binrelay::protocol

@@ -1,0 +1,108 @@
+// ClientConnection: a blocking MySQL/MariaDB client connection (TCP, optional
+// TLS) that authenticates (mysql_native_password, caching_sha2_password),
+// runs text-protocol queries, and gives the replication session raw packet
+// access for COM_REGISTER_SLAVE / COM_BINLOG_DUMP and the event stream.
+//
+// Every error names the peer ("host:port"). Server errors carry a
+// ServerError payload (server_error.h: GetServerError). A lost connection is
+// Unavailable; a timeout is DeadlineExceeded (a timed-out ReadPacket leaves
+// the connection usable; any other failure closes it).
+//
+// Thread safety: none; one thread uses a connection at a time.
+// Lifetime: the view returned by ReadPacket() is valid until the next call
+// of ReadPacket(), Query(), Ping(), WriteCommand() or Quit() (they reuse the
+// receive buffer). Everything else returned is owned by the caller.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "protocol/packet_framer.h"
+
+namespace binrelay::protocol {
+
+class BlockingTransport;
+
+struct ConnectOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 3306;
+  std::string user;
+  std::string password;
+  std::string database;
+  enum class Tls { kDisabled, kPreferred, kRequired } tls = Tls::kPreferred;
+  std::string tls_ca_file;  // verify the server certificate and host name if set
+  std::chrono::milliseconds connect_timeout{10000};
+  std::chrono::milliseconds io_timeout{60000};
+};
+
+struct ServerInfo {
+  std::string version;  // without MariaDB's "5.5.5-" prefix
+  uint32_t connection_id = 0;
+  uint64_t capabilities = 0;  // negotiated: the client's request ANDed with the server's set
+  bool is_mariadb = false;
+  std::string auth_plugin;  // plugin that finally authenticated the user
+  bool tls = false;
+};
+
+struct QueryResult {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  uint64_t affected_rows = 0;
+};
+
+class ClientConnection {
+ public:
+  static absl::StatusOr<std::unique_ptr<ClientConnection>> Connect(const ConnectOptions& options);
+  ~ClientConnection();
+  ClientConnection(const ClientConnection&) = delete;
+  ClientConnection& operator=(const ClientConnection&) = delete;
+
+  // COM_QUERY, text protocol. Result sets after the first (CALL) are read
+  // and dropped.
+  absl::StatusOr<QueryResult> Query(std::string_view sql);
+  absl::Status Ping();  // COM_PING
+  void Quit();          // COM_QUIT, then close; errors are ignored
+
+  // Sends a command packet: sequence id reset to 0, split if >= 16 MiB.
+  absl::Status WriteCommand(std::string_view payload);
+  // Next logical packet payload (reassembled). See the lifetime note above.
+  absl::StatusOr<std::string_view> ReadPacket(std::chrono::milliseconds timeout);
+
+  const ServerInfo& server_info() const { return info_; }
+  std::string peer() const;  // "host:port"
+  // Exposed for the dump session (protocol.md §9.2 #24).
+  void set_check_sequence(bool check) { reader_.set_check_sequence(check); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  explicit ClientConnection(const ConnectOptions& options);
+
+  absl::Status Handshake(Clock::time_point deadline);
+  absl::Status Authenticate(std::string_view server_plugin, std::string_view nonce,
+                            uint64_t caps, Clock::time_point deadline);
+  absl::Status AuthError(std::string_view err_payload);
+  // Writes one (possibly split) packet continuing the current sequence.
+  absl::Status WritePacket(std::string_view payload, Clock::time_point deadline);
+  absl::StatusOr<std::string_view> ReadPacketUntil(Clock::time_point deadline);
+  absl::StatusOr<std::string_view> ReadForQuery();
+  // Reads one result (OK, ERR or a result set) after COM_QUERY into *out.
+  absl::Status ReadResult(QueryResult* out, bool* more_results);
+  // Marks the connection unusable after a protocol or network failure.
+  absl::Status Fail(absl::Status status);
+
+  ConnectOptions options_;
+  std::unique_ptr<BlockingTransport> transport_;
+  PacketReader reader_;
+  std::string write_buf_;
+  std::vector<std::optional<std::string>> row_scratch_;
+  ServerInfo info_;
+};
+
+}  // namespace binrelay::protocol
