@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "apply/change_sink.h"
 #include "apply/subscription.h"
+#include "protocol/row_decoder.h"
 #include "protocol/table_map.h"
 #include "replication/schema_cache.h"
 #include "replication/transaction_boundary.h"
@@ -70,10 +71,7 @@ class ChangeDecoder : public replication::StreamConsumer {
   absl::flat_hash_map<uint64_t, CachedTable> tables_;
   std::string gtid_;
   DecoderStats stats_;
-  // Reused buffers for row images (no per-row allocation once warm).
-  std::string before_;
-  std::string after_;
-  std::string scratch_;
+  protocol::RowDecoder row_decoder_;  // reuses its buffers across events
 };
 
 }  // namespace binrelay::apply

@@ -35,6 +35,7 @@ class SchemaCache {
 
   void Invalidate(std::string_view db, std::string_view table);
   void InvalidateSchema(std::string_view db);
+  void InvalidateAll() { tables_.clear(); }
   uint64_t lookups() const { return lookups_; }
 
  private:

@@ -28,16 +28,19 @@ class TransactionBoundary {
   absl::StatusOr<bool> OnEvent(const protocol::EventView& event,
                                const protocol::FormatDescription& fde,
                                const BinlogPosition& end);
-  bool in_transaction() const { return in_transaction_; }
+  // Inside a GTID group or a BEGIN..COMMIT: not a safe place to resume.
+  bool in_transaction() const { return group_open_ || statement_open_; }
   // Position after the last complete transaction; empty file if none yet.
   const BinlogPosition& last_boundary() const { return last_boundary_; }
   void Reset(const BinlogPosition& at) {
     last_boundary_ = at;
-    in_transaction_ = false;
+    group_open_ = false;
+    statement_open_ = false;
   }
 
  private:
-  bool in_transaction_ = false;
+  bool group_open_ = false;      // GTID seen, group not finished
+  bool statement_open_ = false;  // BEGIN (or MariaDB GTID) seen
   BinlogPosition last_boundary_;
 };
 

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/checksum.h"
+#include "protocol/byte_cursor.h"
 #include "protocol/event_type.h"
 #include "protocol/server_error.h"
 #include "protocol/status_macros.h"
@@ -75,7 +75,7 @@ absl::Status UpstreamSession::Command(std::string_view payload, std::string_view
   BR_RETURN_IF_ERROR(conn_->WriteCommand(payload));
   BR_ASSIGN_OR_RETURN(std::string_view reply, conn_->ReadPacket(options_.connect.io_timeout));
   if (!reply.empty() && static_cast<uint8_t>(reply[0]) == 0xFF) {
-    return Annotate(protocol::ParseErrPacket(reply, conn_->peer()), what);
+    return Annotate(protocol::ErrPacketToStatus(reply, conn_->peer()), what);
   }
   return absl::OkStatus();
 }
@@ -143,7 +143,11 @@ absl::Status UpstreamSession::ResolveStart() {
 absl::Status UpstreamSession::StartDump() {
   uint16_t flags = kDumpFlag02;
   if (options_.until_end) flags |= kDumpNonBlock;
-  have_fde_ = false;
+  protocol::EventFramer::Options framing;
+  framing.out_of_band_checksum = info_.checksum_crc32
+                                     ? protocol::EventFramer::OutOfBandChecksum::kCrc32
+                                     : protocol::EventFramer::OutOfBandChecksum::kOff;
+  framer_ = protocol::EventFramer(framing);
   const BinlogPosition& resume = boundary_.last_boundary();
   std::string cmd;
   if (!resume.file.empty()) {
@@ -179,26 +183,14 @@ bool UpstreamSession::ReachedEnd(const BinlogPosition& pos) const {
 }
 
 absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
-  BR_ASSIGN_OR_RETURN(protocol::EventHeader header, protocol::ParseEventHeader(bytes));
-  if (header.event_size != bytes.size()) {
-    return absl::DataLossError(absl::StrCat("event at ", Where(), " says it is ",
-                                            header.event_size, " bytes but the packet holds ",
-                                            bytes.size()));
-  }
-  bool has_crc;
-  if (header.type == protocol::kFormatDescriptionEvent) {
-    BR_ASSIGN_OR_RETURN(fde_, protocol::ParseFormatDescription(bytes));
-    have_fde_ = true;
-    has_crc = fde_.checksum_aware;
-  } else {
-    // Before the first FDE only the fake ROTATE arrives; it follows the
-    // checksum setting we negotiated (§5.6).
-    has_crc = have_fde_ ? fde_.events_have_crc() : info_.checksum_crc32;
-  }
-  if (has_crc) {
-    BR_RETURN_IF_ERROR(Annotate(protocol::VerifyEventChecksum(bytes, current_.offset), Where()));
-  }
-  BR_ASSIGN_OR_RETURN(protocol::EventView view, protocol::MakeEventView(bytes, has_crc));
+  // The framer checks the size, decides CRC presence (FDE rules; the fake
+  // ROTATE follows the checksum we negotiated) and verifies every CRC32.
+  auto framed = framer_.Frame(bytes, current_.offset);
+  if (!framed.ok()) return Annotate(framed.status(), Where());
+  const protocol::EventView& view = *framed;
+  const protocol::EventHeader& header = view.header;
+  const protocol::FormatDescription& fde =
+      framer_.has_format() ? framer_.format() : no_format_;
   stats_.events.fetch_add(1, std::memory_order_relaxed);
   stats_.bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
 
@@ -210,11 +202,10 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
     if (!header.artificial() && header.log_pos != 0) {
       // A real ROTATE closes the old file; it is that file's last event.
       BinlogPosition end{current_.file, header.log_pos};
-      BR_ASSIGN_OR_RETURN(bool boundary, boundary_.OnEvent(view, fde_, end));
-      (void)boundary;
-      BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde_, end));
+      BR_RETURN_IF_ERROR(boundary_.OnEvent(view, fde, end).status());
+      BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde, end));
     } else {
-      BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde_, BinlogPosition{std::string(name), 0}));
+      BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde, BinlogPosition{std::string(name), 0}));
     }
     current_ = BinlogPosition{std::string(name), pos};
     if (!boundary_.in_transaction()) boundary_.Reset(current_);
@@ -232,9 +223,9 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   }
   bool boundary = false;
   if (end.offset != 0) {
-    BR_ASSIGN_OR_RETURN(boundary, boundary_.OnEvent(view, fde_, end));
+    BR_ASSIGN_OR_RETURN(boundary, boundary_.OnEvent(view, fde, end));
   }
-  BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde_, end));
+  BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde, end));
   if (boundary && ReachedEnd(end)) done_ = true;
   return absl::OkStatus();
 }
@@ -261,7 +252,7 @@ absl::Status UpstreamSession::Stream() {
     } else if (first == 0xFE && p.size() < 9) {
       done_ = true;  // end of a non-blocking dump: the source's binlog end
     } else if (first == 0xFF) {
-      return Annotate(protocol::ParseErrPacket(p, conn_->peer()),
+      return Annotate(protocol::ErrPacketToStatus(p, conn_->peer()),
                       absl::StrCat("binlog dump at ", Where()));
     } else {
       return absl::DataLossError(absl::StrCat("unexpected packet type 0x", absl::Hex(first),
@@ -299,7 +290,7 @@ absl::Status UpstreamSession::Run() {
           options_.reconnect_timeout.count() / 1000, "s; last error: ", s.message()));
     }
     spdlog::warn("{}; reconnecting in {} ms and resuming after the last complete transaction "
-                 "({})", s.message(), backoff.count(), boundary_.last_boundary().ToString());
+                 "({})", std::string(s.message()), backoff.count(), boundary_.last_boundary().ToString());
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, options_.max_backoff);
     stats_.reconnects.fetch_add(1);

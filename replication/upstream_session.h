@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "protocol/client_connection.h"
+#include "protocol/event_framer.h"
 #include "protocol/event_header.h"
 #include "protocol/format_description.h"
 #include "replication/binlog_position.h"
@@ -95,8 +96,8 @@ class UpstreamSession {
   std::atomic<bool> stop_{false};
 
   // Stream state.
-  protocol::FormatDescription fde_;
-  bool have_fde_ = false;
+  protocol::EventFramer framer_;
+  protocol::FormatDescription no_format_;  // passed along before the first FDE
   BinlogPosition current_;  // file being streamed, end of the last event
   TransactionBoundary boundary_;
   std::optional<BinlogPosition> end_;  // until_end target

@@ -1,0 +1,157 @@
+#include "apply/change_decoder.h"
+
+#include "absl/strings/str_cat.h"
+#include "protocol/event_type.h"
+#include "protocol/rows_event.h"
+#include "protocol/status_macros.h"
+#include "replication/transaction_events.h"
+
+namespace binrelay::apply {
+namespace {
+
+bool IsRowsEvent(uint8_t type) {
+  using namespace protocol;
+  switch (type) {
+    case kPreGaWriteRowsEvent: case kPreGaUpdateRowsEvent: case kPreGaDeleteRowsEvent:
+    case kWriteRowsEventV1: case kUpdateRowsEventV1: case kDeleteRowsEventV1:
+    case kWriteRowsEvent: case kUpdateRowsEvent: case kDeleteRowsEvent:
+    case kPartialUpdateRowsEvent:
+    case kWriteRowsCompressedEventV1: case kUpdateRowsCompressedEventV1:
+    case kDeleteRowsCompressedEventV1: case kWriteRowsCompressedEvent:
+    case kUpdateRowsCompressedEvent: case kDeleteRowsCompressedEvent:
+      return true;
+    default:
+      return false;
+  }
+}
+
+RowOp OpFor(protocol::RowsKind kind) {
+  switch (kind) {
+    case protocol::RowsKind::kWrite: return RowOp::kInsert;
+    case protocol::RowsKind::kUpdate: return RowOp::kUpdate;
+    case protocol::RowsKind::kDelete: return RowOp::kDelete;
+  }
+  return RowOp::kInsert;
+}
+
+}  // namespace
+
+absl::Status ChangeDecoder::OnEvent(const protocol::EventView& event,
+                                    const protocol::FormatDescription& fde,
+                                    const replication::BinlogPosition& end) {
+  BR_RETURN_IF_ERROR(Dispatch(event, fde, end));
+  BR_ASSIGN_OR_RETURN(bool ended, boundary_.OnEvent(event, fde, end));
+  if (!ended) return absl::OkStatus();
+  ++stats_.transactions;
+  gtid_.clear();
+  return sink_->OnCommit();
+}
+
+void ChangeDecoder::OnStreamRestart(const replication::BinlogPosition& resume) {
+  sink_->OnRestart();
+  boundary_.Reset(resume);
+  gtid_.clear();
+}
+
+absl::Status ChangeDecoder::Dispatch(const protocol::EventView& event,
+                                     const protocol::FormatDescription& fde,
+                                     const replication::BinlogPosition& end) {
+  uint8_t type = event.type();
+  if (type == protocol::kTableMapEvent) return OnTableMap(event, fde, end);
+  if (IsRowsEvent(type)) return OnRows(event, fde, end);
+  switch (type) {
+    case protocol::kQueryEvent:
+    case protocol::kQueryCompressedEvent:
+      return OnQuery(event, fde);
+    case protocol::kGtidEvent:
+    case protocol::kAnonymousGtidEvent:
+    case protocol::kGtidTaggedEvent:
+    case protocol::kMariaGtidEvent: {
+      BR_ASSIGN_OR_RETURN(replication::GtidInfo g, replication::ReadGtid(event));
+      gtid_ = std::move(g.text);
+      return absl::OkStatus();
+    }
+    case protocol::kTransactionPayloadEvent:
+      return OnPayload(event, fde, end);
+    default:
+      return absl::OkStatus();
+  }
+}
+
+absl::Status ChangeDecoder::OnTableMap(const protocol::EventView& event,
+                                       const protocol::FormatDescription& fde,
+                                       const replication::BinlogPosition& end) {
+  BR_ASSIGN_OR_RETURN(protocol::TableMapIds ids, protocol::PeekTableMapIds(event, fde));
+  CachedTable& entry = tables_[ids.table_id];
+  // Every transaction repeats its TABLE_MAPs; an identical one needs no work.
+  if (!entry.raw.empty() && entry.raw == event.body) return absl::OkStatus();
+  entry.raw.clear();
+  entry.subscribed = subscription_->Matches(ids.db, ids.table);
+  if (entry.subscribed) {
+    BR_ASSIGN_OR_RETURN(entry.map, protocol::ParseTableMap(event, fde));
+    if (!entry.map.has_optional(protocol::kOptColumnName) && schema_ != nullptr) {
+      BR_RETURN_IF_ERROR(Annotate(schema_->Enrich(&entry.map.def),
+                                  absl::StrCat("TABLE_MAP at ", end.ToString())));
+    }
+  }
+  entry.raw.assign(event.body);
+  return absl::OkStatus();
+}
+
+absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
+                                   const protocol::FormatDescription& fde,
+                                   const replication::BinlogPosition& end) {
+  BR_ASSIGN_OR_RETURN(uint64_t table_id, protocol::PeekRowsTableId(event, fde));
+  auto it = tables_.find(table_id);
+  if (it == tables_.end()) {
+    return absl::DataLossError(absl::StrCat(
+        protocol::EventTypeName(event.type()), " event at ", end.ToString(), " uses table id ",
+        table_id, " with no TABLE_MAP before it in this transaction"));
+  }
+  if (!it->second.subscribed) {
+    ++stats_.rows_events_skipped;
+    return absl::OkStatus();
+  }
+  const protocol::TableDef& def = it->second.map.def;
+  BR_ASSIGN_OR_RETURN(protocol::RowsEventView rows, protocol::ParseRowsEvent(event, fde));
+  ++stats_.rows_events_decoded;
+  RowChange change;
+  change.op = OpFor(rows.kind);
+  change.table = &def;
+  change.file = end.file;
+  change.pos = end.offset;
+  change.gtid = gtid_;
+  change.timestamp = event.header.timestamp;
+  absl::Status s = row_decoder_.Decode(rows, def, [&](const protocol::DecodedRow& r) {
+    change.before = r.has_before ? r.before_json : std::string_view();
+    change.after = r.has_after ? r.after_json : std::string_view();
+    change.partial = r.before_partial || r.after_partial;
+    ++stats_.rows;
+    return sink_->OnRow(change);
+  });
+  return Annotate(s, absl::StrCat(protocol::EventTypeName(event.type()), " event at ",
+                                  end.ToString()));
+}
+
+absl::Status ChangeDecoder::OnQuery(const protocol::EventView& event,
+                                    const protocol::FormatDescription& fde) {
+  BR_ASSIGN_OR_RETURN(replication::QueryText q, replication::ReadQueryText(event, fde));
+  if (replication::ClassifyStatement(q.query) != replication::StatementKind::kOther) {
+    return absl::OkStatus();
+  }
+  // Any other statement in a row-based binlog is DDL or administration.
+  // Drop cached schemas and table maps so the next TABLE_MAP re-reads them;
+  // DDL is rare, a precise parse of every statement form is not worth it.
+  if (schema_ != nullptr) schema_->InvalidateAll();
+  for (auto& [id, entry] : tables_) entry.raw.clear();
+  return absl::OkStatus();
+}
+
+absl::Status ChangeDecoder::OnPayload(const protocol::EventView& event,
+                                      const protocol::FormatDescription&,
+                                      const replication::BinlogPosition& end) {
+  return absl::UnimplementedError(absl::StrCat("TRANSACTION_PAYLOAD at ", end.ToString(),
+                                               " (offset ", event.offset, ") not decoded yet"));
+}
+
+}  // namespace binrelay::apply
