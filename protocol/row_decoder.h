@@ -1,0 +1,67 @@
+// RowDecoder: decodes the row images of a parsed rows event (rows_event.h)
+// into JSON object text {"name":value,...} using protocol::DecodeValue and
+// AppendValueJson (value.h). Names come from ColumnDef::name, or "@<1-based
+// index>" when unknown. Columns absent from an image's present-bitmap are
+// omitted and the image is flagged partial; NULLs come from each row's NULL
+// bitmap, which covers PRESENT columns only (§7.7, §8.11).
+//
+// PARTIAL_UPDATE_ROWS (39): after images start with value_options and, when
+// PARTIAL_JSON_UPDATES is set, a bitmap over all the table's JSON columns;
+// a flagged JSON column holds a diff list (§8.12). Applying diffs needs
+// protocol/json_diff.h (values branch, not yet available): such columns fail
+// with Unimplemented "JSON partial update (diff) ..." instead of guessing.
+//
+// RowsEventsDecoded() counts rows events whose images were decoded, so a test
+// can prove that unsubscribed tables never reach this code.
+//
+// Thread safety: a RowDecoder is used by one thread (it reuses buffers);
+// RowsEventsDecoded() is safe from any thread.
+// Lifetime: DecodedRow's views point into the decoder's buffers and are
+// valid only during the callback.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "protocol/column_def.h"
+#include "protocol/rows_event.h"
+
+namespace binrelay::protocol {
+
+struct DecodedRow {
+  size_t index = 0;  // 0-based row number within the event
+  bool has_before = false;
+  bool has_after = false;
+  std::string_view before_json;
+  std::string_view after_json;
+  bool before_partial = false;  // some table column is absent from the image
+  bool after_partial = false;
+};
+
+using RowCallback = absl::FunctionRef<absl::Status(const DecodedRow&)>;
+
+class RowDecoder {
+ public:
+  // Decodes every row of `ev` against `table` (the TABLE_MAP in force for
+  // ev.table_id). Stops at the first error or the first non-OK callback
+  // status. Errors name db.table, row, column (index, name, type) and offset.
+  absl::Status Decode(const RowsEventView& ev, const TableDef& table, RowCallback on_row);
+
+ private:
+  struct ImageContext;
+  absl::Status DecodeImage(ImageContext& ctx, std::string_view present, bool after_image,
+                           std::string* out, bool* partial);
+
+  std::string before_;
+  std::string after_;
+  std::string scratch_;
+  std::string inflated_;
+};
+
+// Process-wide count of rows events whose images were decoded.
+uint64_t RowsEventsDecoded();
+
+}  // namespace binrelay::protocol
