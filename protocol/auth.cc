@@ -66,8 +66,9 @@ absl::StatusOr<std::string> CachingSha2RsaEncrypt(std::string_view password,
         "server sent an unreadable RSA public key (", public_key_pem.size(), " bytes of PEM)"));
   }
   size_t key_size = static_cast<size_t>(EVP_PKEY_get_size(key.get()));
-  // OAEP with SHA-1 needs 42 bytes of overhead; libmysqlclient refuses at +41.
-  if (password.size() + 41 >= key_size) {
+  // OAEP with SHA-1 leaves key_size - 42 bytes for password + NUL
+  // (libmysqlclient's check: (len + 1) + 41 >= key size is refused).
+  if (password.size() + 1 + 41 >= key_size) {
     return absl::InvalidArgumentError(absl::StrCat("password of ", password.size(),
                                                    " bytes is too long for the server's ",
                                                    key_size * 8, "-bit RSA key"));

@@ -117,8 +117,11 @@ absl::Status ClientConnection::AuthError(std::string_view err_payload) {
                      "--password-file); server said: ",
                      err->message));
   }
-  absl::Status s = ServerErrorStatus(*err, peer());
-  return Annotate(s, absl::StrCat("authenticating user '", options_.user, "'"));
+  // Built directly (not via Annotate) so the ServerError payload survives.
+  absl::Status plain = ServerErrorStatus(*err, peer());
+  return ServerErrorStatus(
+      *err, plain.code(),
+      absl::StrCat("authenticating user '", options_.user, "': ", plain.message()));
 }
 
 absl::Status ClientConnection::WritePacket(std::string_view payload,

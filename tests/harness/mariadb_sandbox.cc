@@ -4,6 +4,7 @@
 #include <mysql.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -217,6 +218,9 @@ absl::Status MariaDbSandbox::Launch() {
   pid_t pid = fork();
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   if (pid == 0) {
+    // If the test process dies (crash, timeout kill), take the server down
+    // too instead of leaving an orphan. Tied to the forking thread's life.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     int fd = open(out_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       dup2(fd, 1);

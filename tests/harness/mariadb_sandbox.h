@@ -13,7 +13,10 @@
 // Thread safety: a sandbox is used from one thread at a time; different
 // sandboxes are independent.
 // Lifetime: the destructor stops exactly the process it started (SIGTERM,
-// then SIGKILL after a timeout) and removes the temp dir.
+// then SIGKILL after a timeout) and removes the temp dir (kept if
+// BINRELAY_KEEP_SANDBOX is set). The server also gets SIGTERM if the thread
+// that started it exits (PR_SET_PDEATHSIG), so start sandboxes from the test
+// thread, not from a short-lived helper thread.
 #pragma once
 
 #include <sys/types.h>
