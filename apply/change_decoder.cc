@@ -105,7 +105,7 @@ absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
   auto it = tables_.find(table_id);
   if (it == tables_.end()) {
     return absl::DataLossError(absl::StrCat(
-        protocol::EventTypeName(event.type()), " event at ", end.ToString(), " uses table id ",
+        AV(protocol::EventTypeName(event.type())), " event at ", end.ToString(), " uses table id ",
         table_id, " with no TABLE_MAP before it in this transaction"));
   }
   if (!it->second.subscribed) {
@@ -129,7 +129,7 @@ absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
     ++stats_.rows;
     return sink_->OnRow(change);
   });
-  return Annotate(s, absl::StrCat(protocol::EventTypeName(event.type()), " event at ",
+  return Annotate(s, absl::StrCat(AV(protocol::EventTypeName(event.type())), " event at ",
                                   end.ToString()));
 }
 
