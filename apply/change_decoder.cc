@@ -1,6 +1,7 @@
 #include "apply/change_decoder.h"
 
 #include "absl/strings/str_cat.h"
+#include "protocol/column_type.h"
 #include "protocol/event_type.h"
 #include "protocol/rows_event.h"
 #include "protocol/status_macros.h"
@@ -34,6 +35,18 @@ RowOp OpFor(protocol::RowsKind kind) {
     case protocol::RowsKind::kDelete: return RowOp::kDelete;
   }
   return RowOp::kInsert;
+}
+
+// Old-format temporal columns with no precision known (see SchemaCache).
+bool HasUnsizedMariaTemporal(const protocol::TableDef& def) {
+  for (const protocol::ColumnDef& c : def.columns) {
+    if ((c.type == protocol::kTypeTimestamp || c.type == protocol::kTypeTime ||
+         c.type == protocol::kTypeDatetime) &&
+        c.meta == 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -133,13 +146,20 @@ absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
   change.gtid = gtid_;
   change.timestamp = event.header.timestamp;
   // Decode errors already name the event type, offset, table and column.
-  return row_decoder_.Decode(rows, def, [&](const protocol::DecodedRow& r) {
+  absl::Status s = row_decoder_.Decode(rows, def, [&](const protocol::DecodedRow& r) {
     change.before = r.has_before ? r.before_json : std::string_view();
     change.after = r.has_after ? r.after_json : std::string_view();
     change.partial = r.before_partial || r.after_partial;
     ++stats_.rows;
     return sink_->OnRow(change);
   });
+  if (!s.ok() && fde.is_mariadb && HasUnsizedMariaTemporal(def)) {
+    return Annotate(s, absl::StrCat(
+        "table ", def.db, ".", def.table, " has MariaDB pre-10.1 TIMESTAMP/TIME/DATETIME "
+        "columns whose fractional precision is not in the binlog; decode with --source (the "
+        "schema supplies it), or convert them on the source with ALTER TABLE ... FORCE"));
+  }
+  return s;
 }
 
 absl::Status ChangeDecoder::OnQuery(const protocol::EventView& event,
