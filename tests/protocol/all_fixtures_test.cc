@@ -154,11 +154,6 @@ TEST(AllFixturesTest, EveryBinlogAndCaptureWalksCleanly) {
       // declares a 16949-byte status-variable block in a 214-byte event.
       EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
       EXPECT_NE(s.message().find("QUERY event at offset 91204"), std::string::npos) << s;
-    } else if (f.rel == "rust_mysql_common/json.binlog.000001") {
-      // Its PARTIAL_UPDATE_ROWS carries a JSON diff; until json_diff.h lands
-      // the decoder must say so (Unimplemented), not emit a wrong document.
-      EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-      EXPECT_NE(s.message().find("JSON partial update"), std::string::npos) << s;
     } else {
       EXPECT_TRUE(s.ok()) << s;
       EXPECT_GT(stats.events, 0u);
