@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/crc32_fast.h"
 #include "absl/strings/str_format.h"
 #include "protocol/event_header.h"
 #include "protocol/event_type.h"
@@ -11,16 +12,7 @@
 namespace binrelay::protocol {
 namespace {
 
-uint32_t Extend(uint32_t crc, std::string_view data) {
-  // zlib's length type is uInt; events are < 4 GiB but feed in chunks anyway.
-  while (!data.empty()) {
-    const size_t n = std::min<size_t>(data.size(), 1u << 30);
-    crc = static_cast<uint32_t>(
-        crc32(crc, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(n)));
-    data.remove_prefix(n);
-  }
-  return crc;
-}
+uint32_t Extend(uint32_t crc, std::string_view data) { return Crc32Extend(crc, data); }
 
 uint32_t StoredCrc(std::string_view event) {
   const auto* p = reinterpret_cast<const uint8_t*>(event.data() + event.size() - kChecksumLen);

@@ -257,7 +257,14 @@ absl::Status UpstreamSession::Stream() {
     if (first == 0x00) {
       BR_RETURN_IF_ERROR(HandleEvent(p.substr(1)));
     } else if (first == 0xFE && p.size() < 9) {
-      done_ = true;  // end of a non-blocking dump: the source's binlog end
+      // EOF. For a non-blocking dump (--until-end) it marks the source's end
+      // of binlog. A blocking dump only ends like this when the source shuts
+      // down: a lost connection, retried like any other.
+      if (!options_.until_end) {
+        return absl::UnavailableError(
+            absl::StrCat("source ended the binlog dump (shutting down?) at ", Where()));
+      }
+      done_ = true;
     } else if (first == 0xFF) {
       return Annotate(protocol::ErrPacketToStatus(p, conn_->peer()),
                       absl::StrCat("binlog dump at ", Where()));
