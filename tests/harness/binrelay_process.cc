@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tests/harness/mariadb_sandbox.h"
 
 extern char** environ;
 
@@ -67,6 +68,25 @@ std::string ProcessResult::Describe() const {
                                : absl::StrCat("exited ", exit_code)),
       "; stdout ", out.size(), " bytes; stderr tail:\n",
       absl::StrJoin(lines.begin() + from, lines.end(), "\n"));
+}
+
+std::vector<std::string> TailArgs(const MariaDbSandbox& source, const std::string& user,
+                                  const std::string& tables,
+                                  const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"tail",   "--source", absl::StrCat(source.Host(), ":", source.Port()),
+                                   "--user", user,       "--tables",
+                                   tables};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+absl::StatusOr<std::string> CurrentBinlogPosition(MariaDbSandbox& source) {
+  absl::StatusOr<SqlRows> rows = source.Query("SHOW MASTER STATUS");
+  if (!rows.ok()) return rows.status();
+  if (rows->size() != 1 || (*rows)[0].size() < 2 || !(*rows)[0][0] || !(*rows)[0][1]) {
+    return absl::FailedPreconditionError("SHOW MASTER STATUS returned no binlog position");
+  }
+  return absl::StrCat(*(*rows)[0][0], ":", *(*rows)[0][1]);
 }
 
 std::string BinrelayPath() { return BINRELAY_BINARY; }

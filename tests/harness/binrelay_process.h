@@ -52,6 +52,16 @@ absl::StatusOr<ProcessResult> RunBinrelay(const std::vector<std::string>& args,
                                           const EnvVars& env,
                                           std::chrono::milliseconds timeout);
 
+class MariaDbSandbox;
+
+// "tail --source 127.0.0.1:PORT --user USER --tables TABLES", then `extra`.
+std::vector<std::string> TailArgs(const MariaDbSandbox& source, const std::string& user,
+                                  const std::string& tables,
+                                  const std::vector<std::string>& extra);
+
+// The source's binlog end as "FILE:POS" (SHOW MASTER STATUS), for --start.
+absl::StatusOr<std::string> CurrentBinlogPosition(MariaDbSandbox& source);
+
 class BackgroundBinrelay {
  public:
   static absl::StatusOr<std::unique_ptr<BackgroundBinrelay>> Start(

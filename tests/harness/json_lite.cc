@@ -1,5 +1,6 @@
 #include "tests/harness/json_lite.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "absl/status/status.h"
@@ -272,6 +273,28 @@ absl::StatusOr<std::string> Base64Decode(std::string_view text) {
     out.push_back(static_cast<char>(group >> 16));
     if (pad < 2) out.push_back(static_cast<char>((group >> 8) & 0xFF));
     if (pad < 1) out.push_back(static_cast<char>(group & 0xFF));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<JsonValue>> ParseJsonLines(std::string_view text) {
+  std::vector<JsonValue> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) {
+      return absl::DataLossError(absl::StrCat("line ", out.size() + 1,
+                                              " is not terminated by a newline (torn output): ",
+                                              AV(text.substr(start, 200))));
+    }
+    absl::StatusOr<JsonValue> v = ParseJson(text.substr(start, nl - start));
+    if (!v.ok() || !v->is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "line ", out.size() + 1, ": ", v.ok() ? "not an object" : v.status().message(), ": ",
+          AV(text.substr(start, std::min<size_t>(nl - start, 300)))));
+    }
+    out.push_back(*std::move(v));
+    start = nl + 1;
   }
   return out;
 }

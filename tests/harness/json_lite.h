@@ -43,6 +43,11 @@ absl::StatusOr<JsonValue> ParseJson(std::string_view text);
 // Standard base64 (RFC 4648 alphabet, '=' padding required, no whitespace).
 absl::StatusOr<std::string> Base64Decode(std::string_view text);
 
+// Parses binrelay's stdout: one JSON object per '\n'-terminated line. Fails
+// on an unterminated last line (a torn write) or any line that is not an
+// object, naming the line number.
+absl::StatusOr<std::vector<JsonValue>> ParseJsonLines(std::string_view text);
+
 // Uppercase hex of `bytes`, as SQL HEX() prints it.
 std::string ToHex(std::string_view bytes);
 
