@@ -105,7 +105,7 @@ absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
   auto it = tables_.find(table_id);
   if (it == tables_.end()) {
     return absl::DataLossError(absl::StrCat(
-        protocol::EventTypeName(event.type()), " event at ", end.ToString(), " uses table id ",
+        AV(protocol::EventTypeName(event.type())), " event at ", end.ToString(), " uses table id ",
         table_id, " with no TABLE_MAP before it in this transaction"));
   }
   if (!it->second.subscribed) {
@@ -122,15 +122,14 @@ absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
   change.pos = end.offset;
   change.gtid = gtid_;
   change.timestamp = event.header.timestamp;
-  absl::Status s = row_decoder_.Decode(rows, def, [&](const protocol::DecodedRow& r) {
+  // Decode errors already name the event type, offset, table and column.
+  return row_decoder_.Decode(rows, def, [&](const protocol::DecodedRow& r) {
     change.before = r.has_before ? r.before_json : std::string_view();
     change.after = r.has_after ? r.after_json : std::string_view();
     change.partial = r.before_partial || r.after_partial;
     ++stats_.rows;
     return sink_->OnRow(change);
   });
-  return Annotate(s, absl::StrCat(protocol::EventTypeName(event.type()), " event at ",
-                                  end.ToString()));
 }
 
 absl::Status ChangeDecoder::OnQuery(const protocol::EventView& event,

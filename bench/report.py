@@ -120,9 +120,9 @@ def main():
       "server %s, binlog_row_metadata=%s, binlog_row_image=FULL, everything under `nice -n 10` "
       "on a shared 2-core machine." % (run["scale"], run["runs"], run["server"], run["row_metadata"]))
     p("")
-    p("binrelay: `%s` (built %s, main at %s). Server TLS (have_ssl): %s — every client "
+    p("binrelay: `%s` (built %s, sha256 %s…, main at %s). Server TLS (have_ssl): %s — every client "
       "ran unencrypted. Machine: %s × %s cores, load average at start %s." % (
-          run.get("binrelay"), run.get("binrelay_mtime"), run.get("git_head"), run.get("have_ssl"),
+          run.get("binrelay"), run.get("binrelay_mtime"), run.get("binrelay_sha") or "—", run.get("git_head"), run.get("have_ssl"),
           run.get("cpu"), run.get("nproc"), " ".join(run.get("load_start", []))))
     p("")
     notes = [n for n in (run.get("binrelay_note"), run.get("gomysql_note")) if n]
@@ -163,6 +163,8 @@ def main():
                     val = "ok"
                 elif vr["rows"] == want:
                     val = "ok (%d rows)" % vr["rows"]
+                    if vr.get("stats"):
+                        val += "; binrelay: %s" % vr["stats"].replace("done: ", "")
                 else:
                     val = "MISMATCH: %d rows, expected %d" % (vr["rows"], want)
             fails = ""
@@ -181,8 +183,8 @@ def main():
     p("## Ratios (binrelay rows/s over the peer's rows/s; goals: ≥ %gx go-mysql, ≥ %gx mariadb-binlog)"
       % (GOAL_GO, GOAL_MB))
     p("")
-    p("| variant | binrelay / go-mysql | net | binrelay / mariadb-binlog | net |")
-    p("|---|---:|---:|---:|---:|")
+    p("| variant | binrelay / go-mysql | net | client CPU | binrelay / mariadb-binlog | net | client CPU |")
+    p("|---|---:|---:|---:|---:|---:|---:|")
 
     def ratio(v, peer, net):
         a, b = rate(v, "binrelay", net), rate(v, peer, net)
@@ -193,12 +195,24 @@ def main():
             return "—"
         return "%s %s" % (fmt_ratio(x), "✓" if x >= g else "✗")
 
+    def cpu_ratio(v, peer):
+        a, b = stats.get((v, "binrelay")), stats.get((v, peer))
+        if not a or not b or not a["cpu_med"] or not b["cpu_med"]:
+            return None
+        return b["cpu_med"] / a["cpu_med"]
+
     for v in vorder:
         if v == "empty":
             continue
-        p("| %s | %s | %s | %s | %s |" % (
+        p("| %s | %s | %s | %s | %s | %s | %s |" % (
             v, goal(ratio(v, "go-mysql", False), GOAL_GO), goal(ratio(v, "go-mysql", True), GOAL_GO),
-            goal(ratio(v, "mariadb-binlog", False), GOAL_MB), goal(ratio(v, "mariadb-binlog", True), GOAL_MB)))
+            fmt_ratio(cpu_ratio(v, "go-mysql")),
+            goal(ratio(v, "mariadb-binlog", False), GOAL_MB), goal(ratio(v, "mariadb-binlog", True), GOAL_MB),
+            fmt_ratio(cpu_ratio(v, "mariadb-binlog"))))
+    p("")
+    p("client CPU = the peer's user+sys CPU seconds over binrelay's for the same rows (the "
+      "goals are on wall-clock rows/s; this column shows how much of a gap is the clients' "
+      "own work rather than the shared server and machine).")
     ta, tm = med("mixed", "binrelay-all"), med("mixed", "mariadb-binlog")
     if ta and tm:
         p("")
@@ -210,10 +224,13 @@ def main():
     p("skip = `binrelay-none` over the whole stream; decode = `binrelay-all` on `mixed` "
       "(same bytes, every row decoded), `binrelay` on the others (the one table is the whole stream). "
       "(b) on `mixed`: skip ns/byte over the marginal cost of one decoded byte of bench.sub, "
-      "(T_sub − T_skip·B_unsub/B) / B_sub. net = after subtracting the `empty` medians.")
+      "(T_sub − T_skip·B_unsub/B) / B_sub. net = after subtracting the `empty` medians. "
+      "Wall time includes the server reading and sending the stream, which no client can "
+      "skip; client CPU skip/decode is binrelay's own user+sys with nothing subscribed "
+      "over the same when decoding.")
     p("")
-    p("| variant | bytes | skip ns/B | decode ns/B | skip/decode | net | (b) | (b) net |")
-    p("|---|---:|---:|---:|---:|---:|---:|---:|")
+    p("| variant | bytes | skip ns/B | decode ns/B | skip/decode | net | (b) | (b) net | client CPU skip/decode |")
+    p("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for v in vorder:
         if v == "empty":
             continue
@@ -221,7 +238,7 @@ def main():
         dec_tool = "binrelay-all" if v == "mixed" else "binrelay"
         tn, td = med(v, "binrelay-none"), med(v, dec_tool)
         if tn is None or td is None:
-            p("| %s | %s | — | — | — | — | — | — |" % (v, fmt_bytes(B)))
+            p("| %s | %s | — | — | — | — | — | — | — |" % (v, fmt_bytes(B)))
             continue
         bn, bd = base("binrelay-none"), base(dec_tool)
         ra = tn / td
@@ -243,8 +260,10 @@ def main():
 
         def pct(x):
             return "—" if x is None else "%.1f%% %s" % (100 * x, "✓" if x < GOAL_SKIP else "✗")
-        p("| %s | %s | %.2f | %.2f | %s | %s | %s | %s |" % (
-            v, fmt_bytes(B), tn / B * 1e9, td / B * 1e9, pct(ra), pct(rn), pct(rb), pct(rbn)))
+        cn, cd = stats[(v, "binrelay-none")]["cpu_med"], stats[(v, dec_tool)]["cpu_med"]
+        rc = cn / cd if cn is not None and cd else None
+        p("| %s | %s | %.2f | %.2f | %s | %s | %s | %s | %s |" % (
+            v, fmt_bytes(B), tn / B * 1e9, td / B * 1e9, pct(ra), pct(rn), pct(rb), pct(rbn), pct(rc)))
     p("")
     p("## What was run")
     p("")

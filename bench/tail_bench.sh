@@ -92,6 +92,14 @@ if [[ " $TOOLS " == *" go-mysql "* ]]; then
 fi
 HAVE_MB=0
 [[ " $TOOLS " == *" mariadb-binlog "* ]] && HAVE_MB=1
+BINRELAY_ORIG=$BINRELAY
+BINRELAY_SHA=""
+if [ $HAVE_BINRELAY = 1 ]; then
+  # others rebuild build/binrelay at any time: run a copy, so one run measures one binary
+  cp "$BINRELAY" "$OUT/binrelay"
+  BINRELAY=$OUT/binrelay
+  BINRELAY_SHA=$(sha256sum "$BINRELAY" | cut -c1-12)
+fi
 
 # ---------------------------------------------------------------- the server
 TMP=$(mktemp -d "${BENCH_TMPDIR:-${TMPDIR:-/tmp}}/binrelay-bench.XXXXXX")
@@ -165,7 +173,7 @@ SERVER_VERSION=$(sql -e 'SELECT VERSION()')
 ROW_METADATA=$(sql -e 'SELECT @@binlog_row_metadata')
 HAVE_SSL=$(sql -e 'SELECT @@have_ssl')
 GIT_HEAD=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-BINRELAY_MTIME=$(date -r "$BINRELAY" '+%Y-%m-%d %H:%M:%S' 2>/dev/null || echo missing)
+BINRELAY_MTIME=$(date -r "$BINRELAY_ORIG" '+%Y-%m-%d %H:%M:%S' 2>/dev/null || echo missing)
 CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 
 # ---------------------------------------------------------------- schema
@@ -265,8 +273,8 @@ gen_wide() {
 # ---------------------------------------------------------------- measurement
 # rec VARIANT TOOL RUN JSON  -> raw.jsonl
 rec() {
-  python3 -c 'import json,sys; r=json.loads(sys.argv[4]); r.update(variant=sys.argv[1], tool=sys.argv[2], run=int(sys.argv[3])); print(json.dumps(r))' \
-    "$1" "$2" "$3" "$4" >>"$RAW"
+  python3 -c 'import json,sys; r=json.loads(sys.argv[4]); r.update(variant=sys.argv[1], tool=sys.argv[2], run=int(sys.argv[3]), stats=sys.argv[5]); print(json.dumps(r))' \
+    "$1" "$2" "$3" "$4" "${5:-}" >>"$RAW"
 }
 
 # measure VARIANT TOOL RUN  (RUN 0 = untimed validation pass with row counting)
@@ -292,14 +300,18 @@ measure() {
       res=$(python3 "$HERE/run_timed.py" gomysql --bin "$GOMYSQL_BIN" --stderr "$errf" \
         --timeout "$PEER_TIMEOUT" --expect "$EXPECT" "${extra[@]}" --connect "$GOMYSQL_CONNECT") ;;
   esac
-  rec "$v" "$tool" "$run" "$res"
+  local stats=""
+  if [ "$run" = 0 ] && [[ $tool == binrelay* ]]; then
+    stats=$(grep -o 'done: .*' "$errf" 2>/dev/null | tail -1 || true)
+  fi
+  rec "$v" "$tool" "$run" "$res" "$stats"
   log "  $v $tool run $run: $res"
 }
 
 python3 - "$OUT/meta.jsonl" <<EOF
 import json, sys
 meta = {"kind": "run", "scale": float("$SCALE"), "runs": int("$RUNS"), "server": "$SERVER_VERSION",
-        "row_metadata": "$ROW_METADATA", "binrelay": "$BINRELAY", "have_binrelay": $HAVE_BINRELAY,
+        "row_metadata": "$ROW_METADATA", "binrelay": "$BINRELAY_ORIG", "binrelay_sha": "$BINRELAY_SHA", "have_binrelay": $HAVE_BINRELAY,
         "binrelay_note": "$BINRELAY_NOTE", "have_gomysql": $HAVE_GOMYSQL, "gomysql_note": "$GOMYSQL_NOTE",
         "gomysql_pkg": "$GOMYSQL_PKG", "have_mariadb_binlog": $HAVE_MB, "stamp": "$STAMP",
         "have_ssl": "$HAVE_SSL", "git_head": "$GIT_HEAD", "binrelay_mtime": "$BINRELAY_MTIME",

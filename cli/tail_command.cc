@@ -4,16 +4,14 @@
 
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "apply/change_decoder.h"
 #include "apply/json_line_sink.h"
 #include "apply/subscription.h"
 #include "cli/tail_options.h"
-#include "protocol/binlog_file_reader.h"
+#include "replication/binlog_file_source.h"
 #include "protocol/status_macros.h"
 #include "replication/connection_sql_source.h"
 #include "replication/schema_cache.h"
@@ -30,40 +28,10 @@ void OnSignal(int) {
   if (auto* s = g_session.load()) s->RequestStop();
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open binlog file ", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (!in.good() && !in.eof()) {
-    return absl::DataLossError(absl::StrCat("error reading binlog file ", path));
-  }
-  return ss.str();
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 absl::Status TailFiles(const TailOptions& o, apply::ChangeDecoder& decoder,
                        apply::JsonLineSink& sink) {
   for (const std::string& path : o.files) {
-    BR_ASSIGN_OR_RETURN(std::string data, ReadWholeFile(path));
-    std::string name = BaseName(path);
-    BR_ASSIGN_OR_RETURN(protocol::BinlogFileReader reader,
-                        protocol::BinlogFileReader::Open(data, path));
-    protocol::EventView ev;
-    while (true) {
-      BR_ASSIGN_OR_RETURN(bool more, reader.Next(&ev));
-      if (!more) break;
-      replication::BinlogPosition end{name, ev.offset + ev.header.event_size};
-      BR_RETURN_IF_ERROR(
-          Annotate(decoder.OnEvent(ev, reader.framer().format(), end), end.ToString()));
-    }
-    // A file that ends inside a transaction (a crash, or the active binlog):
-    // its rows were never committed, so they are not printed.
-    decoder.OnStreamRestart({name, reader.position()});
+    BR_RETURN_IF_ERROR(replication::FeedBinlogFile(path, decoder));
   }
   return sink.Flush();
 }

@@ -162,8 +162,10 @@ class Printer {
       case kTypeNewDecimal: {
         // precision(1), scale(1), packed decimal; printed as a JSON number.
         if (v.size() < 2) return Corrupt("opaque DECIMAL too short");
-        return AppendDecimalText(v.substr(2), static_cast<uint8_t>(v[0]),
-                                 static_cast<uint8_t>(v[1]), out_);
+        absl::Status st = AppendDecimalText(v.substr(2), static_cast<uint8_t>(v[0]),
+                                            static_cast<uint8_t>(v[1]), out_);
+        if (!st.ok()) return Corrupt(absl::StrCat("opaque DECIMAL: ", st.message()));
+        return absl::OkStatus();
       }
       case kTypeDate:
       case kTypeDatetime:

@@ -11,6 +11,7 @@
 // Lifetime: text is appended to caller-owned strings; nothing points into input.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 

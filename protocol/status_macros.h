@@ -35,7 +35,12 @@ inline absl::string_view AV(std::string_view s) { return absl::string_view(s.dat
 // Each layer adds one piece of context (peer, file:offset, event type, table).
 inline absl::Status Annotate(const absl::Status& status, std::string_view context) {
   if (status.ok()) return status;
-  return absl::Status(status.code(), absl::StrCat(AV(context), ": ", status.message()));
+  absl::Status out(status.code(), absl::StrCat(AV(context), ": ", status.message()));
+  // Keep payloads (e.g. the server error code) so callers can still inspect them.
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    out.SetPayload(url, payload);
+  });
+  return out;
 }
 
 }  // namespace binrelay

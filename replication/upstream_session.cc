@@ -225,7 +225,7 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   if (end.offset != 0) {
     BR_ASSIGN_OR_RETURN(boundary, boundary_.OnEvent(view, fde, end));
   }
-  BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde, end));
+  BR_RETURN_IF_ERROR(Annotate(consumer_->OnEvent(view, fde, end), Where()));
   if (boundary && ReachedEnd(end)) done_ = true;
   return absl::OkStatus();
 }

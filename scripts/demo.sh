@@ -28,20 +28,20 @@ mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authenticatio
 mariadbd --no-defaults "${user_args[@]}" --datadir="$dir/data" --port="$port" \
   --bind-address=127.0.0.1 --socket="$dir/sock" --log-error="$dir/error.log" \
   --server-id=1 --log-bin="$dir/data/mysql-bin" --binlog-format=ROW --binlog-row-image=FULL \
-  --skip-name-resolve --innodb-buffer-pool-size=64M &
+  --skip-name-resolve --innodb-buffer-pool-size=64M --character-set-server=utf8mb4 2>/dev/null &
 pid=$!
 for _ in $(seq 1 60); do
   mariadb --no-defaults -uroot --socket="$dir/sock" -e 'SELECT 1' >/dev/null 2>&1 && break
   sleep 0.5
 done
-sql() { mariadb --no-defaults -uroot --socket="$dir/sock" "$@"; }
+sql() { mariadb --no-defaults --default-character-set=utf8mb4 -uroot --socket="$dir/sock" "$@"; }
 
 sql -e "CREATE USER repl@'%' IDENTIFIED BY 'demo-pass';
         GRANT REPLICATION SLAVE, BINLOG MONITOR, SELECT ON *.* TO repl@'%';"
 start=$(sql -N -e 'SHOW MASTER STATUS' | awk '{print $1":"$2}')
 echo "demo: writing changes to shop.orders and shop.audit (binlog starts at $start)"
 sql <<'SQL'
-CREATE DATABASE shop;
+CREATE DATABASE shop CHARACTER SET utf8mb4;
 CREATE TABLE shop.orders (id INT PRIMARY KEY, customer VARCHAR(40), total DECIMAL(10,2),
   placed DATETIME(3), note TEXT);
 CREATE TABLE shop.audit (id INT AUTO_INCREMENT PRIMARY KEY, msg VARCHAR(80));

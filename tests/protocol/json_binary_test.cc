@@ -125,6 +125,7 @@ TEST(JsonBinaryTest, HostileOffsetsAndLengthsAreDataLoss) {
   EXPECT_EQ(Code("0d00"), absl::StatusCode::kDataLoss);              // unknown type
   EXPECT_EQ(Code("0f 0c 04 00000000"), absl::StatusCode::kDataLoss);  // short temporal
   EXPECT_EQ(Code("02 01"), absl::StatusCode::kDataLoss);             // truncated header
+  EXPECT_EQ(Code("0f f6 03 0402 8c"), absl::StatusCode::kDataLoss);  // short opaque DECIMAL
 }
 
 // Guards against unbounded recursion on hostile nesting.
