@@ -1,10 +1,13 @@
 #include "apply/change_decoder.h"
 
 #include "absl/strings/str_cat.h"
+#include "protocol/column_type.h"
 #include "protocol/event_type.h"
 #include "protocol/rows_event.h"
 #include "protocol/status_macros.h"
-#include "replication/transaction_events.h"
+#include "protocol/gtid_events.h"
+#include "protocol/query_event.h"
+#include "protocol/transaction_payload.h"
 
 namespace binrelay::apply {
 namespace {
@@ -32,6 +35,18 @@ RowOp OpFor(protocol::RowsKind kind) {
     case protocol::RowsKind::kDelete: return RowOp::kDelete;
   }
   return RowOp::kInsert;
+}
+
+// Old-format temporal columns with no precision known (see SchemaCache).
+bool HasUnsizedMariaTemporal(const protocol::TableDef& def) {
+  for (const protocol::ColumnDef& c : def.columns) {
+    if ((c.type == protocol::kTypeTimestamp || c.type == protocol::kTypeTime ||
+         c.type == protocol::kTypeDatetime) &&
+        c.meta == 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -65,10 +80,18 @@ absl::Status ChangeDecoder::Dispatch(const protocol::EventView& event,
       return OnQuery(event, fde);
     case protocol::kGtidEvent:
     case protocol::kAnonymousGtidEvent:
-    case protocol::kGtidTaggedEvent:
+    case protocol::kGtidTaggedEvent: {
+      BR_ASSIGN_OR_RETURN(protocol::MysqlGtid g, protocol::ParseMysqlGtid(event));
+      if (g.anonymous) {
+        gtid_.clear();
+      } else {
+        gtid_ = g.ToString();
+      }
+      return absl::OkStatus();
+    }
     case protocol::kMariaGtidEvent: {
-      BR_ASSIGN_OR_RETURN(replication::GtidInfo g, replication::ReadGtid(event));
-      gtid_ = std::move(g.text);
+      BR_ASSIGN_OR_RETURN(protocol::MariaGtid g, protocol::ParseMariaGtid(event));
+      gtid_ = g.ToString();
       return absl::OkStatus();
     }
     case protocol::kTransactionPayloadEvent:
@@ -123,34 +146,56 @@ absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
   change.gtid = gtid_;
   change.timestamp = event.header.timestamp;
   // Decode errors already name the event type, offset, table and column.
-  return row_decoder_.Decode(rows, def, [&](const protocol::DecodedRow& r) {
+  absl::Status s = row_decoder_.Decode(rows, def, [&](const protocol::DecodedRow& r) {
     change.before = r.has_before ? r.before_json : std::string_view();
     change.after = r.has_after ? r.after_json : std::string_view();
     change.partial = r.before_partial || r.after_partial;
     ++stats_.rows;
     return sink_->OnRow(change);
   });
+  if (!s.ok() && fde.is_mariadb && HasUnsizedMariaTemporal(def)) {
+    return Annotate(s, absl::StrCat(
+        "table ", def.db, ".", def.table, " has MariaDB pre-10.1 TIMESTAMP/TIME/DATETIME "
+        "columns whose fractional precision is not in the binlog; decode with --source (the "
+        "schema supplies it), or convert them on the source with ALTER TABLE ... FORCE"));
+  }
+  return s;
 }
 
 absl::Status ChangeDecoder::OnQuery(const protocol::EventView& event,
                                     const protocol::FormatDescription& fde) {
-  BR_ASSIGN_OR_RETURN(replication::QueryText q, replication::ReadQueryText(event, fde));
-  if (replication::ClassifyStatement(q.query) != replication::StatementKind::kOther) {
+  BR_ASSIGN_OR_RETURN(protocol::QueryEvent q, protocol::ParseQueryEvent(event, fde, &scratch_));
+  protocol::StatementKind kind = protocol::ClassifyStatement(q.query);
+  if (kind != protocol::StatementKind::kDdl && kind != protocol::StatementKind::kOther) {
     return absl::OkStatus();
   }
   // Any other statement in a row-based binlog is DDL or administration.
   // Drop cached schemas and table maps so the next TABLE_MAP re-reads them;
-  // DDL is rare, a precise parse of every statement form is not worth it.
+  // DDL is rare, and a precise parse of every statement form (RENAME across
+  // schemas, multi-table DROP) is not worth the risk of a stale entry.
   if (schema_ != nullptr) schema_->InvalidateAll();
   for (auto& [id, entry] : tables_) entry.raw.clear();
   return absl::OkStatus();
 }
 
 absl::Status ChangeDecoder::OnPayload(const protocol::EventView& event,
-                                      const protocol::FormatDescription&,
+                                      const protocol::FormatDescription& fde,
                                       const replication::BinlogPosition& end) {
-  return absl::UnimplementedError(absl::StrCat("TRANSACTION_PAYLOAD at ", end.ToString(),
-                                               " (offset ", event.offset, ") not decoded yet"));
+  // A compressed transaction (MySQL binlog_transaction_compression): the
+  // inner events have no CRC and no log_pos; their rows report the
+  // payload's own end position, the only place a reader can resume from.
+  BR_ASSIGN_OR_RETURN(protocol::TransactionPayload tp, protocol::ParseTransactionPayload(event));
+  BR_RETURN_IF_ERROR(protocol::DecompressTransactionPayload(tp, &payload_));
+  protocol::PayloadEventIterator it(payload_, event.offset);
+  protocol::EventView inner;
+  while (true) {
+    BR_ASSIGN_OR_RETURN(bool more, it.Next(&inner));
+    if (!more) break;
+    // Only data events matter inside a payload; its commit is the payload's
+    // end (TransactionBoundary treats the whole payload as a transaction).
+    BR_RETURN_IF_ERROR(Dispatch(inner, fde, end));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace binrelay::apply

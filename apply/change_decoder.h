@@ -72,6 +72,8 @@ class ChangeDecoder : public replication::StreamConsumer {
   std::string gtid_;
   DecoderStats stats_;
   protocol::RowDecoder row_decoder_;  // reuses its buffers across events
+  std::string payload_;  // decompressed TRANSACTION_PAYLOAD, reused
+  std::string scratch_;  // inflated QUERY_COMPRESSED text, reused
 };
 
 }  // namespace binrelay::apply

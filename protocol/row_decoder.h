@@ -20,6 +20,11 @@
 // valid only during the callback.
 #pragma once
 
+#include <vector>
+
+#include "protocol/byte_cursor.h"
+#include "protocol/json_diff.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -55,10 +60,20 @@ class RowDecoder {
   absl::Status DecodeImage(ImageContext& ctx, std::string_view present, bool after_image,
                            std::string* out, bool* partial);
 
+  // Rebuilds a PARTIAL_UPDATE_ROWS JSON column from the before image's
+  // document and the diffs at `c`.
+  absl::Status AppendPatchedJson(ByteCursor& c, const ColumnDef& col, size_t json_index,
+                                 std::string* out);
+
   std::string before_;
   std::string after_;
   std::string scratch_;
   std::string inflated_;
+  // PARTIAL_UPDATE_ROWS state, per JSON column of the table.
+  std::vector<std::string> json_docs_;
+  std::vector<bool> json_doc_present_;
+  std::vector<JsonDiff> diffs_;
+  std::string patched_;
 };
 
 // Process-wide count of rows events whose images were decoded.

@@ -56,7 +56,8 @@ class BoundaryTap {
   absl::Status OnEvent(const protocol::EventView& ev, const protocol::FormatDescription& fde,
                        const BinlogPosition& end) {
     BR_RETURN_IF_ERROR(boundary_.OnEvent(ev, fde, end).status());
-    return Annotate(consumer_.OnEvent(ev, fde, end), end.ToString());
+    absl::Status s = consumer_.OnEvent(ev, fde, end);
+    return s.ok() ? s : Annotate(s, end.ToString());
   }
   void Finish() {
     if (boundary_.in_transaction()) consumer_.OnStreamRestart(boundary_.last_boundary());
@@ -92,10 +93,11 @@ absl::Status FeedBinlogFile(const std::string& path, StreamConsumer& consumer) {
                       protocol::BinlogFileReader::Open(data, path));
   BoundaryTap tap(consumer);
   protocol::EventView ev;
+  BinlogPosition end{name, 0};
   while (true) {
     BR_ASSIGN_OR_RETURN(bool more, reader.Next(&ev));
     if (!more) break;
-    BinlogPosition end{name, ev.offset + ev.header.event_size};
+    end.offset = ev.offset + ev.header.event_size;
     BR_RETURN_IF_ERROR(tap.OnEvent(ev, reader.framer().format(), end));
   }
   tap.Finish();

@@ -68,14 +68,15 @@ std::vector<std::string> ParseEnumMembers(std::string_view column_type) {
 absl::StatusOr<SchemaCache::Table> SchemaCache::Load(std::string_view db, std::string_view table) {
   ++lookups_;
   std::string sql = absl::StrCat(
-      "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, co.ID, c.CHARACTER_OCTET_LENGTH, c.DATA_TYPE "
+      "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, co.ID, c.CHARACTER_OCTET_LENGTH, c.DATA_TYPE, "
+      "c.DATETIME_PRECISION "
       "FROM information_schema.COLUMNS c LEFT JOIN information_schema.COLLATIONS co "
       "ON co.COLLATION_NAME = c.COLLATION_NAME WHERE c.TABLE_SCHEMA = ", SqlQuote(db),
       " AND c.TABLE_NAME = ", SqlQuote(table), " ORDER BY c.ORDINAL_POSITION");
   BR_ASSIGN_OR_RETURN(std::vector<SqlRow> rows, source_->Query(sql));
   Table t;
   for (const SqlRow& r : rows) {
-    if (r.size() < 5) return absl::InternalError("short information_schema.COLUMNS row");
+    if (r.size() < 6) return absl::InternalError("short information_schema.COLUMNS row");
     Column c;
     c.name = r[0].value_or("");
     std::string type = absl::AsciiStrToLower(r[1].value_or(""));
@@ -83,6 +84,7 @@ absl::StatusOr<SchemaCache::Table> SchemaCache::Load(std::string_view db, std::s
     if (r[2]) (void)absl::SimpleAtoi(*r[2], &c.collation);
     if (r[3]) (void)absl::SimpleAtoi(*r[3], &c.octet_length);
     c.data_type = absl::AsciiStrToLower(r[4].value_or(""));
+    if (r[5]) (void)absl::SimpleAtoi(*r[5], &c.datetime_precision);
     if (absl::StartsWith(type, "enum(") || absl::StartsWith(type, "set(")) {
       c.members = ParseEnumMembers(r[1].value_or(""));
     }
@@ -137,6 +139,14 @@ absl::Status SchemaCache::Enrich(protocol::TableDef* def) {
     }
     if (col.members.empty()) col.members = src.members;
     if (col.binary_length == 0 && src.data_type == "binary") col.binary_length = src.octet_length;
+    // MariaDB's pre-10.1 fractional TIMESTAMP/TIME/DATETIME columns use the
+    // old type codes with no metadata; their width depends on the precision,
+    // which only the schema knows (column_def.h: meta 1..6 selects it).
+    if ((col.type == protocol::kTypeTimestamp || col.type == protocol::kTypeTime ||
+         col.type == protocol::kTypeDatetime) &&
+        col.meta == 0) {
+      col.meta = static_cast<uint16_t>(src.datetime_precision);
+    }
   }
   if (def->primary_key.empty()) {
     def->primary_key = t.primary_key;

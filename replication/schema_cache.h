@@ -47,6 +47,7 @@ class SchemaCache {
     bool in_primary_key = false;
     uint32_t octet_length = 0;
     std::string data_type;
+    uint32_t datetime_precision = 0;
   };
   struct Table {
     std::vector<Column> columns;

@@ -2,7 +2,10 @@
 
 #include "protocol/event_type.h"
 #include "protocol/status_macros.h"
-#include "replication/transaction_events.h"
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
+#include "protocol/gtid_events.h"
+#include "protocol/query_event.h"
 
 namespace binrelay::replication {
 
@@ -19,25 +22,31 @@ absl::StatusOr<bool> TransactionBoundary::OnEvent(const protocol::EventView& eve
       group_open_ = true;
       break;
     case protocol::kMariaGtidEvent: {
-      BR_ASSIGN_OR_RETURN(GtidInfo g, ReadGtid(event));
+      BR_ASSIGN_OR_RETURN(protocol::MariaGtid g, protocol::ParseMariaGtid(event));
       group_open_ = true;
-      statement_open_ = !g.standalone;  // a non-standalone MariaDB GTID replaces BEGIN
+      statement_open_ = !g.standalone();  // a non-standalone MariaDB GTID replaces BEGIN
       break;
     }
     case protocol::kQueryEvent:
     case protocol::kQueryCompressedEvent: {
-      BR_ASSIGN_OR_RETURN(QueryText q, ReadQueryText(event, fde));
-      switch (ClassifyStatement(q.query)) {
-        case StatementKind::kBegin:
+      BR_ASSIGN_OR_RETURN(protocol::QueryEvent q, protocol::ParseQueryEvent(event, fde, &scratch_));
+      switch (protocol::ClassifyStatement(q.query)) {
+        case protocol::StatementKind::kBegin:
           statement_open_ = true;
           break;
-        case StatementKind::kCommit:
-        case StatementKind::kRollback:
+        case protocol::StatementKind::kCommit:
+        case protocol::StatementKind::kRollback:
           ended = true;
           break;
-        case StatementKind::kXaEnd:
+        case protocol::StatementKind::kXa:
+          // MariaDB logs an XA transaction's first part up to XA PREPARE.
+          ended = absl::StartsWithIgnoreCase(absl::StripLeadingAsciiWhitespace(AV(q.query)),
+                                             "XA PREPARE");
           break;
-        case StatementKind::kOther:
+        case protocol::StatementKind::kSavepoint:
+          break;
+        case protocol::StatementKind::kDdl:
+        case protocol::StatementKind::kOther:
           ended = !statement_open_;  // DDL or another standalone statement
           break;
       }

@@ -39,6 +39,7 @@ class TransactionBoundary {
   }
 
  private:
+  std::string scratch_;  // inflated QUERY_COMPRESSED text
   bool group_open_ = false;      // GTID seen, group not finished
   bool statement_open_ = false;  // BEGIN (or MariaDB GTID) seen
   BinlogPosition last_boundary_;

@@ -208,6 +208,7 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
       BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde, BinlogPosition{std::string(name), 0}));
     }
     current_ = BinlogPosition{std::string(name), pos};
+    artificial_ = BinlogPosition{current_.file, 0};
     if (!boundary_.in_transaction()) boundary_.Reset(current_);
     return absl::OkStatus();
   }
@@ -216,17 +217,19 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
     if (!boundary_.in_transaction() && ReachedEnd(current_)) done_ = true;
     return absl::OkStatus();
   }
-  BinlogPosition end{current_.file, 0};
+  // Positions are passed by reference to long-lived members: no string copy
+  // per event on this path.
+  const BinlogPosition* end = &artificial_;
   if (header.log_pos != 0 && !header.artificial()) {
     current_.offset = header.log_pos;
-    end = current_;
+    end = &current_;
   }
   bool boundary = false;
-  if (end.offset != 0) {
-    BR_ASSIGN_OR_RETURN(boundary, boundary_.OnEvent(view, fde, end));
+  if (end->offset != 0) {
+    BR_ASSIGN_OR_RETURN(boundary, boundary_.OnEvent(view, fde, *end));
   }
-  BR_RETURN_IF_ERROR(Annotate(consumer_->OnEvent(view, fde, end), Where()));
-  if (boundary && ReachedEnd(end)) done_ = true;
+  if (absl::Status s = consumer_->OnEvent(view, fde, *end); !s.ok()) return Annotate(s, Where());
+  if (boundary && ReachedEnd(*end)) done_ = true;
   return absl::OkStatus();
 }
 

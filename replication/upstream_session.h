@@ -98,7 +98,8 @@ class UpstreamSession {
   // Stream state.
   protocol::EventFramer framer_;
   protocol::FormatDescription no_format_;  // passed along before the first FDE
-  BinlogPosition current_;  // file being streamed, end of the last event
+  BinlogPosition current_;     // file being streamed, end of the last event
+  BinlogPosition artificial_;  // current file, offset 0: for artificial events
   TransactionBoundary boundary_;
   std::optional<BinlogPosition> end_;  // until_end target
   bool done_ = false;

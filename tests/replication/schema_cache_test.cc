@@ -43,8 +43,8 @@ protocol::TableDef TwoColumnTable() {
 
 TEST(SchemaCacheTest, FillsNamesSignednessCollationAndKeyOnceAndCaches) {
   FakeSchemaSource src;
-  src.columns = {{"id", "int(10) unsigned", std::nullopt, std::nullopt, "int"},
-                 {"note", "varchar(20)", "8", "20", "varchar"}};
+  src.columns = {{"id", "int(10) unsigned", std::nullopt, std::nullopt, "int", std::nullopt},
+                 {"note", "varchar(20)", "8", "20", "varchar", std::nullopt}};
   src.pk = {{"id"}};
   SchemaCache cache(&src);
   protocol::TableDef def = TwoColumnTable();
@@ -61,7 +61,7 @@ TEST(SchemaCacheTest, FillsNamesSignednessCollationAndKeyOnceAndCaches) {
 // Silently pairing values with the wrong names would corrupt every row.
 TEST(SchemaCacheTest, ColumnCountMismatchIsAnErrorNamingTheTable) {
   FakeSchemaSource src;
-  src.columns = {{"id", "int(11)", std::nullopt, std::nullopt, "int"}};
+  src.columns = {{"id", "int(11)", std::nullopt, std::nullopt, "int", std::nullopt}};
   SchemaCache cache(&src);
   protocol::TableDef def = TwoColumnTable();
   absl::Status s = cache.Enrich(&def);
@@ -72,8 +72,8 @@ TEST(SchemaCacheTest, ColumnCountMismatchIsAnErrorNamingTheTable) {
 
 TEST(SchemaCacheTest, InvalidateForcesReload) {
   FakeSchemaSource src;
-  src.columns = {{"id", "int(11)", std::nullopt, std::nullopt, "int"},
-                 {"n", "varchar(2)", "45", "8", "varchar"}};
+  src.columns = {{"id", "int(11)", std::nullopt, std::nullopt, "int", std::nullopt},
+                 {"n", "varchar(2)", "45", "8", "varchar", std::nullopt}};
   SchemaCache cache(&src);
   protocol::TableDef def = TwoColumnTable();
   ASSERT_TRUE(cache.Enrich(&def).ok());
