@@ -51,20 +51,16 @@ bool HasUnsizedMariaTemporal(const protocol::TableDef& def) {
 
 }  // namespace
 
-absl::Status ChangeDecoder::OnEvent(const protocol::EventView& event,
-                                    const protocol::FormatDescription& fde,
-                                    const replication::BinlogPosition& end) {
-  BR_RETURN_IF_ERROR(Dispatch(event, fde, end));
-  BR_ASSIGN_OR_RETURN(bool ended, boundary_.OnEvent(event, fde, end));
-  if (!ended) return absl::OkStatus();
+absl::Status ChangeDecoder::OnEvent(const replication::StreamEvent& e) {
+  BR_RETURN_IF_ERROR(Dispatch(e.event, e.format, e.end));
+  if (!e.ends_transaction) return absl::OkStatus();
   ++stats_.transactions;
   gtid_.clear();
   return sink_->OnCommit();
 }
 
-void ChangeDecoder::OnStreamRestart(const replication::BinlogPosition& resume) {
+void ChangeDecoder::OnStreamRestart(const replication::BinlogPosition&) {
   sink_->OnRestart();
-  boundary_.Reset(resume);
   gtid_.clear();
 }
 

@@ -7,8 +7,8 @@
 // subscribed tables are row-decoded (rows_events_decoded() counts them).
 // Column names, signedness and charsets come from TABLE_MAP optional
 // metadata or, where absent, from the SchemaCache; DDL on a schema drops its
-// cache entries. Transactions are delimited like the upstream session does
-// (TransactionBoundary), and the sink sees OnCommit at each end.
+// cache entries. The source marks transaction ends; the sink sees OnCommit
+// at each.
 //
 // Thread safety: single-threaded.
 #pragma once
@@ -22,8 +22,7 @@
 #include "protocol/row_decoder.h"
 #include "protocol/table_map.h"
 #include "replication/schema_cache.h"
-#include "replication/transaction_boundary.h"
-#include "replication/upstream_session.h"
+#include "replication/stream_consumer.h"
 
 namespace binrelay::apply {
 
@@ -41,8 +40,7 @@ class ChangeDecoder : public replication::StreamConsumer {
                 ChangeSink* sink)
       : subscription_(subscription), schema_(schema), sink_(sink) {}
 
-  absl::Status OnEvent(const protocol::EventView& event, const protocol::FormatDescription& fde,
-                       const replication::BinlogPosition& end) override;
+  absl::Status OnEvent(const replication::StreamEvent& e) override;
   void OnStreamRestart(const replication::BinlogPosition& resume) override;
 
   const DecoderStats& stats() const { return stats_; }
@@ -67,7 +65,6 @@ class ChangeDecoder : public replication::StreamConsumer {
   const Subscription* subscription_;
   replication::SchemaCache* schema_;
   ChangeSink* sink_;
-  replication::TransactionBoundary boundary_;
   absl::flat_hash_map<uint64_t, CachedTable> tables_;
   std::string gtid_;
   DecoderStats stats_;

@@ -56,9 +56,12 @@ absl::Status RowDecoder::DecodeImage(ImageContext& ctx, std::string_view present
                                      std::string* out, bool* partial) {
   ByteCursor& c = ctx.rows;
   const size_t width = ctx.ev.column_count;
-  const std::string where = absl::StrCat(
-      AV(EventTypeName(ctx.ev.type)), " event at offset ", ctx.ev.event_offset, " for ",
-      ctx.Table(), " row ", ctx.row_index, after_image ? " after image" : " before image");
+  // Built only on error: this function runs for every row image.
+  auto where = [&] {
+    return absl::StrCat(AV(EventTypeName(ctx.ev.type)), " event at offset ", ctx.ev.event_offset,
+                        " for ", ctx.Table(), " row ", ctx.row_index,
+                        after_image ? " after image" : " before image");
+  };
   std::string_view partial_bits;
   if (ctx.ev.partial_json && after_image) {
     const uint64_t options = c.Lenenc();
@@ -68,7 +71,7 @@ absl::Status RowDecoder::DecodeImage(ImageContext& ctx, std::string_view present
   const size_t null_at = c.position();
   std::string_view nulls = c.Bytes((n_present + 7) / 8);
   if (!c.ok()) {
-    return absl::OutOfRangeError(absl::StrCat(where, ": NULL bitmap truncated at ",
+    return absl::OutOfRangeError(absl::StrCat(where(), ": NULL bitmap truncated at ",
                                               ctx.Locate(null_at)));
   }
   *partial = width < ctx.table.columns.size();
@@ -88,12 +91,7 @@ absl::Status RowDecoder::DecodeImage(ImageContext& ctx, std::string_view present
     }
     if (!first) out->push_back(',');
     first = false;
-    if (col.name.empty()) {
-      absl::StrAppend(out, "\"@", i + 1, "\"");
-    } else {
-      AppendJsonString(col.name, out);
-    }
-    out->push_back(':');
+    out->append(keys_[i]);  // "name": prepared once per event
     const bool is_null = Bit(nulls, ordinal++);
     if (is_null) {
       out->append("null");
@@ -103,14 +101,14 @@ absl::Status RowDecoder::DecodeImage(ImageContext& ctx, std::string_view present
     if (is_json && !partial_bits.empty() && Bit(partial_bits, this_json)) {
       absl::Status s = AppendPatchedJson(c, col, this_json, out);
       if (!s.ok()) {
-        return Annotate(s, absl::StrCat(where, ": ", ctx.Column(i), " at ", ctx.Locate(at)));
+        return Annotate(s, absl::StrCat(where(), ": ", ctx.Column(i), " at ", ctx.Locate(at)));
       }
       continue;
     }
     ValueView v;
     absl::Status s = DecodeValue(c, col, &scratch_, &v);
     if (!s.ok()) {
-      return Annotate(s, absl::StrCat(where, ": ", ctx.Column(i), " at ", ctx.Locate(at)));
+      return Annotate(s, absl::StrCat(where(), ": ", ctx.Column(i), " at ", ctx.Locate(at)));
     }
     // PARTIAL_UPDATE_ROWS: keep each JSON document of the before image; the
     // after image may carry only diffs against it.
@@ -169,6 +167,18 @@ absl::Status RowDecoder::Decode(const RowsEventView& ev, const TableDef& table,
   size_t json_columns = 0;
   if (ev.partial_json) {
     for (const ColumnDef& col : table.columns) json_columns += col.type == kTypeJson;
+  }
+  // JSON keys ("name": or "@N":) once per event rather than per row image.
+  keys_.resize(table.columns.size());
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    std::string& key = keys_[i];
+    key.clear();
+    if (table.columns[i].name.empty()) {
+      absl::StrAppend(&key, "\"@", i + 1, "\"");
+    } else {
+      AppendJsonString(table.columns[i].name, &key);
+    }
+    key.push_back(':');
   }
   ByteCursor c(rows);
   DecodedRow row;

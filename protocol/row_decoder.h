@@ -65,6 +65,7 @@ class RowDecoder {
   absl::Status AppendPatchedJson(ByteCursor& c, const ColumnDef& col, size_t json_index,
                                  std::string* out);
 
+  std::vector<std::string> keys_;  // per column: JSON key and colon
   std::string before_;
   std::string after_;
   std::string scratch_;

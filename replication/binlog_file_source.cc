@@ -13,6 +13,7 @@
 #include "protocol/event_type.h"
 #include "protocol/packet_capture_reader.h"
 #include "protocol/status_macros.h"
+#include "replication/stream_consumer.h"
 #include "replication/transaction_boundary.h"
 
 namespace binrelay::replication {
@@ -55,8 +56,8 @@ class BoundaryTap {
   explicit BoundaryTap(StreamConsumer& consumer) : consumer_(consumer) {}
   absl::Status OnEvent(const protocol::EventView& ev, const protocol::FormatDescription& fde,
                        const BinlogPosition& end) {
-    BR_RETURN_IF_ERROR(boundary_.OnEvent(ev, fde, end).status());
-    absl::Status s = consumer_.OnEvent(ev, fde, end);
+    BR_ASSIGN_OR_RETURN(bool ends, boundary_.OnEvent(ev, fde, end));
+    absl::Status s = consumer_.OnEvent({ev, fde, end, ends});
     return s.ok() ? s : Annotate(s, end.ToString());
   }
   void Finish() {

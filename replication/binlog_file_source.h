@@ -15,7 +15,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "replication/upstream_session.h"
+#include "replication/stream_consumer.h"
 
 namespace binrelay::replication {
 

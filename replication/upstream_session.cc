@@ -141,7 +141,8 @@ absl::Status UpstreamSession::ResolveStart() {
 }
 
 absl::Status UpstreamSession::StartDump() {
-  uint16_t flags = kDumpFlag02;
+  // Flag 0x02: MariaDB sends ANNOTATE_ROWS; MySQL sends HEARTBEAT_V2.
+  uint16_t flags = (!info_.is_mariadb || options_.annotate_rows) ? kDumpFlag02 : 0;
   if (options_.until_end) flags |= kDumpNonBlock;
   protocol::EventFramer::Options framing;
   framing.out_of_band_checksum = info_.checksum_crc32
@@ -202,10 +203,11 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
     if (!header.artificial() && header.log_pos != 0) {
       // A real ROTATE closes the old file; it is that file's last event.
       BinlogPosition end{current_.file, header.log_pos};
-      BR_RETURN_IF_ERROR(boundary_.OnEvent(view, fde, end).status());
-      BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde, end));
+      BR_ASSIGN_OR_RETURN(bool ends, boundary_.OnEvent(view, fde, end));
+      BR_RETURN_IF_ERROR(consumer_->OnEvent({view, fde, end, ends}));
     } else {
-      BR_RETURN_IF_ERROR(consumer_->OnEvent(view, fde, BinlogPosition{std::string(name), 0}));
+      BR_RETURN_IF_ERROR(consumer_->OnEvent({view, fde, BinlogPosition{std::string(name), 0},
+                                             false}));
     }
     current_ = BinlogPosition{std::string(name), pos};
     artificial_ = BinlogPosition{current_.file, 0};
@@ -228,7 +230,9 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   if (end->offset != 0) {
     BR_ASSIGN_OR_RETURN(boundary, boundary_.OnEvent(view, fde, *end));
   }
-  if (absl::Status s = consumer_->OnEvent(view, fde, *end); !s.ok()) return Annotate(s, Where());
+  if (absl::Status s = consumer_->OnEvent({view, fde, *end, boundary}); !s.ok()) {
+    return Annotate(s, Where());
+  }
   if (boundary && ReachedEnd(*end)) done_ = true;
   return absl::OkStatus();
 }

@@ -28,24 +28,10 @@
 #include "replication/connection_sql_source.h"
 #include "replication/preflight.h"
 #include "replication/sql_source.h"
+#include "replication/stream_consumer.h"
 #include "replication/transaction_boundary.h"
 
 namespace binrelay::replication {
-
-// Implemented by whoever consumes the raw, verified event stream (the decoder,
-// later the store writer).
-class StreamConsumer {
- public:
-  virtual ~StreamConsumer() = default;
-  // One verified event. `file`/`end` locate its end in the source's binlog
-  // (end = 0 for artificial events).
-  virtual absl::Status OnEvent(const protocol::EventView& event,
-                               const protocol::FormatDescription& fde,
-                               const BinlogPosition& end) = 0;
-  // The stream restarts at `resume` (the end of the last complete
-  // transaction): drop anything buffered from a transaction after it.
-  virtual void OnStreamRestart(const BinlogPosition& resume) = 0;
-};
 
 struct UpstreamOptions {
   protocol::ConnectOptions connect;
@@ -53,6 +39,9 @@ struct UpstreamOptions {
   StartSpec start;
   bool until_end = false;                  // stop at the end of binlog as of connect
   bool require_full_row_image = false;
+  // MariaDB: also stream ANNOTATE_ROWS events (the statement text). Needed
+  // for a byte-identical copy of the binlog; a row consumer does not need it.
+  bool annotate_rows = false;
   std::chrono::milliseconds heartbeat_period{2000};
   std::chrono::milliseconds reconnect_timeout{60000};  // give up after this long
   std::chrono::milliseconds max_backoff{5000};
