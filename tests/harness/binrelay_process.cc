@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -95,7 +97,14 @@ absl::StatusOr<std::unique_ptr<BackgroundBinrelay>> BackgroundBinrelay::Start(
     const std::vector<std::string>& args, const EnvVars& env) {
   // Everything the child needs is built before fork: only async-signal-safe
   // calls run between fork and exec (the test process has threads).
-  std::vector<std::string> argv_s = {BinrelayPath()};
+  // BINRELAY_TEST_WRAPPER (e.g. "/usr/bin/strace -o /tmp/trace") prefixes the
+  // command line, for debugging a failing test; words split at spaces.
+  std::vector<std::string> argv_s;
+  if (const char* w = std::getenv("BINRELAY_TEST_WRAPPER"); w != nullptr && *w != '\0') {
+    std::istringstream words(w);
+    for (std::string word; words >> word;) argv_s.push_back(word);
+  }
+  argv_s.push_back(BinrelayPath());
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<std::string> env_s = BuildEnv(env);
   std::vector<char*> argv, envp;
