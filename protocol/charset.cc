@@ -214,7 +214,26 @@ void AppendTextJson(std::string_view bytes, Charset cs, std::string* out) {
     return;
   }
   out->push_back('"');
-  ForEachCodepoint(bytes, cs, [out](uint32_t cp) { PutJsonCodepoint(cp, out); });
+  if (cs == Charset::kLatin1 || cs == Charset::kAscii) {
+    // Single-byte charsets: copy runs of plain ASCII in one go and convert
+    // only the other bytes (most text is mostly ASCII).
+    size_t i = 0;
+    while (i < bytes.size()) {
+      size_t run = i;
+      while (run < bytes.size()) {
+        uint8_t c = static_cast<uint8_t>(bytes[run]);
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+        ++run;
+      }
+      out->append(bytes.data() + i, run - i);
+      if (run == bytes.size()) break;
+      ForEachCodepoint(bytes.substr(run, 1), cs,
+                       [out](uint32_t cp) { PutJsonCodepoint(cp, out); });
+      i = run + 1;
+    }
+  } else {
+    ForEachCodepoint(bytes, cs, [out](uint32_t cp) { PutJsonCodepoint(cp, out); });
+  }
   out->push_back('"');
 }
 
