@@ -4,6 +4,8 @@
 // RunBinrelay() runs to completion (killing the child by pid on timeout);
 // BackgroundBinrelay runs it while the test does other work, lets the test
 // wait for a number of stdout lines, signal it, and collect its output.
+// Setting BINRELAY_TEST_WRAPPER (e.g. "/usr/bin/strace -f -o /tmp/t") runs
+// binrelay under that command, for debugging.
 //
 // Thread safety: a BackgroundBinrelay may be polled (StdoutSoFar, WaitFor...)
 // from any thread; Signal/Wait from the owning thread. Lifetime: the
