@@ -95,11 +95,13 @@ absl::Status FeedBinlogFile(const std::string& path, StreamConsumer& consumer) {
   BoundaryTap tap(consumer);
   protocol::EventView ev;
   BinlogPosition end{name, 0};
+  const protocol::FormatDescription no_format;  // until the file's FDE
   while (true) {
     BR_ASSIGN_OR_RETURN(bool more, reader.Next(&ev));
     if (!more) break;
     end.offset = ev.offset + ev.header.event_size;
-    BR_RETURN_IF_ERROR(tap.OnEvent(ev, reader.framer().format(), end));
+    BR_RETURN_IF_ERROR(tap.OnEvent(
+        ev, reader.framer().has_format() ? reader.framer().format() : no_format, end));
   }
   tap.Finish();
   return absl::OkStatus();

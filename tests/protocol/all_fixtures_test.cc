@@ -129,7 +129,8 @@ TEST(AllFixturesTest, EveryBinlogAndCaptureWalksCleanly) {
     absl::Status s;
     if (f.kind == test::FixtureKind::kBinlog) {
       s = test::WalkBinlog(data, f.rel, [&](const EventView& ev, const EventFramer& fr) {
-        return VisitEvent(ev, fr.format(), &stats);
+        static const FormatDescription kNoFormat;
+        return VisitEvent(ev, fr.has_format() ? fr.format() : kNoFormat, &stats);
       });
     } else {
       PacketCaptureReader reader(data, f.rel);
@@ -138,7 +139,10 @@ TEST(AllFixturesTest, EveryBinlogAndCaptureWalksCleanly) {
         auto more = reader.Next(&ev);
         if (!more.ok()) { s = more.status(); break; }
         if (!*more) break;
-        s = VisitEvent(ev, reader.framer().format(), &stats);
+        // A capture starts with an artificial ROTATE, before any FDE.
+        static const FormatDescription kNoFormat;
+        s = VisitEvent(ev, reader.framer().has_format() ? reader.framer().format() : kNoFormat,
+                       &stats);
         if (!s.ok()) break;
       }
     }
