@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/byte_cursor.h"
 #include "protocol/event_type.h"
@@ -23,6 +24,7 @@ bool IsRetryable(const absl::Status& status) {
   if (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) return true;
   if (auto err = protocol::GetServerError(status)) {
     switch (err->code) {
+      case 1040:  // ER_CON_COUNT_ERROR: too many connections, for now
       case 1053:  // ER_SERVER_SHUTDOWN
       case 1317:  // ER_QUERY_INTERRUPTED
       case 1927:  // ER_CONNECTION_KILLED (MariaDB)
@@ -294,6 +296,7 @@ absl::Status UpstreamSession::Run() {
     // A first connection that fails is a configuration problem: say so now.
     if (!connected_once || !IsRetryable(s)) {
       if (conn_) conn_->Quit();
+      if (!absl::StrContains(s.message(), options_.connect.host)) s = Annotate(s, Where());
       return s;
     }
     if (conn_) conn_.reset();
@@ -305,7 +308,10 @@ absl::Status UpstreamSession::Run() {
     }
     spdlog::warn("{}; reconnecting in {} ms and resuming after the last complete transaction "
                  "({})", std::string(s.message()), backoff.count(), boundary_.last_boundary().ToString());
-    std::this_thread::sleep_for(backoff);
+    for (auto slept = std::chrono::milliseconds(0); slept < backoff && !stop_.load();
+         slept += std::chrono::milliseconds(50)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // stays responsive to stop
+    }
     backoff = std::min(backoff * 2, options_.max_backoff);
     stats_.reconnects.fetch_add(1);
     consumer_->OnStreamRestart(boundary_.last_boundary());

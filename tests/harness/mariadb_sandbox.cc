@@ -84,7 +84,7 @@ absl::Status RunCommand(const std::vector<std::string>& argv, const std::string&
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return absl::InternalError(absl::StrCat(argv[0], " failed (wait status ", status,
-                                            "); output:\n", FileTail(log, 30)));
+                                            "); output:\n", FileTail(log, 80)));
   }
   return absl::OkStatus();
 }
@@ -127,6 +127,9 @@ const Template& GetTemplate() {
                                         "--no-defaults",
                                         "--auth-root-authentication-method=normal",
                                         "--datadir=" + t.dir + "/data",
+                                        // Its own tmpdir: concurrent bootstraps in /tmp
+                                        // collide on temporary table names.
+                                        "--tmpdir=" + t.dir,
                                         "--skip-test-db",
                                         "--skip-name-resolve"};
     if (IsRoot()) install.push_back("--user=root");
