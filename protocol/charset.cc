@@ -38,28 +38,9 @@ Charset BaseCharset(uint32_t id) {
   return Charset::kUtf8;
 }
 
-// UTF-8 encodes cp (<= 0x10FFFF, not a surrogate) into out.
-void PutUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
 void PutJsonCodepoint(uint32_t cp, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
-  if (cp >= 0x20 && cp != '"' && cp != '\\') return PutUtf8(cp, out);
+  if (cp >= 0x20 && cp != '"' && cp != '\\') return AppendUtf8Codepoint(cp, out);
   switch (cp) {
     case '"': out->append("\\\""); return;
     case '\\': out->append("\\\\"); return;
@@ -165,6 +146,25 @@ void ForEachUtf8Codepoint(std::string_view s, Put put) {
 
 }  // namespace
 
+// UTF-8 encodes cp (<= 0x10FFFF, not a surrogate) into out.
+void AppendUtf8Codepoint(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
 Charset CharsetForCollation(uint32_t id) {
   // MariaDB UCA-14.0 collations (10.10+): 256 ids per charset.
   if (id >= 2048 && id < 3328) {
@@ -202,10 +202,10 @@ void AppendUtf8(std::string_view bytes, Charset cs, std::string* out) {
     return;
   }
   if (cs == Charset::kUtf8) {
-    ForEachUtf8Codepoint(bytes, [out](uint32_t cp) { PutUtf8(cp, out); });
+    ForEachUtf8Codepoint(bytes, [out](uint32_t cp) { AppendUtf8Codepoint(cp, out); });
     return;
   }
-  ForEachCodepoint(bytes, cs, [out](uint32_t cp) { PutUtf8(cp, out); });
+  ForEachCodepoint(bytes, cs, [out](uint32_t cp) { AppendUtf8Codepoint(cp, out); });
 }
 
 void AppendTextJson(std::string_view bytes, Charset cs, std::string* out) {

@@ -33,6 +33,8 @@ enum class Charset : uint8_t {
 // Charset of MySQL / MariaDB collation `collation_id` (including MariaDB's
 // NO PAD ids 1024+n and its UCA-14.0 ids 2048..3327).
 Charset CharsetForCollation(uint32_t collation_id);
+// UTF-8 encodes one code point (<= 0x10FFFF, not a surrogate) into out.
+void AppendUtf8Codepoint(uint32_t cp, std::string* out);
 std::string_view CharsetName(Charset cs);
 
 // Appends `bytes` (in charset `cs`) converted to UTF-8. Undecodable input

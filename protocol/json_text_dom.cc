@@ -1,5 +1,7 @@
 #include "protocol/json_text_dom.h"
 
+#include "protocol/charset.h"
+
 #include "absl/strings/str_cat.h"
 #include "protocol/json_writer.h"
 
@@ -101,24 +103,6 @@ class Parser {
     return true;
   }
 
-  static void PutUtf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
   absl::Status String(std::string* out) {
     ++pos_;  // opening quote
     out->clear();
@@ -149,7 +133,7 @@ class Parser {
           } else if (cp >= 0xD800 && cp <= 0xDFFF) {
             cp = 0xFFFD;
           }
-          PutUtf8(cp, out);
+          AppendUtf8Codepoint(cp, out);
           break;
         }
         default:

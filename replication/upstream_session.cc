@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/byte_cursor.h"
 #include "protocol/event_type.h"
@@ -57,7 +58,11 @@ absl::StatusOr<BinlogPosition> ReadBinlogStatus(SqlSource& sql) {
   }
   BinlogPosition pos;
   pos.file = *(*rows)[0][0];
-  pos.offset = std::stoull(*(*rows)[0][1]);
+  if (!absl::SimpleAtoi(*(*rows)[0][1], &pos.offset)) {
+    return absl::DataLossError(absl::StrCat("SHOW MASTER STATUS on ", sql.Peer(),
+                                            " returned a non-numeric position '",
+                                            *(*rows)[0][1], "'"));
+  }
   return pos;
 }
 
@@ -153,7 +158,11 @@ absl::Status UpstreamSession::StartDump() {
   framer_ = protocol::EventFramer(framing);
   const BinlogPosition& resume = boundary_.last_boundary();
   std::string cmd;
-  if (!resume.file.empty()) {
+  // After a GTID start the source skips to the GTID without telling us
+  // where; positions before the first delivered transaction would re-send
+  // what it skipped. Until then a reconnect repeats the GTID request.
+  if (options_.start.kind != StartSpec::Kind::kGtid) position_trusted_ = true;
+  if (position_trusted_ && !resume.file.empty()) {
     if (resume.offset > 0xFFFFFFFFull) {
       return absl::UnimplementedError(absl::StrCat(
           "cannot resume at ", resume.ToString(),
@@ -235,6 +244,7 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   if (absl::Status s = consumer_->OnEvent({view, fde, *end, boundary}); !s.ok()) {
     return Annotate(s, Where());
   }
+  if (boundary) position_trusted_ = true;
   if (boundary && ReachedEnd(*end)) done_ = true;
   return absl::OkStatus();
 }

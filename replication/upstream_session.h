@@ -91,6 +91,7 @@ class UpstreamSession {
   BinlogPosition artificial_;  // current file, offset 0: for artificial events
   TransactionBoundary boundary_;
   std::optional<BinlogPosition> end_;  // until_end target
+  bool position_trusted_ = false;      // last_boundary() may be used to resume
   bool done_ = false;
 };
 

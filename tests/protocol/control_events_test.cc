@@ -144,13 +144,17 @@ TEST(EventsGoldenTest, MariaDbGtidListCheckpointGtid) {
 }
 
 TEST(EventsGoldenTest, RotateIntvarRandUserVar) {
-  auto rot = AllEvents(LoadFixture("mysql-cdc-rs/5.7__04_rotate__log.bin"));
+  // The event views point into these buffers: keep them alive for the test.
+  const std::string rotate_data = LoadFixture("mysql-cdc-rs/5.7__04_rotate__log.bin");
+  const std::string intvar_data = LoadFixture("mysql-cdc-rs/5.7__05_intvar__log.bin");
+  const std::string user_var_data = LoadFixture("mysql-cdc-rs/5.7__14_user_var__log.bin");
+  auto rot = AllEvents(rotate_data);
   auto fd = Mysql8FormatDescription();
   auto r = ParseRotate(rot.back(), fd);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->position, 4u);
   EXPECT_EQ(r->next_file, "mysql_bin.000002");  // dump: "Rotate to mysql_bin.000002  pos: 4"
-  for (const auto& ev : AllEvents(LoadFixture("mysql-cdc-rs/5.7__05_intvar__log.bin"))) {
+  for (const auto& ev : AllEvents(intvar_data)) {
     if (ev.type() != kIntvarEvent) continue;
     auto i = ParseIntvar(ev);
     ASSERT_TRUE(i.ok());
@@ -158,7 +162,7 @@ TEST(EventsGoldenTest, RotateIntvarRandUserVar) {
     EXPECT_EQ(i->value, 0u);
   }
   int user_vars = 0;
-  for (const auto& ev : AllEvents(LoadFixture("mysql-cdc-rs/5.7__14_user_var__log.bin"))) {
+  for (const auto& ev : AllEvents(user_var_data)) {
     if (ev.type() != kUserVarEvent) continue;
     auto u = ParseUserVar(ev);
     ASSERT_TRUE(u.ok()) << u.status();
