@@ -489,6 +489,17 @@ TEST(QueryCompressedGoldenTest, MsmpPacket) {
   EXPECT_EQ(q->ddl_xid, 8900u);
   EXPECT_FALSE(q->status_vars_truncated);
   EXPECT_EQ(ClassifyStatement(q->query), StatementKind::kDdl);
+  // Same result with a real MariaDB FDE (11.8.8, zongji capture): its
+  // 171-entry post-header array gives type 165 the QUERY length 13.
+  auto events = AllEvents(LoadFixture("zongji/binlog-mariadb118.events.binlog"));
+  auto maria_fd = ParseFormatDescription(At(events, 51).bytes);
+  ASSERT_TRUE(maria_fd.ok()) << maria_fd.status();
+  EXPECT_EQ(maria_fd->PostHeaderLen(kQueryCompressedEvent), 13);
+  std::string scratch2;
+  auto q2 = ParseQueryEvent(ev, *maria_fd, &scratch2);
+  ASSERT_TRUE(q2.ok()) << q2.status();
+  EXPECT_EQ(q2->query, q->query);
+  EXPECT_EQ(q2->db, "shortishly");
   // Without a scratch buffer the compressed text has nowhere to go.
   EXPECT_EQ(ParseQueryEvent(ev, Mysql8FormatDescription()).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -587,6 +598,34 @@ TEST(ReplicaGtidGoldenTest, TruncatedOriginalFields) {
     SCOPED_TRACE(keep);
     std::string ev = BuildEvent(kGtidEvent, full.substr(0, keep), false);
     EXPECT_EQ(ParseMysqlGtid(View(ev, false)).status().code(), absl::StatusCode::kDataLoss);
+  }
+}
+
+// ------------------------------------------------------------------- framing
+
+// Every type above must pass the framer of a MySQL 8 CRC32 stream (known
+// type, CRC verified and split off); an unknown-type policy or CRC rule that
+// dropped one of them would lose events silently or stop the stream.
+TEST(EventGoldensFramingTest, FramerAcceptsEveryType) {
+  for (uint8_t type : {kXaPrepareEvent, kHeartbeatEvent, kHeartbeatEventV2, kTransactionContextEvent,
+                       kViewChangeEvent, kIncidentEvent, kBeginLoadQueryEvent,
+                       kExecuteLoadQueryEvent, kStopEvent, kStartEncryptionEvent,
+                       kQueryCompressedEvent, kGtidEvent}) {
+    SCOPED_TRACE(EventTypeName(type));
+    EXPECT_TRUE(IsKnownEventType(type));
+    EventFramer framer;
+    framer.set_format(Mysql8FormatDescription());
+    std::string ev = BuildEvent(type, "0123456789abcdefghij", true, 500);
+    auto view = framer.Frame(ev, 400);
+    ASSERT_TRUE(view.ok()) << view.status();
+    EXPECT_TRUE(view->has_checksum);
+    EXPECT_EQ(view->body, "0123456789abcdefghij");
+    ev[20] ^= 1;  // corrupt one body byte: the CRC must catch it
+    // Heartbeats follow the connection's checksum setting, which a receiver
+    // passes as kCrc32 (with kDetect a corrupt one would look CRC-less).
+    EventFramer fresh({EventFramer::OutOfBandChecksum::kCrc32, true});
+    fresh.set_format(Mysql8FormatDescription());
+    EXPECT_EQ(fresh.Frame(ev, 400).status().code(), absl::StatusCode::kDataLoss);
   }
 }
 
