@@ -12,4 +12,6 @@ cmake --build "$dir" -j "$(nproc)"
 # mariadbd refuses to run as root without --user; the harness handles that,
 # but it needs a world-traversable temp dir for the datadir.
 export TMPDIR="${TMPDIR:-/tmp}"
-ctest --test-dir "$dir" --output-on-failure --timeout 900 "$@"
+# Each integration test starts its own servers on free ports, so tests run
+# in parallel safely.
+ctest --test-dir "$dir" --output-on-failure --timeout 900 -j "$(nproc)" "$@"

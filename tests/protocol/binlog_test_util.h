@@ -106,6 +106,9 @@ inline absl::Status WalkBinlog(std::string_view data, const std::string& name,
   }
 }
 
+// The views point into `data`: passing a temporary string would leave them
+// dangling, so that overload does not exist.
+std::vector<EventView> AllEvents(std::string&& data) = delete;
 inline std::vector<EventView> AllEvents(std::string_view data) {
   std::vector<EventView> out;
   absl::Status s = WalkBinlog(data, "", [&](const EventView& ev, const EventFramer&) {

@@ -8,6 +8,8 @@
 // truncated or hostile case.
 #include <gtest/gtest.h>
 
+#include <deque>
+
 #include <string>
 
 #include "protocol/binlog_file_reader.h"
@@ -57,8 +59,16 @@ std::string BuildEvent(uint8_t type, std::string_view body, bool crc, uint32_t l
   return ev;
 }
 
-EventView View(const std::string& event, bool crc) {
-  auto v = MakeEventView(event, crc, 1000);
+// Test inputs are kept for the whole run: views into them (and parse results
+// holding views) must never outlive their bytes.
+const std::string& Keep(std::string bytes) {
+  static auto* kept = new std::deque<std::string>;
+  kept->push_back(std::move(bytes));
+  return kept->back();
+}
+
+EventView View(std::string event, bool crc) {
+  auto v = MakeEventView(Keep(std::move(event)), crc, 1000);
   EXPECT_TRUE(v.ok()) << v.status();
   return v.ok() ? *v : EventView{};
 }
@@ -285,7 +295,7 @@ TEST(GroupReplicationGoldenTest, ViewChangeViewId) {
 // crash on an unknown incident number): body 42 00 00 = incident 66, empty
 // message. Guards that an unknown number is reported, not rejected.
 TEST(IncidentGoldenTest, Bug40482Fixture) {
-  auto events = AllEvents(LoadFixture("rust_mysql_common/bug40482-bin.000001"));
+  auto events = AllEvents(Keep(LoadFixture("rust_mysql_common/bug40482-bin.000001")));
   EventView ev = At(events, 106);
   ASSERT_EQ(ev.type(), kIncidentEvent);
   EXPECT_FALSE(ev.has_checksum);
@@ -385,7 +395,7 @@ TEST(LoadDataGoldenTest, HostileLengths) {
 // (5.7.20, no CRC) at 37624, the last event of each file. Guards CRC
 // presence following the file's FDE for STOP.
 TEST(StopGoldenTest, FixturesWithAndWithoutChecksum) {
-  auto crc_events = AllEvents(LoadFixture("canal/tsdb__mysql-bin.000002"));
+  auto crc_events = AllEvents(Keep(LoadFixture("canal/tsdb__mysql-bin.000002")));
   EventView a = At(crc_events, 4786);
   EXPECT_EQ(a.type(), kStopEvent);
   EXPECT_TRUE(a.has_checksum);
@@ -393,7 +403,7 @@ TEST(StopGoldenTest, FixturesWithAndWithoutChecksum) {
   EXPECT_EQ(a.header.log_pos, 4809u);
   EXPECT_TRUE(a.body.empty());
   EXPECT_EQ(a.bytes.substr(19), std::string_view("\x01\x86\x62\x77", 4));
-  auto none_events = AllEvents(LoadFixture("mysql-binlog-connector-java/mysql-bin.checksum-none"));
+  auto none_events = AllEvents(Keep(LoadFixture("mysql-binlog-connector-java/mysql-bin.checksum-none")));
   EventView b = At(none_events, 37624);
   EXPECT_EQ(b.type(), kStopEvent);
   EXPECT_FALSE(b.has_checksum);
@@ -491,7 +501,7 @@ TEST(QueryCompressedGoldenTest, MsmpPacket) {
   EXPECT_EQ(ClassifyStatement(q->query), StatementKind::kDdl);
   // Same result with a real MariaDB FDE (11.8.8, zongji capture): its
   // 171-entry post-header array gives type 165 the QUERY length 13.
-  auto events = AllEvents(LoadFixture("zongji/binlog-mariadb118.events.binlog"));
+  auto events = AllEvents(Keep(LoadFixture("zongji/binlog-mariadb118.events.binlog")));
   auto maria_fd = ParseFormatDescription(At(events, 51).bytes);
   ASSERT_TRUE(maria_fd.ok()) << maria_fd.status();
   EXPECT_EQ(maria_fd->PostHeaderLen(kQueryCompressedEvent), 13);
