@@ -55,12 +55,14 @@ absl::Status ChangeDecoder::OnEvent(const replication::StreamEvent& e) {
   BR_RETURN_IF_ERROR(Dispatch(e.event, e.format, e.end));
   if (!e.ends_transaction) return absl::OkStatus();
   ++stats_.transactions;
+  gtid_kind_ = GtidKind::kNone;
   gtid_.clear();
   return sink_->OnCommit();
 }
 
 void ChangeDecoder::OnStreamRestart(const replication::BinlogPosition&) {
   sink_->OnRestart();
+  gtid_kind_ = GtidKind::kNone;
   gtid_.clear();
 }
 
@@ -77,17 +79,15 @@ absl::Status ChangeDecoder::Dispatch(const protocol::EventView& event,
     case protocol::kGtidEvent:
     case protocol::kAnonymousGtidEvent:
     case protocol::kGtidTaggedEvent: {
-      BR_ASSIGN_OR_RETURN(protocol::MysqlGtid g, protocol::ParseMysqlGtid(event));
-      if (g.anonymous) {
-        gtid_.clear();
-      } else {
-        gtid_ = g.ToString();
-      }
+      BR_ASSIGN_OR_RETURN(mysql_gtid_, protocol::ParseMysqlGtid(event));
+      gtid_kind_ = mysql_gtid_.anonymous ? GtidKind::kNone : GtidKind::kMysql;
+      gtid_.clear();
       return absl::OkStatus();
     }
     case protocol::kMariaGtidEvent: {
-      BR_ASSIGN_OR_RETURN(protocol::MariaGtid g, protocol::ParseMariaGtid(event));
-      gtid_ = g.ToString();
+      BR_ASSIGN_OR_RETURN(maria_gtid_, protocol::ParseMariaGtid(event));
+      gtid_kind_ = GtidKind::kMaria;
+      gtid_.clear();
       return absl::OkStatus();
     }
     case protocol::kTransactionPayloadEvent:
@@ -95,6 +95,16 @@ absl::Status ChangeDecoder::Dispatch(const protocol::EventView& event,
     default:
       return absl::OkStatus();
   }
+}
+
+std::string_view ChangeDecoder::GtidText() {
+  // Formatted on the first row of a transaction only: transactions of
+  // unsubscribed tables never pay for it.
+  if (gtid_.empty()) {
+    if (gtid_kind_ == GtidKind::kMaria) gtid_ = maria_gtid_.ToString();
+    if (gtid_kind_ == GtidKind::kMysql) gtid_ = mysql_gtid_.ToString();
+  }
+  return gtid_;
 }
 
 absl::Status ChangeDecoder::OnTableMap(const protocol::EventView& event,
@@ -139,7 +149,7 @@ absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
   change.table = &def;
   change.file = end.file;
   change.pos = end.offset;
-  change.gtid = gtid_;
+  change.gtid = GtidText();
   change.timestamp = event.header.timestamp;
   // Decode errors already name the event type, offset, table and column.
   absl::Status s = row_decoder_.Decode(rows, def, [&](const protocol::DecodedRow& r) {

@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "apply/change_sink.h"
 #include "apply/subscription.h"
+#include "protocol/gtid_events.h"
 #include "protocol/row_decoder.h"
 #include "protocol/table_map.h"
 #include "replication/schema_cache.h"
@@ -66,6 +67,13 @@ class ChangeDecoder : public replication::StreamConsumer {
   replication::SchemaCache* schema_;
   ChangeSink* sink_;
   absl::flat_hash_map<uint64_t, CachedTable> tables_;
+  std::string_view GtidText();
+
+  // The current transaction's GTID, kept parsed; its text is built lazily.
+  enum class GtidKind : uint8_t { kNone, kMysql, kMaria };
+  GtidKind gtid_kind_ = GtidKind::kNone;
+  protocol::MysqlGtid mysql_gtid_;
+  protocol::MariaGtid maria_gtid_;
   std::string gtid_;
   DecoderStats stats_;
   protocol::RowDecoder row_decoder_;  // reuses its buffers across events
