@@ -30,6 +30,8 @@ namespace binrelay {
 // Debian's abseil is built without std::string_view aliasing, so absl::StrCat
 // rejects std::string_view. Every conversion goes through this one helper.
 inline absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+// The reverse, for absl results (Status::message(), StripAsciiWhitespace).
+inline std::string_view SV(absl::string_view s) { return std::string_view(s.data(), s.size()); }
 
 // Returns `status` with `context` prefixed to its message, keeping the code.
 // Each layer adds one piece of context (peer, file:offset, event type, table).

@@ -1,0 +1,231 @@
+#include "cli/serve_config.h"
+
+#include <fstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::cli {
+namespace {
+
+// Reads settings from one section, naming the key and its origin in errors.
+class Section {
+ public:
+  Section(const IniFile& ini, std::string name) : ini_(ini), name_(std::move(name)) {}
+
+  const IniFile::Value* Get(std::string_view key) const { return ini_.Find(name_, key); }
+
+  absl::StatusOr<std::string> Required(std::string_view key) const {
+    const IniFile::Value* v = Get(key);
+    if (v == nullptr || v->text.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("missing required key [", name_, "] ", AV(key)));
+    }
+    return v->text;
+  }
+  std::string Optional(std::string_view key, std::string_view fallback) const {
+    const IniFile::Value* v = Get(key);
+    return v ? v->text : std::string(fallback);
+  }
+  absl::Status Invalid(std::string_view key, std::string_view why) const {
+    const IniFile::Value* v = Get(key);
+    return absl::InvalidArgumentError(absl::StrCat(v ? v->origin + ": " : std::string(), "[",
+                                                   name_, "] ", AV(key), " = '",
+                                                   v ? v->text : std::string(), "': ", AV(why)));
+  }
+  template <typename T>
+  absl::StatusOr<T> Number(std::string_view key, T fallback, T min, T max) const {
+    const IniFile::Value* v = Get(key);
+    if (v == nullptr) return fallback;
+    uint64_t n = 0;
+    if (!absl::SimpleAtoi(v->text, &n) || n < min || n > max) {
+      return Invalid(key, absl::StrCat("expected an integer from ", min, " to ", max));
+    }
+    return static_cast<T>(n);
+  }
+  // A password given inline or as password_file (first line of the file).
+  absl::StatusOr<std::string> Password() const {
+    const IniFile::Value* inline_pw = Get("password");
+    const IniFile::Value* file = Get("password_file");
+    if (inline_pw && file) return Invalid("password_file", "give password or password_file, not both");
+    if (inline_pw) return inline_pw->text;
+    if (!file) return absl::InvalidArgumentError(
+        absl::StrCat("missing required key [", name_, "] password (or password_file)"));
+    std::ifstream in(file->text);
+    std::string line;
+    if (!in || !std::getline(in, line)) return Invalid("password_file", "cannot read the file");
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return line;
+  }
+
+ private:
+  const IniFile& ini_;
+  std::string name_;
+};
+
+absl::Status ParseSource(const Section& s, ServeConfig* c) {
+  protocol::ConnectOptions& conn = c->upstream.connect;
+  BR_ASSIGN_OR_RETURN(conn.host, s.Required("host"));
+  BR_ASSIGN_OR_RETURN(conn.port, s.Number<uint16_t>("port", 3306, 1, 65535));
+  BR_ASSIGN_OR_RETURN(conn.user, s.Required("user"));
+  BR_ASSIGN_OR_RETURN(conn.password, s.Password());
+  BR_ASSIGN_OR_RETURN(c->upstream.server_id,
+                      s.Number<uint32_t>("server_id", 0, 1, 4294967295u));
+  if (c->upstream.server_id == 0) {
+    return absl::InvalidArgumentError(
+        "missing required key [source] server_id (the id binrelay registers with; it must "
+        "differ from every server and replica in the topology)");
+  }
+  c->source_ssl_mode = absl::AsciiStrToLower(s.Optional("ssl_mode", "preferred"));
+  conn.tls_ca_file = s.Optional("ssl_ca", "");  // verifies the certificate when set
+  if (c->source_ssl_mode == "disabled") {
+    conn.tls = protocol::ConnectOptions::Tls::kDisabled;
+  } else if (c->source_ssl_mode == "preferred") {
+    conn.tls = protocol::ConnectOptions::Tls::kPreferred;
+  } else if (c->source_ssl_mode == "required") {
+    conn.tls = protocol::ConnectOptions::Tls::kRequired;
+  } else if (c->source_ssl_mode == "verify_ca") {
+    conn.tls = protocol::ConnectOptions::Tls::kRequired;
+    if (conn.tls_ca_file.empty()) {
+      return absl::InvalidArgumentError(
+          "[source] ssl_mode = verify_ca needs [source] ssl_ca (the CA certificate file)");
+    }
+  } else {
+    return s.Invalid("ssl_mode", "expected disabled, preferred, required or verify_ca");
+  }
+  auto start = replication::ParseStartSpec(s.Optional("start", "current"));
+  if (!start.ok()) return s.Invalid("start", SV(start.status().message()));
+  c->upstream.start = *start;
+  if (const IniFile::Value* hb = s.Get("heartbeat")) {
+    auto d = ParseDuration(hb->text);
+    if (!d.ok()) return s.Invalid("heartbeat", SV(d.status().message()));
+    c->upstream.heartbeat_period = *d;
+  }
+  c->upstream.annotate_rows = true;  // the store keeps the binlog byte for byte
+  return absl::OkStatus();
+}
+
+absl::Status ParseStore(const Section& s, ServeConfig* c) {
+  BR_ASSIGN_OR_RETURN(c->store.dir, s.Required("dir"));
+  std::string sync = absl::AsciiStrToLower(s.Optional("sync", "transaction"));
+  if (sync == "transaction") {
+    c->store.sync = ServeConfig::Store::Sync::kTransaction;
+  } else if (sync == "off") {
+    c->store.sync = ServeConfig::Store::Sync::kOff;
+  } else {
+    auto d = ParseDuration(sync);
+    if (!d.ok() || d->count() <= 0) {
+      return s.Invalid("sync", "expected transaction, off, or an interval such as 100ms or 1s");
+    }
+    c->store.sync = ServeConfig::Store::Sync::kInterval;
+    c->store.sync_interval = *d;
+  }
+  BR_ASSIGN_OR_RETURN(c->store.retention_hours,
+                      s.Number<uint64_t>("retention_hours", 168, 0, 24 * 365 * 100));
+  if (const IniFile::Value* v = s.Get("retention_bytes")) {
+    auto b = ParseByteSize(v->text);
+    if (!b.ok()) return s.Invalid("retention_bytes", SV(b.status().message()));
+    c->store.retention_bytes = *b;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseListen(const Section& s, ServeConfig* c) {
+  c->listen.address = s.Optional("address", "127.0.0.1");
+  BR_ASSIGN_OR_RETURN(c->listen.port, s.Number<uint16_t>("port", 0, 1, 65535));
+  if (c->listen.port == 0) return absl::InvalidArgumentError("missing required key [listen] port");
+  BR_ASSIGN_OR_RETURN(c->listen.server_id, s.Number<uint32_t>("server_id", 0, 1, 4294967295u));
+  if (c->listen.server_id == 0) {
+    return absl::InvalidArgumentError(
+        "missing required key [listen] server_id (what binrelay reports as @@server_id to its "
+        "replicas; usually the source's own id)");
+  }
+  BR_ASSIGN_OR_RETURN(c->listen.user, s.Required("user"));
+  BR_ASSIGN_OR_RETURN(c->listen.password, s.Password());
+  c->listen.ssl_cert = s.Optional("ssl_cert", "");
+  c->listen.ssl_key = s.Optional("ssl_key", "");
+  if (c->listen.ssl_cert.empty() != c->listen.ssl_key.empty()) {
+    return s.Invalid(c->listen.ssl_cert.empty() ? "ssl_key" : "ssl_cert",
+                     "ssl_cert and ssl_key go together");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseHttp(const Section& s, ServeConfig* c) {
+  const IniFile::Value* v = s.Get("address");
+  if (v == nullptr || v->text.empty()) return absl::OkStatus();  // no HTTP endpoint
+  size_t colon = v->text.rfind(':');
+  uint32_t port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(v->text.substr(colon + 1), &port) ||
+      port == 0 || port > 65535) {
+    return s.Invalid("address", "expected HOST:PORT, e.g. 127.0.0.1:8080");
+  }
+  c->http.enabled = true;
+  c->http.address = v->text.substr(0, colon);
+  c->http.port = static_cast<uint16_t>(port);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> ParseByteSize(std::string_view text) {
+  absl::string_view t = absl::StripAsciiWhitespace(AV(text));
+  uint64_t mult = 1;
+  if (!t.empty()) {
+    switch (absl::ascii_toupper(t.back())) {
+      case 'K': mult = 1ull << 10; break;
+      case 'M': mult = 1ull << 20; break;
+      case 'G': mult = 1ull << 30; break;
+      case 'T': mult = 1ull << 40; break;
+      default: break;
+    }
+    if (mult != 1) t.remove_suffix(1);
+  }
+  uint64_t n = 0;
+  if (!absl::SimpleAtoi(t, &n) || n > UINT64_MAX / mult) {
+    return absl::InvalidArgumentError("expected a size such as 1073741824, 512M or 10G");
+  }
+  return n * mult;
+}
+
+absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+  absl::string_view t = absl::StripAsciiWhitespace(AV(text));
+  double factor = 1000;  // plain numbers are seconds, as in my.cnf
+  if (absl::ConsumeSuffix(&t, "ms")) {
+    factor = 1;
+  } else if (absl::ConsumeSuffix(&t, "s")) {
+    factor = 1000;
+  } else if (absl::ConsumeSuffix(&t, "m")) {
+    factor = 60000;
+  }
+  double v = 0;
+  if (!absl::SimpleAtod(t, &v) || v < 0) {
+    return absl::InvalidArgumentError("expected a duration such as 250ms, 2s or 1m");
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(v * factor));
+}
+
+absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini) {
+  ServeConfig c;
+  BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), &c));
+  BR_RETURN_IF_ERROR(ParseStore(Section(ini, "store"), &c));
+  BR_RETURN_IF_ERROR(ParseListen(Section(ini, "listen"), &c));
+  BR_RETURN_IF_ERROR(ParseHttp(Section(ini, "http"), &c));
+  c.unknown_keys = ini.UnreadKeys();
+  if (!c.unknown_keys.empty()) {
+    // Like mysqld with an unknown option: a typo must not silently fall back
+    // to a default (a retention or sync setting, say).
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown configuration key ", c.unknown_keys.front(),
+                     c.unknown_keys.size() > 1
+                         ? absl::StrCat(" (and ", c.unknown_keys.size() - 1, " more)")
+                         : std::string()));
+  }
+  return c;
+}
+
+}  // namespace binrelay::cli

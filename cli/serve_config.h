@@ -1,0 +1,60 @@
+// ServeConfig: the settings of `binrelay serve`, read from a my.cnf-style file
+// (conf/binrelay.cnf documents every key) with --section.key=value overrides.
+// Every missing or invalid key is an error naming the key and where it was set.
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cli/ini_file.h"
+#include "replication/upstream_session.h"
+
+namespace binrelay::cli {
+
+struct ServeConfig {
+  // [source]: connection, replica server_id, start (empty store only).
+  replication::UpstreamOptions upstream;
+  std::string source_ssl_mode;  // as written, for status output
+
+  struct Store {
+    std::string dir;
+    enum class Sync { kTransaction, kInterval, kOff } sync = Sync::kTransaction;
+    std::chrono::milliseconds sync_interval{0};  // for kInterval
+    uint64_t retention_hours = 168;
+    uint64_t retention_bytes = 0;  // 0: no size limit
+  } store;
+
+  struct Listen {
+    std::string address = "127.0.0.1";
+    uint16_t port = 0;
+    uint32_t server_id = 0;  // the server_id binrelay reports to its replicas
+    std::string user;
+    std::string password;
+    std::string ssl_cert;
+    std::string ssl_key;
+  } listen;
+
+  struct Http {
+    bool enabled = false;
+    std::string address;
+    uint16_t port = 0;
+  } http;
+
+  // Keys set that no setting reads; non-empty only inside ParseServeConfig,
+  // which then fails naming the first (typos must not fall back to defaults).
+  std::vector<std::string> unknown_keys;
+};
+
+absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini);
+
+// "64M", "10G", "1024" (bytes) -> bytes. Exposed for tests.
+absl::StatusOr<uint64_t> ParseByteSize(std::string_view text);
+// "250ms", "2s", "1.5" (seconds) -> milliseconds. Exposed for tests.
+absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text);
+
+}  // namespace binrelay::cli

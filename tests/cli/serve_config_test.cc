@@ -1,0 +1,157 @@
+#include "cli/serve_config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "absl/strings/match.h"
+
+namespace binrelay::cli {
+namespace {
+
+constexpr char kGood[] = R"(
+# binrelay between db1 and its replicas
+[source]
+host = db1.example
+port = 3307
+user = repl
+password = "s3cret # not a comment"
+server_id = 4001
+ssl_mode = required
+start = mysql-bin.000042:4
+
+[store]
+dir = /var/lib/binrelay
+sync = 100ms
+retention_hours = 48
+retention_bytes = 200G
+
+[listen]
+address = 0.0.0.0
+port = 3306
+server_id = 1
+user = replica
+password = r3pl
+[http]
+address = 127.0.0.1:8080
+)";
+
+absl::StatusOr<ServeConfig> Parse(std::string_view text,
+                                  std::vector<std::string> overrides = {}) {
+  auto ini = IniFile::Parse(text, "binrelay.cnf");
+  if (!ini.ok()) return ini.status();
+  for (const std::string& o : overrides) {
+    if (absl::Status s = ini->Override(o); !s.ok()) return s;
+  }
+  return ParseServeConfig(*ini);
+}
+
+TEST(ServeConfigTest, ParsesEveryKeyOfTheSample) {
+  auto c = Parse(kGood);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->upstream.connect.host, "db1.example");
+  EXPECT_EQ(c->upstream.connect.port, 3307);
+  EXPECT_EQ(c->upstream.connect.password, "s3cret # not a comment");
+  EXPECT_EQ(c->upstream.server_id, 4001u);
+  EXPECT_EQ(c->upstream.connect.tls, protocol::ConnectOptions::Tls::kRequired);
+  EXPECT_EQ(c->upstream.start.kind, replication::StartSpec::Kind::kPosition);
+  EXPECT_EQ(c->upstream.start.position.ToString(), "mysql-bin.000042:4");
+  EXPECT_EQ(c->store.sync, ServeConfig::Store::Sync::kInterval);
+  EXPECT_EQ(c->store.sync_interval.count(), 100);
+  EXPECT_EQ(c->store.retention_bytes, 200ull << 30);
+  EXPECT_EQ(c->listen.address, "0.0.0.0");
+  EXPECT_EQ(c->listen.port, 3306);
+  EXPECT_TRUE(c->http.enabled);
+  EXPECT_EQ(c->http.port, 8080);
+}
+
+TEST(ServeConfigTest, CommandLineOverridesFileKeys) {
+  auto c = Parse(kGood, {"--store.dir=/tmp/relay", "--listen.port=13306"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->store.dir, "/tmp/relay");
+  EXPECT_EQ(c->listen.port, 13306);
+}
+
+// The error must name the key and where it was set, so a DBA can fix it.
+TEST(ServeConfigTest, InvalidValueNamesKeyAndLine) {
+  std::string text = kGood;
+  text.replace(text.find("sync = 100ms"), 12, "sync = often");
+  auto c = Parse(text);
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(absl::StrContains(c.status().message(), "binrelay.cnf:")) << c.status();
+  EXPECT_TRUE(absl::StrContains(c.status().message(), "[store] sync")) << c.status();
+}
+
+TEST(ServeConfigTest, MissingRequiredKeyIsNamed) {
+  std::string text = kGood;
+  text.erase(text.find("dir = /var/lib/binrelay"), 23);
+  auto c = Parse(text);
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(absl::StrContains(c.status().message(), "[store] dir")) << c.status();
+}
+
+// A typo must not silently fall back to a default retention.
+TEST(ServeConfigTest, UnknownKeyIsAnError) {
+  std::string text = kGood;
+  text.replace(text.find("retention_hours"), 15, "retension_hours");
+  auto c = Parse(text);
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(absl::StrContains(c.status().message(), "retension_hours")) << c.status();
+}
+
+TEST(ServeConfigTest, DuplicateKeyAndMalformedLinesAreErrors) {
+  EXPECT_FALSE(IniFile::Parse("[a]\nk=1\nk=2\n", "f").ok());
+  EXPECT_FALSE(IniFile::Parse("k=1\n", "f").ok());
+  EXPECT_FALSE(IniFile::Parse("[a]\njustaword\n", "f").ok());
+  EXPECT_FALSE(IniFile::Parse("[a\n", "f").ok());
+}
+
+TEST(ServeConfigTest, DashesAndCaseInKeysAreEquivalentAsInMyCnf) {
+  auto ini = IniFile::Parse("[Store]\nRetention-Hours = 5\n", "f");
+  ASSERT_TRUE(ini.ok());
+  ASSERT_NE(ini->Find("store", "retention_hours"), nullptr);
+  EXPECT_EQ(ini->Find("store", "retention_hours")->text, "5");
+}
+
+TEST(ServeConfigTest, SizesAndDurations) {
+  EXPECT_EQ(*ParseByteSize("512M"), 512ull << 20);
+  EXPECT_EQ(*ParseByteSize("1024"), 1024u);
+  EXPECT_FALSE(ParseByteSize("lots").ok());
+  EXPECT_FALSE(ParseByteSize("99999999999T").ok());  // overflow
+  EXPECT_EQ(ParseDuration("250ms")->count(), 250);
+  EXPECT_EQ(ParseDuration("2s")->count(), 2000);
+  EXPECT_EQ(ParseDuration("1.5")->count(), 1500);
+  EXPECT_FALSE(ParseDuration("-1s").ok());
+}
+
+}  // namespace
+}  // namespace binrelay::cli
+
+namespace binrelay::cli {
+namespace {
+
+// The documented sample must stay valid: every key in it is read and parses.
+TEST(ServeConfigTest, DocumentedSampleParses) {
+  auto ini = IniFile::Load(std::string(BINRELAY_SOURCE_DIR) + "/conf/binrelay.cnf");
+  ASSERT_TRUE(ini.ok()) << ini.status();
+  // The sample points at password files that exist only on a real host.
+  std::string pw = ::testing::TempDir() + "/pw";
+  std::ofstream(pw) << "secret\n";
+  ASSERT_TRUE(ini->Override("--source.password_file=" + pw).ok());
+  ASSERT_TRUE(ini->Override("--listen.password_file=" + pw).ok());
+  auto c = ParseServeConfig(*ini);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->upstream.connect.password, "secret");
+  EXPECT_EQ(c->store.sync, ServeConfig::Store::Sync::kTransaction);
+  EXPECT_TRUE(c->http.enabled);
+  // An empty password file is reported by key.
+  std::string empty = ::testing::TempDir() + "/empty";
+  std::ofstream(empty) << "";
+  ASSERT_TRUE(ini->Override("--listen.password_file=" + empty).ok());
+  auto bad = ParseServeConfig(*ini);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "[listen] password_file")) << bad.status();
+}
+
+}  // namespace
+}  // namespace binrelay::cli
