@@ -1,0 +1,133 @@
+#include "proxy/http_server.h"
+
+#include <utility>  // before Asio: Boost 1.74's awaitable.hpp needs std::exchange
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/status_macros.h"
+#include "spdlog/spdlog.h"
+
+namespace binrelay::proxy {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr auto kIoTimeout = std::chrono::seconds(10);
+
+asio::awaitable<void> ServeConnection(tcp::socket socket, const StatusProvider* provider) {
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer(8192);
+  while (true) {
+    http::request_parser<http::empty_body> parser;
+    parser.header_limit(8192);  // GET requests only: a few headers, no body
+    parser.body_limit(0);
+    stream.expires_after(kIoTimeout);
+    boost::system::error_code ec;
+    co_await http::async_read(stream, buffer, parser,
+                              asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) break;  // closed, timed out or malformed: nothing more to say
+    const auto& req = parser.get();
+    HttpReply reply = HandleHttpRequest(std::string_view(req.method_string().data(),
+                                                         req.method_string().size()),
+                                        std::string_view(req.target().data(),
+                                                         req.target().size()),
+                                        *provider);
+    http::response<http::string_body> res{static_cast<http::status>(reply.status),
+                                          req.version()};
+    res.set(http::field::server, "binrelay");
+    res.set(http::field::content_type, reply.content_type);
+    res.keep_alive(req.keep_alive());
+    res.body() = std::move(reply.body);
+    res.prepare_payload();
+    co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || !res.keep_alive()) break;
+  }
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+}
+
+asio::awaitable<void> Accept(tcp::acceptor& acceptor, const StatusProvider* provider) {
+  while (acceptor.is_open()) {
+    boost::system::error_code ec;
+    tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted) co_return;
+      continue;  // e.g. EMFILE: keep serving the connections we have
+    }
+    asio::co_spawn(acceptor.get_executor(), ServeConnection(std::move(socket), provider),
+                   asio::detached);
+  }
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  asio::io_context ioc{1};
+  tcp::acceptor acceptor{ioc};
+};
+
+HttpReply HandleHttpRequest(std::string_view method, std::string_view target,
+                            const StatusProvider& provider) {
+  if (method != "GET" && method != "HEAD") {
+    return {405, "text/plain", "only GET is supported\n"};
+  }
+  std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/status") return {200, "application/json", RenderStatusJson(provider.Snapshot())};
+  if (path == "/metrics") {
+    return {200, "text/plain; version=0.0.4", RenderPrometheus(provider.Snapshot())};
+  }
+  if (path == "/healthz") return {200, "text/plain", "ok\n"};
+  return {404, "text/plain", "not found: try /status, /metrics or /healthz\n"};
+}
+
+HttpServer::HttpServer(const StatusProvider* provider)
+    : impl_(std::make_unique<Impl>()), provider_(provider) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+absl::Status HttpServer::Start(const std::string& address, uint16_t port) {
+  boost::system::error_code ec;
+  asio::ip::address ip = asio::ip::make_address(address, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("[http] address: '", address, "' is not an IP address"));
+  }
+  tcp::endpoint endpoint(ip, port);
+  impl_->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl_->acceptor.bind(endpoint, ec);
+  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat("cannot listen for HTTP on ", address, ":", port,
+                                               ": ", ec.message()));
+  }
+  port_ = impl_->acceptor.local_endpoint().port();
+  asio::co_spawn(impl_->ioc, Accept(impl_->acceptor, provider_), asio::detached);
+  thread_ = std::thread([this] { impl_->ioc.run(); });
+  return absl::OkStatus();
+}
+
+void HttpServer::Stop() {
+  if (!thread_.joinable()) return;
+  asio::post(impl_->ioc, [this] {
+    boost::system::error_code ignored;
+    impl_->acceptor.close(ignored);
+  });
+  impl_->ioc.stop();  // HTTP replies are stateless: dropping one in flight loses nothing
+  thread_.join();
+}
+
+}  // namespace binrelay::proxy

@@ -1,0 +1,114 @@
+#include "proxy/http_server.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/match.h"
+
+namespace binrelay::proxy {
+namespace {
+
+class FakeStatus : public StatusProvider {
+ public:
+  RelayStatus s;
+  RelayStatus Snapshot() const override { return s; }
+};
+
+RelayStatus Sample() {
+  RelayStatus s;
+  s.upstream_state = "streaming";
+  s.source = "db1:3306";
+  s.received_file = "mysql-bin.000007";
+  s.received_offset = 1234;
+  s.events_received = 42;
+  s.consumers.push_back({"replica \"r1\"", "mysql-bin.000007", 1000, 234, 0.5});
+  return s;
+}
+
+// Sends a raw request and returns the whole response (the server closes
+// after replying when the request says Connection: close).
+std::string Request(uint16_t port, const std::string& raw) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return "connect failed";
+  }
+  (void)!write(fd, raw.data(), raw.size());
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
+TEST(RelayStatusTest, JsonCarriesEveryFieldAndEscapes) {
+  std::string json = RenderStatusJson(Sample());
+  EXPECT_TRUE(absl::StrContains(json, "\"received_offset\":1234"));
+  EXPECT_TRUE(absl::StrContains(json, "\"name\":\"replica \\\"r1\\\"\""));
+  EXPECT_TRUE(absl::StrContains(json, "\"lag_seconds\":0.500"));
+}
+
+TEST(RelayStatusTest, PrometheusHasTypesAndEscapedLabels) {
+  std::string text = RenderPrometheus(Sample());
+  EXPECT_TRUE(absl::StrContains(text, "# TYPE binrelay_events_received_total counter\n"
+                                      "binrelay_events_received_total 42\n"));
+  EXPECT_TRUE(absl::StrContains(text, "binrelay_upstream_up 1\n"));
+  EXPECT_TRUE(absl::StrContains(
+      text, "binrelay_consumer_lag_bytes{consumer=\"replica \\\"r1\\\"\"} 234\n"));
+}
+
+TEST(HttpServerTest, ServesStatusMetricsHealthAnd404OverTcp) {
+  FakeStatus status;
+  status.s = Sample();
+  HttpServer server(&status);
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  ASSERT_NE(server.port(), 0);
+  std::string r = Request(server.port(), "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_TRUE(absl::StartsWith(r, "HTTP/1.1 200")) << r;
+  EXPECT_TRUE(absl::StrContains(r, "application/json"));
+  EXPECT_TRUE(absl::StrContains(r, "\"source\":\"db1:3306\""));
+  r = Request(server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_TRUE(absl::StrContains(r, "binrelay_bytes_received_total")) << r;
+  r = Request(server.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_TRUE(absl::StartsWith(r, "HTTP/1.1 200")) << r;
+  r = Request(server.port(), "GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_TRUE(absl::StartsWith(r, "HTTP/1.1 404")) << r;
+  r = Request(server.port(), "POST /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_TRUE(absl::StartsWith(r, "HTTP/1.1 405")) << r;
+  server.Stop();
+}
+
+// Garbage or an oversized header must close that connection only; the
+// server keeps answering others.
+TEST(HttpServerTest, HostileRequestsDoNotStopTheServer) {
+  FakeStatus status;
+  status.s = Sample();
+  HttpServer server(&status);
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  std::string junk = Request(server.port(), std::string(100, '\x01') + "\r\n\r\n");
+  EXPECT_FALSE(absl::StartsWith(junk, "HTTP/1.1 200"));
+  std::string huge = "GET /status HTTP/1.1\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n";
+  EXPECT_FALSE(absl::StartsWith(Request(server.port(), huge), "HTTP/1.1 200"));
+  std::string ok = Request(server.port(), "GET /healthz HTTP/1.0\r\n\r\n");
+  EXPECT_TRUE(absl::StartsWith(ok, "HTTP/1.0 200")) << ok;
+}
+
+TEST(HttpServerTest, BadAddressIsAClearError) {
+  FakeStatus status;
+  HttpServer server(&status);
+  absl::Status s = server.Start("not-an-ip", 0);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "[http] address"));
+}
+
+}  // namespace
+}  // namespace binrelay::proxy
