@@ -72,8 +72,9 @@ absl::Status TailSource(const TailOptions& o, const apply::Subscription& subscri
   g_session.store(nullptr);
   BR_RETURN_IF_ERROR(sink.Flush());
   const auto& st = decoder.stats();
-  spdlog::info("done: {} rows in {} transactions; rows events decoded {}, skipped {}", st.rows,
-               st.transactions, st.rows_events_decoded, st.rows_events_skipped);
+  spdlog::info(
+      "done: {} rows in {} transactions; rows events decoded {}, skipped {}; schema lookups {}",
+      st.rows, st.transactions, st.rows_events_decoded, st.rows_events_skipped, schema.lookups());
   return status;
 }
 
