@@ -31,7 +31,13 @@ void OnSignal(int) {
 absl::Status TailFiles(const TailOptions& o, apply::ChangeDecoder& decoder,
                        apply::JsonLineSink& sink) {
   for (const std::string& path : o.files) {
-    BR_RETURN_IF_ERROR(replication::FeedBinlogFile(path, decoder));
+    absl::Status s = replication::FeedBinlogFile(path, decoder);
+    if (!s.ok()) {
+      // Transactions completed before the bad spot are good data: print
+      // them, then report where decoding stopped.
+      BR_RETURN_IF_ERROR(sink.Flush());
+      return s;
+    }
   }
   return sink.Flush();
 }
