@@ -56,7 +56,15 @@ absl::StatusOr<EventView> EventFramer::Frame(std::string_view event, uint64_t of
         " bytes) without the IGNORABLE flag: it cannot be skipped safely"));
   }
   BR_ASSIGN_OR_RETURN(bool has_crc, HasChecksum(h, event, offset));
-  if (has_crc && options_.verify_checksums) {
+  // An FDE declaring checksums OFF still carries a CRC field, but servers
+  // do not keep it valid: MariaDB's dump thread rewrites the FDE's header
+  // (log_pos, flags) when a dump starts mid-file and refreshes the CRC only
+  // when checksums are on. MySQL's reader likewise checks an FDE's own CRC
+  // only when that FDE says CRC32.
+  const bool fde_without_checksums = h.type == kFormatDescriptionEvent &&
+                                     format_.has_value() &&
+                                     format_->checksum_alg != ChecksumAlg::kCrc32;
+  if (has_crc && options_.verify_checksums && !fde_without_checksums) {
     BR_RETURN_IF_ERROR(VerifyEventChecksum(event, offset));
     ++crc_checked_;
   }

@@ -289,6 +289,19 @@ TEST(BinlogFileReaderTest, FdeCrcIgnoresInUseFlag) {
   EXPECT_EQ(WalkError(data).code(), absl::StatusCode::kDataLoss);
 }
 
+// A source with binlog_checksum=NONE rewrites the FDE it sends when a dump
+// starts mid-file (log_pos 0) without refreshing the FDE's CRC field (seen
+// live with MariaDB 10.11): an FDE that declares checksums OFF must not be
+// refused for it. An FDE that declares CRC32 still must.
+TEST(BinlogFileReaderTest, FdeCrcIsCheckedOnlyWhenTheFdeDeclaresCrc32) {
+  std::string off = LoadFixture("mysql-binlog-connector-java/mysql-bin.checksum-none");
+  off[4 + 13] ^= 0x7F;  // the FDE's log_pos, as the dump thread rewrites it
+  EXPECT_TRUE(WalkError(off).ok()) << WalkError(off);
+  std::string crc32 = LoadFixture("mysql-cdc-rs/5.7__16_xid__log.bin");
+  crc32[4 + 13] ^= 0x7F;
+  EXPECT_EQ(WalkError(crc32).code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(BinlogFileReaderTest, EventSizeBelowHeaderInFileIsDataLoss) {
   std::string data = LoadFixture("mysql-cdc-rs/5.7__16_xid__log.bin");
   data[123 + 9] = 5;
