@@ -244,7 +244,11 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   if (absl::Status s = consumer_->OnEvent({view, fde, *end, boundary}); !s.ok()) {
     return Annotate(s, Where());
   }
-  if (boundary) position_trusted_ = true;
+  if (boundary) {
+    position_trusted_ = true;
+    absl::MutexLock lock(&status_mu_);
+    received_ = *end;
+  }
   if (boundary && ReachedEnd(*end)) done_ = true;
   return absl::OkStatus();
 }
@@ -292,26 +296,38 @@ absl::Status UpstreamSession::Run() {
   bool first = true;
   bool connected_once = false;
   std::chrono::milliseconds backoff(100);
-  std::optional<Clock::time_point> lost_since;
+  Clock::time_point lost_since{};  // valid while `lost`
+  bool lost = false;
   while (!stop_.load()) {
     absl::Status s = ConnectAndPrepare(first);
     if (s.ok()) s = StartDump();
     if (s.ok()) {
+      state_.store(State::kStreaming);
       connected_once = true;
-      lost_since.reset();
+      lost = false;
       backoff = std::chrono::milliseconds(100);
       s = Stream();
     }
     if (s.ok()) break;  // done or stopped
+    {
+      absl::MutexLock lock(&status_mu_);
+      last_error_ = std::string(s.message());
+    }
     // A first connection that fails is a configuration problem: say so now.
     if (!connected_once || !IsRetryable(s)) {
+      state_.store(State::kStopped);
       if (conn_) conn_->Quit();
       if (!absl::StrContains(s.message(), options_.connect.host)) s = Annotate(s, Where());
       return s;
     }
     if (conn_) conn_.reset();
-    if (!lost_since) lost_since = Clock::now();
-    if (Clock::now() - *lost_since > options_.reconnect_timeout) {
+    state_.store(State::kReconnecting);
+    if (!lost) {
+      lost = true;
+      lost_since = Clock::now();
+    }
+    if (Clock::now() - lost_since > options_.reconnect_timeout) {
+      state_.store(State::kStopped);
       return absl::UnavailableError(absl::StrCat(
           "lost the connection to ", Where(), " and could not resume for ",
           options_.reconnect_timeout.count() / 1000, "s; last error: ", s.message()));
@@ -328,7 +344,28 @@ absl::Status UpstreamSession::Run() {
     first = false;
   }
   if (conn_) conn_->Quit();
+  state_.store(State::kStopped);
   return absl::OkStatus();
+}
+
+std::string UpstreamSession::state_name() const {
+  switch (state()) {
+    case State::kConnecting: return "connecting";
+    case State::kStreaming: return "streaming";
+    case State::kReconnecting: return "reconnecting";
+    case State::kStopped: return "stopped";
+  }
+  return "unknown";
+}
+
+BinlogPosition UpstreamSession::received() const {
+  absl::MutexLock lock(&status_mu_);
+  return received_;
+}
+
+std::string UpstreamSession::last_error() const {
+  absl::MutexLock lock(&status_mu_);
+  return last_error_;
 }
 
 }  // namespace binrelay::replication

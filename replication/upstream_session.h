@@ -19,7 +19,9 @@
 #include <optional>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "protocol/client_connection.h"
 #include "protocol/event_framer.h"
 #include "protocol/event_header.h"
@@ -67,6 +69,14 @@ class UpstreamSession {
   const SourceInfo& source_info() const { return info_; }
   const UpstreamStats& stats() const { return stats_; }
 
+  // For status output, from any thread.
+  enum class State { kConnecting, kStreaming, kReconnecting, kStopped };
+  State state() const { return state_.load(std::memory_order_relaxed); }
+  std::string state_name() const;
+  // End of the last complete transaction received (updated per transaction).
+  BinlogPosition received() const;
+  std::string last_error() const;
+
  private:
   absl::Status ConnectAndPrepare(bool first);
   absl::Status ResolveStart();
@@ -83,6 +93,10 @@ class UpstreamSession {
   SourceInfo info_;
   UpstreamStats stats_;
   std::atomic<bool> stop_{false};
+  std::atomic<State> state_{State::kConnecting};
+  mutable absl::Mutex status_mu_;
+  BinlogPosition received_ ABSL_GUARDED_BY(status_mu_);
+  std::string last_error_ ABSL_GUARDED_BY(status_mu_);
 
   // Stream state.
   protocol::EventFramer framer_;
