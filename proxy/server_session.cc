@@ -8,6 +8,7 @@
 #include "protocol/server_error.h"
 #include "protocol/server_packets.h"
 #include "protocol/status_macros.h"
+#include "spdlog/spdlog.h"
 #include "proxy/admin_responder.h"
 
 namespace binrelay::proxy {
@@ -139,6 +140,10 @@ absl::Status ServerSession::HandleCommand(std::string_view payload, std::string*
       if (r.kind == AdminReply::Kind::kOk) {
         Reply(out, protocol::BuildOkPacket());
       } else if (r.kind == AdminReply::Kind::kError) {
+        // protocol.md §4.4: log what replicas send that binrelay does not
+        // answer, so a new replica option shows up in the log.
+        spdlog::info("client {} (user '{}'): error {} for query: {}: {}", options_.auth.peer_host,
+                     auth_.user(), r.error_code, std::string(payload.substr(1, 200)), r.message);
         ReplyError(out, r.error_code, r.sql_state, r.message);
       } else {
         uint8_t seq = reader_.next_seq();
