@@ -95,8 +95,8 @@ TEST(ServerPacketsTest, ParsesCapturedCachingSha2Response) {
 TEST(ServerPacketsTest, ParsesCapturedNativeResponseWithDatabase) {
   auto frames = testing::WirePacketsFromTerms("msmp/handshake-response.terms");
   ASSERT_EQ(frames.size(), 4u);
-  BR_ASSERT_OK_AND_ASSIGN(ClientHandshake h,
-                          ParseClientHandshake(Payload(frames[1]), kServerDefaultCaps));
+  const std::string payload = Payload(frames[1]);  // h views into it
+  BR_ASSERT_OK_AND_ASSIGN(ClientHandshake h, ParseClientHandshake(payload, kServerDefaultCaps));
   EXPECT_EQ(h.user, "pam");
   ASSERT_EQ(h.auth_response.size(), 20u);
   EXPECT_EQ(static_cast<uint8_t>(h.auth_response[0]), 0xAB);
@@ -110,8 +110,8 @@ TEST(ServerPacketsTest, ParsesCapturedNativeResponseWithDatabase) {
 TEST(ServerPacketsTest, ParsesCapturedNativeResponseWithAttributes) {
   auto frames = testing::WirePacketsFromTerms("msmp/handshake-response.terms");
   ASSERT_EQ(frames.size(), 4u);
-  BR_ASSERT_OK_AND_ASSIGN(ClientHandshake h,
-                          ParseClientHandshake(Payload(frames[2]), kServerDefaultCaps));
+  const std::string payload = Payload(frames[2]);  // h views into it
+  BR_ASSERT_OK_AND_ASSIGN(ClientHandshake h, ParseClientHandshake(payload, kServerDefaultCaps));
   EXPECT_EQ(h.user, "root");
   EXPECT_EQ(h.max_packet, 1073746021u);
   EXPECT_EQ(h.collation, 255);
