@@ -1,0 +1,67 @@
+// The interfaces a ServerSession needs from the rest of binrelay (style.md:
+// the consumer declares the narrow interface; the relay implements it):
+// AdminHandler answers variables and admin statements, DumpHandler receives
+// parsed dump requests.
+//
+// Thread safety: one handler instance is shared by every connection, and
+// connections run on several io threads: implementations must be
+// thread-safe. Calls must not block for long (no fsync, no SQL): they run on
+// an io thread.
+// Lifetime: the handlers must outlive every session using them; results are
+// owned by the caller.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "protocol/server_packets.h"
+#include "proxy/replication_commands.h"
+
+namespace binrelay::proxy {
+
+// A text result set (every value a string or NULL).
+struct ResultSet {
+  std::vector<std::string> columns;
+  std::vector<protocol::TextRow> rows;
+};
+
+class AdminHandler {
+ public:
+  virtual ~AdminHandler() = default;
+  // A global system variable by lower-case name (server_id, server_uuid,
+  // binlog_checksum, gtid_mode, gtid_domain_id, gtid_binlog_pos,
+  // gtid_current_pos, gtid_executed, gtid_purged, ...). nullopt: unknown,
+  // answered with ER_UNKNOWN_SYSTEM_VARIABLE (1193), which replicas tolerate
+  // for optional variables.
+  virtual std::optional<std::string> SystemVariable(std::string_view name) = 0;
+  // SHOW MASTER STATUS / SHOW BINARY LOG STATUS.
+  virtual absl::StatusOr<ResultSet> MasterStatus() = 0;
+  virtual absl::StatusOr<ResultSet> BinaryLogs() = 0;
+  // SHOW SLAVE HOSTS / SHOW REPLICAS.
+  virtual absl::StatusOr<ResultSet> Replicas() = 0;
+  // SHOW RELAY STATUS: upstream state, positions, lag, counters, last error.
+  virtual absl::StatusOr<ResultSet> RelayStatus() = 0;
+  virtual absl::Status PurgeBinaryLogsTo(std::string_view file) = 0;
+  // MariaDB's binlog_gtid_pos('file', pos); nullopt is SQL NULL.
+  virtual absl::StatusOr<std::optional<std::string>> BinlogGtidPos(std::string_view file,
+                                                                   uint64_t position) = 0;
+  // COM_REGISTER_SLAVE was received (for SHOW SLAVE HOSTS).
+  virtual void ReplicaRegistered(const ReplicaRegistration& replica) = 0;
+};
+
+class DumpHandler {
+ public:
+  virtual ~DumpHandler() = default;
+  // Validates and accepts a dump request. An error is sent to the replica as
+  // ER_MASTER_FATAL_ERROR_READING_BINLOG (1236) with the status message, and
+  // the connection is closed, as real primaries do.
+  // TODO(store reader): streaming is not part of this interface yet; the
+  // reader will take over the connection after an OK here.
+  virtual absl::Status StartDump(const DumpRequest& request) = 0;
+};
+
+}  // namespace binrelay::proxy

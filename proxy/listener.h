@@ -1,0 +1,78 @@
+// Listener: accepts TCP connections on [listen] and runs one C++20 coroutine
+// per connection, each on its own strand, driving a ServerSession: it writes
+// the greeting, then reads bytes into the session, writes its replies, and
+// closes the socket when the session closes. A watchdog timer closes a
+// connection that sends nothing for `read_timeout` (a stalled or half-open
+// client must not hold a session forever).
+//
+// TODO(TLS): CLIENT_SSL is not advertised yet; add an ssl::stream and set
+// AuthOptions::secure_transport when ssl_cert/ssl_key are configured.
+// TODO(dump): a session whose dump the DumpHandler accepted is closed here;
+// the store reader will take over the socket instead.
+//
+// Thread safety: Start/Stop/port may be called from any thread; the
+// io_context may run on several threads. The handlers must be thread-safe
+// (admin_handler.h).
+// Lifetime: the Listener, the handlers and the io_context must outlive the
+// accept loop and every connection: call Stop() and let the io_context run
+// until its work is done (or stop it) before destroying them.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "proxy/admin_handler.h"
+#include "proxy/asio.h"
+#include "proxy/connection_registry.h"
+#include "proxy/server_session.h"
+
+namespace binrelay::proxy {
+
+struct ListenerOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 0;  // 0: any free port (see Listener::port())
+  std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};
+  // Template for every connection; connection_id and the peer host are
+  // filled in per connection.
+  ServerSessionOptions session;
+};
+
+class Listener {
+ public:
+  // Binds and listens (errors: the address or port is unusable). Accepting
+  // starts with Start().
+  static absl::StatusOr<std::unique_ptr<Listener>> Create(asio::io_context& ioc,
+                                                          ListenerOptions options,
+                                                          AdminHandler* admin, DumpHandler* dump);
+  ~Listener();
+
+  void Start();
+  // Stops accepting and closes every open connection (asynchronously, on
+  // their strands). Idempotent.
+  void Stop();
+  uint16_t port() const { return port_; }
+  size_t open_connections() const { return connections_.size(); }
+
+ private:
+  struct Connection;
+  Listener(asio::io_context& ioc, ListenerOptions options, AdminHandler* admin,
+           DumpHandler* dump);
+  asio::awaitable<void> AcceptLoop();
+  asio::awaitable<void> Serve(std::shared_ptr<Connection> conn);
+
+  asio::io_context& ioc_;
+  ListenerOptions options_;
+  AdminHandler* admin_;
+  DumpHandler* dump_;
+  tcp::acceptor acceptor_;
+  uint16_t port_ = 0;
+  std::atomic<uint32_t> next_connection_id_{1};
+  ConnectionRegistry connections_;
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace binrelay::proxy

@@ -1,0 +1,431 @@
+// ServerSession driven by scripted client packets: authentication, every
+// statement form and replication commands (hostile input:
+// server_session_hostile_test.cc).
+#include "proxy/server_session.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "replication/dump_commands.h"
+#include "tests/harness/erlang_terms.h"
+#include "tests/proxy/session_fixture.h"
+
+namespace binrelay::proxy {
+namespace {
+
+using namespace session_test;  // NOLINT: the fixture and its helpers
+
+// --- Greeting and authentication -----------------------------------------
+
+// Guards what replicas check first: version string, plugin and a 20-byte nonce.
+TEST_F(SessionTest, GreetingIsMariaDbFlavouredWithNativePlugin) {
+  NewSession();
+  EXPECT_EQ(greeting_.server_version, "5.5.5-10.11.0-binrelay");
+  EXPECT_EQ(greeting_.auth_plugin, "mysql_native_password");
+  EXPECT_EQ(greeting_.nonce.size(), 20u);
+  EXPECT_EQ(greeting_.nonce.find('\0'), std::string::npos);
+}
+
+// Two sessions must not share a nonce (a replayed token would authenticate).
+TEST_F(SessionTest, EachSessionGetsAFreshNonce) {
+  NewSession();
+  std::string first = greeting_.nonce;
+  NewSession();
+  EXPECT_NE(first, greeting_.nonce);
+}
+
+// The basic login path with the right scramble; OK carries sequence id 2.
+TEST_F(SessionTest, NativePasswordAccepted) {
+  NewSession();
+  auto r = Send(Response("mysql_native_password",
+                         protocol::NativePasswordScramble(kPassword, greeting_.nonce)),
+                1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].seq, 2);
+  EXPECT_EQ(protocol::ClassifyResponse(r[0].payload), protocol::ResponseKind::kOk);
+  EXPECT_EQ(session_->state(), ServerSession::State::kCommand);
+  EXPECT_EQ(session_->user(), kUser);
+}
+
+// A wrong password must be ER_ACCESS_DENIED_ERROR 1045 / 28000 and close.
+TEST_F(SessionTest, WrongNativePasswordIsAccessDenied) {
+  NewSession();
+  absl::Status st;
+  auto r = Send(Response("mysql_native_password",
+                         protocol::NativePasswordScramble("wrong", greeting_.nonce)),
+                1, &st);
+  ASSERT_EQ(r.size(), 1u);
+  BR_ASSERT_OK_AND_ASSIGN(auto err, protocol::ParseErrPacket(r[0].payload));
+  EXPECT_EQ(err.code, 1045);
+  EXPECT_EQ(err.sql_state, "28000");
+  EXPECT_EQ(err.message, "Access denied for user 'repl'@'localhost' (using password: YES)");
+  EXPECT_TRUE(absl::IsPermissionDenied(st)) << st;
+  EXPECT_EQ(session_->state(), ServerSession::State::kClosed);
+}
+
+// Only the configured user may log in, even with the right password.
+TEST_F(SessionTest, OtherUserIsAccessDenied) {
+  NewSession();
+  auto r = Send(Response("mysql_native_password",
+                         protocol::NativePasswordScramble(kPassword, greeting_.nonce), "root"),
+                1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(ErrCode(r[0]), 1045);
+  EXPECT_EQ(session_->state(), ServerSession::State::kClosed);
+}
+
+// An empty token is "using password: NO" and denied when a password is set.
+TEST_F(SessionTest, EmptyTokenIsDeniedWithUsingPasswordNo) {
+  NewSession();
+  auto r = Send(Response("mysql_native_password", ""), 1);
+  ASSERT_EQ(r.size(), 1u);
+  BR_ASSERT_OK_AND_ASSIGN(auto err, protocol::ParseErrPacket(r[0].payload));
+  EXPECT_EQ(err.code, 1045);
+  EXPECT_NE(err.message.find("using password: NO"), std::string::npos) << err.message;
+}
+
+// MySQL 8 replicas answer for caching_sha2: fast path is 01 03 then OK.
+TEST_F(SessionTest, CachingSha2FastPathAccepted) {
+  NewSession();
+  auto r = Send(Response("caching_sha2_password",
+                         protocol::CachingSha2Scramble(kPassword, greeting_.nonce)),
+                1);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].payload, std::string("\x01\x03", 2));
+  EXPECT_EQ(r[0].seq, 2);
+  EXPECT_EQ(protocol::ClassifyResponse(r[1].payload), protocol::ResponseKind::kOk);
+  EXPECT_EQ(r[1].seq, 3);
+  EXPECT_EQ(session_->state(), ServerSession::State::kCommand);
+}
+
+TEST_F(SessionTest, CachingSha2WrongPasswordIsAccessDenied) {
+  NewSession();
+  auto r = Send(Response("caching_sha2_password",
+                         protocol::CachingSha2Scramble("nope", greeting_.nonce)),
+                1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(ErrCode(r[0]), 1045);
+}
+
+// Full authentication over a secure transport: 01 04, clear password + NUL, OK.
+TEST_F(SessionTest, CachingSha2FullAuthOverSecureTransport) {
+  AuthOptions a;
+  a.user = kUser;
+  a.password = kPassword;
+  a.secure_transport = true;
+  a.sha2_full_auth = true;
+  NewSession(a);
+  auto r = Send(Response("caching_sha2_password",
+                         protocol::CachingSha2Scramble(kPassword, greeting_.nonce)),
+                1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].payload, std::string("\x01\x04", 2));
+  auto ok = Send(std::string(kPassword) + '\0', 3);
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].seq, 4);
+  EXPECT_EQ(protocol::ClassifyResponse(ok[0].payload), protocol::ResponseKind::kOk);
+}
+
+// Without TLS the RSA exchange is not implemented: a clear ERR, not a hang.
+TEST_F(SessionTest, CachingSha2FullAuthWithoutTlsIsClearError) {
+  AuthOptions a;
+  a.user = kUser;
+  a.password = kPassword;
+  a.sha2_full_auth = true;
+  NewSession(a);
+  Send(Response("caching_sha2_password", protocol::CachingSha2Scramble(kPassword, greeting_.nonce)),
+       1);
+  auto r = Send("\x02", 3);  // request the public key
+  ASSERT_EQ(r.size(), 1u);
+  BR_ASSERT_OK_AND_ASSIGN(auto err, protocol::ParseErrPacket(r[0].payload));
+  EXPECT_EQ(err.code, 1251);
+  EXPECT_NE(err.message.find("TLS"), std::string::npos);
+  EXPECT_EQ(session_->state(), ServerSession::State::kClosed);
+}
+
+// A client answering for an unknown plugin is switched to ours (§2.7), with
+// a new nonce the token must then use.
+TEST_F(SessionTest, UnknownClientPluginGetsAuthSwitch) {
+  NewSession();
+  auto r = Send(Response("client_ed25519", std::string(64, 'x')), 1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].seq, 2);
+  BR_ASSERT_OK_AND_ASSIGN(auto sw, protocol::ParseAuthSwitchRequest(r[0].payload));
+  EXPECT_EQ(sw.plugin, "mysql_native_password");
+  ASSERT_EQ(sw.nonce.size(), 20u);
+  EXPECT_NE(sw.nonce, greeting_.nonce);
+  auto ok = Send(protocol::NativePasswordScramble(kPassword, sw.nonce), 3);
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].seq, 4);
+  EXPECT_EQ(protocol::ClassifyResponse(ok[0].payload), protocol::ResponseKind::kOk);
+}
+
+// binrelay's own client (AuthExchange) must log in against the session:
+// guards that both ends agree on the scramble and packet order.
+TEST_F(SessionTest, BinrelayClientAuthExchangeLogsIn) {
+  NewSession();
+  protocol::AuthExchange ex(kPassword, /*secure_transport=*/false);
+  BR_ASSERT_OK_AND_ASSIGN(std::string token, ex.Start(greeting_.auth_plugin, greeting_.nonce));
+  auto r = Send(Response(ex.plugin(), token), 1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(protocol::ClassifyResponse(r[0].payload), protocol::ResponseKind::kOk);
+}
+
+// --- Statements ------------------------------------------------------------
+
+// The MariaDB IO thread sequence (§4.2) up to the dump, with the answers it needs.
+TEST_F(SessionTest, MariaDbReplicaStatementSequence) {
+  Login();
+  int64_t now = absl::ToUnixSeconds(absl::Now());
+  auto ts = Scalar("SELECT UNIX_TIMESTAMP()");
+  ASSERT_TRUE(ts.has_value());
+  EXPECT_NEAR(std::stoll(*ts), now, 5);
+
+  std::vector<std::string> cols;
+  std::vector<protocol::TextRow> rows;
+  QueryRows("SHOW VARIABLES LIKE 'SERVER_ID'", &cols, &rows);
+  EXPECT_EQ(cols, (std::vector<std::string>{"Variable_name", "Value"}));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0], (protocol::TextRow{std::string("server_id"), std::string("7")}));
+
+  for (const char* set :
+       {"SET @master_heartbeat_period= 1800000000",
+        "SET @master_binlog_checksum= @@global.binlog_checksum", "SET skip_replication=1",
+        "SET @mariadb_slave_capability=4", "SET @slave_connect_state='0-1-100'",
+        "SET @slave_gtid_strict_mode=1", "SET @slave_gtid_ignore_duplicates=0"}) {
+    auto r = Query(set);
+    ASSERT_EQ(r.size(), 1u) << set;
+    EXPECT_EQ(protocol::ClassifyResponse(r[0].payload), protocol::ResponseKind::kOk) << set;
+    EXPECT_EQ(r[0].seq, 1);
+  }
+  EXPECT_EQ(Scalar("SELECT @master_binlog_checksum"), "CRC32");
+  EXPECT_EQ(Scalar("SELECT @@GLOBAL.gtid_domain_id"), "0");
+  EXPECT_EQ(Scalar("SELECT binlog_gtid_pos('mysql-bin.000003',1234)"), "0-1-100");
+  EXPECT_EQ(Scalar("SELECT binlog_gtid_pos('mysql-bin.000009',4)"), std::nullopt);
+  const auto& vars = session_->user_variables();
+  EXPECT_EQ(vars.at("master_heartbeat_period"), "1800000000");
+  EXPECT_EQ(vars.at("slave_connect_state"), "0-1-100");
+  EXPECT_EQ(vars.at("mariadb_slave_capability"), "4");
+  EXPECT_EQ(vars.count("skip_replication"), 0u);  // a system variable, not recorded as @var
+}
+
+// The MySQL 8 IO thread sequence (§4.1).
+TEST_F(SessionTest, MySqlReplicaStatementSequence) {
+  Login();
+  EXPECT_EQ(Scalar("SELECT @@GLOBAL.SERVER_ID"), "7");
+  EXPECT_EQ(Query("SET @master_heartbeat_period = 30000000000, @source_heartbeat_period = "
+                  "30000000000")[0].payload[0], 0);
+  Query("SET @master_binlog_checksum = @@global.binlog_checksum, @source_binlog_checksum = "
+        "@@global.binlog_checksum");
+  EXPECT_EQ(Scalar("SELECT @source_binlog_checksum"), "CRC32");
+  EXPECT_EQ(Scalar("SELECT @@GLOBAL.GTID_MODE"), "OFF");
+  EXPECT_EQ(Scalar("SELECT @@GLOBAL.SERVER_UUID"), "3e11fa47-71ca-11e1-9e33-c80aa9429562");
+  Query("SET @slave_uuid = 'aaaaaaaa-71ca-11e1-9e33-c80aa9429562', @replica_uuid = "
+        "'aaaaaaaa-71ca-11e1-9e33-c80aa9429562'");
+  EXPECT_EQ(session_->user_variables().at("replica_uuid"), "aaaaaaaa-71ca-11e1-9e33-c80aa9429562");
+  // 8.0.26+ asks the new name first and must get 1193 to fall back.
+  auto r = Query("SELECT @@global.rpl_semi_sync_source_enabled");
+  ASSERT_EQ(r.size(), 1u);
+  BR_ASSERT_OK_AND_ASSIGN(auto err, protocol::ParseErrPacket(r[0].payload));
+  EXPECT_EQ(err.code, 1193);
+  EXPECT_EQ(err.sql_state, "HY000");
+  EXPECT_EQ(err.message, "Unknown system variable 'rpl_semi_sync_source_enabled'");
+}
+
+// mysqlbinlog / mariadb-binlog and the mariadb CLI (§4.3).
+TEST_F(SessionTest, BinlogClientAndCliStatements) {
+  Login();
+  EXPECT_EQ(Scalar("SELECT VERSION()"), "10.11.0-binrelay");
+  EXPECT_EQ(Scalar("select @@version_comment limit 1"), "binrelay");
+  Query("SET @master_binlog_checksum='NONE', @source_binlog_checksum='NONE'");
+  EXPECT_EQ(Scalar("SELECT @master_binlog_checksum"), "NONE");
+  EXPECT_EQ(Scalar("SELECT @never_set"), std::nullopt);
+}
+
+// Admin statements come from the AdminHandler.
+TEST_F(SessionTest, AdminStatements) {
+  Login();
+  std::vector<std::string> cols;
+  std::vector<protocol::TextRow> rows;
+  QueryRows("SHOW MASTER STATUS", &cols, &rows);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], "mysql-bin.000003");
+  EXPECT_EQ(rows[0][1], "1234");
+  QueryRows("SHOW BINARY LOG STATUS", &cols, &rows);
+  EXPECT_EQ(cols[0], "File");
+  QueryRows("SHOW BINARY LOGS", &cols, &rows);
+  EXPECT_EQ(rows.size(), 2u);
+  QueryRows("SHOW RELAY STATUS", &cols, &rows);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][1], std::nullopt);
+  EXPECT_EQ(Scalar("SELECT @@gtid_binlog_pos"), "0-1-100");
+  EXPECT_EQ(Scalar("SELECT @@global.gtid_purged"), "");
+
+  auto ok = Query("PURGE BINARY LOGS TO 'mysql-bin.000002'");
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(protocol::ClassifyResponse(ok[0].payload), protocol::ResponseKind::kOk);
+  EXPECT_EQ(admin_.purged_to(), std::vector<std::string>{"mysql-bin.000002"});
+  auto missing = Query("PURGE BINARY LOGS TO 'nope.000001'");
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(ErrCode(missing[0]), 1373);
+}
+
+// Unsupported or broken statements get an ERR and the session stays usable.
+TEST_F(SessionTest, UnsupportedStatementKeepsSessionUsable) {
+  Login();
+  for (const char* sql : {"SHOW TABLES", "SELECT * FROM mysql.user", "DROP DATABASE x", ""}) {
+    auto r = Query(sql);
+    ASSERT_EQ(r.size(), 1u) << sql;
+    BR_ASSERT_OK_AND_ASSIGN(auto err, protocol::ParseErrPacket(r[0].payload));
+    EXPECT_EQ(err.code, 1235) << sql;
+    EXPECT_EQ(err.sql_state, "42000");
+    EXPECT_EQ(session_->state(), ServerSession::State::kCommand);
+  }
+  auto bad = Query("SET @a 1");
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(ErrCode(bad[0]), 1064);
+  EXPECT_EQ(Scalar("SELECT 1"), "1");
+}
+
+// A failed assignment list must not apply its earlier items.
+TEST_F(SessionTest, SetWithUnknownSystemVariableChangesNothing) {
+  Login();
+  auto r = Query("SET @a = 1, @b = @@global.no_such_variable");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(ErrCode(r[0]), 1193);
+  EXPECT_EQ(session_->user_variables().count("a"), 0u);
+}
+
+// --- Commands --------------------------------------------------------------
+
+TEST_F(SessionTest, PingInitDbUnknownCommandAndQuit) {
+  Login();
+  auto ping = Send("\x0e", 0);
+  ASSERT_EQ(ping.size(), 1u);
+  EXPECT_EQ(protocol::ClassifyResponse(ping[0].payload), protocol::ResponseKind::kOk);
+  auto init = Send("\x02test", 0);
+  EXPECT_EQ(protocol::ClassifyResponse(init[0].payload), protocol::ResponseKind::kOk);
+  auto unknown = Send("\x09", 0);  // COM_STATISTICS
+  ASSERT_EQ(unknown.size(), 1u);
+  BR_ASSERT_OK_AND_ASSIGN(auto err, protocol::ParseErrPacket(unknown[0].payload));
+  EXPECT_EQ(err.code, 1047);
+  EXPECT_EQ(err.sql_state, "08S01");
+  auto empty = Send("", 0);
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_NE(ErrCode(empty[0]), 0);
+  EXPECT_EQ(session_->state(), ServerSession::State::kCommand);
+  absl::Status st;
+  auto quit = Send("\x01", 0, &st);
+  EXPECT_TRUE(quit.empty());
+  BR_EXPECT_OK(st);
+  EXPECT_EQ(session_->state(), ServerSession::State::kClosed);
+}
+
+// Golden COM_REGISTER_SLAVE from msmp (server_id 200, port 3306): OK and
+// recorded for SHOW SLAVE HOSTS.
+TEST_F(SessionTest, RegisterSlaveGoldenIsRecorded) {
+  Login();
+  // The term's recovery_rank <<0,0,0,0>> also looks like an empty frame; the
+  // packet is the last binary of the file.
+  auto frames = binrelay::testing::WirePacketsFromTerms("msmp/register-replica.terms");
+  ASSERT_FALSE(frames.empty());
+  ASSERT_EQ(frames.back().size(), 22u);
+  auto r = Send(frames.back().substr(4), 0);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(protocol::ClassifyResponse(r[0].payload), protocol::ResponseKind::kOk);
+  ASSERT_TRUE(session_->registration().has_value());
+  EXPECT_EQ(session_->registration()->server_id, 200u);
+  EXPECT_EQ(session_->registration()->report_port, 3306);
+  ASSERT_EQ(admin_.registrations().size(), 1u);
+  std::vector<std::string> cols;
+  std::vector<protocol::TextRow> rows;
+  QueryRows("SHOW SLAVE HOSTS", &cols, &rows);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], "200");
+}
+
+// A register packet whose host length runs past the end is an ERR, not a crash.
+TEST_F(SessionTest, TruncatedRegisterSlaveIsErrAndSessionUsable) {
+  Login();
+  std::string p = replication::BuildRegisterSlave({5, "host", "u", "p", 3307});
+  p[5] = 100;  // host length beyond the packet
+  auto r = Send(p, 0);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_NE(ErrCode(r[0]), 0);
+  EXPECT_EQ(session_->state(), ServerSession::State::kCommand);
+  for (size_t n = 1; n < 10; ++n) {  // port ends at byte 10; rank and master id are optional
+    auto t = Send(std::string_view(replication::BuildRegisterSlave({5, "", "", "", 1})).substr(0, n), 0);
+    ASSERT_EQ(t.size(), 1u) << n;
+    EXPECT_NE(ErrCode(t[0]), 0) << n;
+  }
+}
+
+// Golden COM_BINLOG_DUMP from msmp (file "", pos 4, flags 2, server 200):
+// handed to the DumpHandler with the session's variables.
+TEST_F(SessionTest, BinlogDumpGoldenReachesDumpHandler) {
+  Login();
+  Query("SET @master_binlog_checksum='CRC32'");
+  auto frames = binrelay::testing::WirePacketsFromTerms("msmp/binlog-dump.terms");
+  ASSERT_EQ(frames.size(), 1u);
+  auto r = Send(frames[0].substr(4), 0);
+  EXPECT_TRUE(r.empty());  // the stream is the dump's business
+  EXPECT_EQ(session_->state(), ServerSession::State::kDumpAccepted);
+  auto reqs = dump_.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].kind, DumpRequest::Kind::kFilePosition);
+  EXPECT_EQ(reqs[0].file, "");
+  EXPECT_EQ(reqs[0].position, 4u);
+  EXPECT_EQ(reqs[0].flags, 2);
+  EXPECT_EQ(reqs[0].server_id, 200u);
+  EXPECT_FALSE(reqs[0].NonBlocking());
+  EXPECT_EQ(reqs[0].user_variables.at("master_binlog_checksum"), "CRC32");
+}
+
+// Golden COM_BINLOG_DUMP_GTID (msmp: one SID ae705970-65d8-11ee-989c-0242ac1b0003,
+// interval 1-6): the encoded set is passed through intact.
+TEST_F(SessionTest, BinlogDumpGtidGoldenReachesDumpHandler) {
+  Login();
+  auto frames = binrelay::testing::WirePacketsFromTerms("msmp/binlog-dump-gtid.terms");
+  ASSERT_GE(frames.size(), 1u);
+  Send(frames[0].substr(4), 0);
+  auto reqs = dump_.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].kind, DumpRequest::Kind::kMySqlGtid);
+  EXPECT_EQ(reqs[0].server_id, 200u);
+  EXPECT_EQ(reqs[0].flags, 2);
+  EXPECT_EQ(reqs[0].position, 4u);
+  ASSERT_EQ(reqs[0].encoded_gtid_set.size(), 48u);
+  EXPECT_EQ(static_cast<uint8_t>(reqs[0].encoded_gtid_set[8]), 174);
+}
+
+// A refused dump is ERR 1236 with the handler's reason, and the session ends.
+TEST_F(SessionTest, RefusedDumpIs1236AndCloses) {
+  Login();
+  dump_.set_result(absl::NotFoundError("binlog 'mysql-bin.000099' does not exist"));
+  absl::Status st;
+  auto r = Send(replication::BuildBinlogDump(9, "mysql-bin.000099", 4, 0), 0, &st);
+  ASSERT_EQ(r.size(), 1u);
+  BR_ASSERT_OK_AND_ASSIGN(auto err, protocol::ParseErrPacket(r[0].payload));
+  EXPECT_EQ(err.code, 1236);
+  EXPECT_NE(err.message.find("mysql-bin.000099"), std::string::npos);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(session_->state(), ServerSession::State::kClosed);
+}
+
+// Every truncation of a GTID dump request is refused with 1236.
+TEST_F(SessionTest, TruncatedGtidDumpIsRefused) {
+  std::string full = replication::BuildBinlogDumpGtid(3, "f", 4, 0, std::string(48, 'x'));
+  for (size_t n = 1; n < full.size(); ++n) {
+    Login();
+    auto r = Send(std::string_view(full).substr(0, n), 0);
+    ASSERT_EQ(r.size(), 1u) << n;
+    EXPECT_EQ(ErrCode(r[0]), 1236) << n;
+  }
+  EXPECT_TRUE(dump_.requests().empty());
+}
+
+}  // namespace
+}  // namespace binrelay::proxy
