@@ -177,7 +177,7 @@ absl::Status BinlogStore::OnEvent(const StreamEvent& e) {
   if (e.end.offset < n || e.end.offset - n != size_ ||
       e.event.header.log_pos != (e.end.offset & 0xFFFFFFFFull)) {
     return absl::DataLossError(absl::StrCat(
-        "store: ", protocol::EventTypeName(e.event.type()), " event of ", n, " bytes ending at ",
+        "store: ", AV(protocol::EventTypeName(e.event.type())), " event of ", n, " bytes ending at ",
         e.end.ToString(), " (log_pos ", e.event.header.log_pos, ") does not start at the end of ",
         dir_, "/", e.end.file, ":", size_, "; refusing to leave a gap or overlap"));
   }
@@ -193,7 +193,7 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
   if (!fde || e.end.offset != 4 + n) {
     return absl::DataLossError(absl::StrCat(
         "store: the first event stored in ", dir_, "/", name, " would be ",
-        protocol::EventTypeName(e.event.type()), " ending at ", e.end.ToString(),
+        AV(protocol::EventTypeName(e.event.type())), " ending at ", e.end.ToString(),
         ", but a stored file must begin with its FDE at offset 4 (an empty store must be "
         "started at the beginning of a file: start=earliest, current or FILE:4)"));
   }

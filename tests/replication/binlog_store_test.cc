@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <filesystem>
@@ -17,7 +18,6 @@
 #include "absl/strings/str_cat.h"
 #include "protocol/binlog_file_reader.h"
 #include "protocol/format_description.h"
-#include "replication/binlog_file_source.h"
 #include "replication/store_index.h"
 #include "replication/transaction_boundary.h"
 #include "tests/harness/fixtures.h"
