@@ -470,4 +470,9 @@ std::vector<StoreFileEntry> BinlogStore::Files() const {
   return out;
 }
 
+absl::StatusOr<std::string> BinlogStore::FileForGtid(std::string_view gtid) const {
+  absl::MutexLock l(&mu_);
+  return FileForGtidPosition(files_, gtid);
+}
+
 }  // namespace binrelay::replication

@@ -140,6 +140,9 @@ class BinlogStore : public StreamConsumer {
                         CommittedEnd* out) const;
 
   std::vector<StoreFileEntry> Files() const;  // oldest first, with sizes
+  // The stored file a dump from GTID position `gtid` starts in (index
+  // lookup, no file scan); see FileForGtidPosition.
+  absl::StatusOr<std::string> FileForGtid(std::string_view gtid) const;
   const std::string& dir() const { return dir_; }
 
   StorePin Pin(const BinlogPosition& position);

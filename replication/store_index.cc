@@ -9,15 +9,20 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "protocol/binlog_file_reader.h"
 #include "protocol/event_type.h"
 #include "protocol/gtid_events.h"
 #include "protocol/status_macros.h"
+#include "replication/gtid_set.h"
 
 namespace binrelay::replication {
 namespace {
@@ -51,6 +56,26 @@ absl::StatusOr<std::string> ReadHead(const std::string& path, size_t limit) {
   ::close(fd);
   data.resize(got);
   return data;
+}
+
+// A GTID_LIST may name several servers of one domain; a position keeps the
+// newest (highest seq_no) per domain. Malformed parts are left for Parse to
+// reject.
+std::string NewestPerDomain(std::string_view list) {
+  std::map<uint64_t, std::pair<uint64_t, std::string>> newest;
+  std::vector<std::string> other;
+  for (absl::string_view part : absl::StrSplit(AV(list), ',', absl::SkipEmpty())) {
+    std::vector<absl::string_view> f = absl::StrSplit(part, '-');
+    uint64_t domain = 0, seq = 0;
+    if (f.size() != 3 || !absl::SimpleAtoi(f[0], &domain) || !absl::SimpleAtoi(f[2], &seq)) {
+      other.emplace_back(part);
+      continue;
+    }
+    auto it = newest.find(domain);
+    if (it == newest.end() || it->second.first < seq) newest[domain] = {seq, std::string(part)};
+  }
+  for (auto& [domain, v] : newest) other.push_back(v.second);
+  return absl::StrJoin(other, ",");
 }
 
 }  // namespace
@@ -181,6 +206,33 @@ absl::StatusOr<std::string> ReadFirstGtidState(const std::string& path) {
     }
   }
   return std::string();
+}
+
+absl::StatusOr<std::string> FileForGtidPosition(const std::vector<StoreFileEntry>& files,
+                                                std::string_view gtid) {
+  // MySQL sets name a uuid followed by ':'; MariaDB positions never do.
+  const bool mysql = gtid.find(':') != std::string_view::npos;
+  std::optional<MysqlGtidSet> want_set;
+  std::optional<MariaGtidPosition> want_pos;
+  if (mysql) {
+    BR_ASSIGN_OR_RETURN(want_set, MysqlGtidSet::Parse(gtid));
+  } else {
+    BR_ASSIGN_OR_RETURN(want_pos, MariaGtidPosition::Parse(gtid));
+  }
+  for (auto it = files.rbegin(); it != files.rend(); ++it) {
+    bool passed = false;
+    if (mysql) {
+      auto first = MysqlGtidSet::Parse(it->first_gtid_state);
+      passed = first.ok() && first->IsSubsetOf(*want_set);
+    } else {
+      auto first = MariaGtidPosition::Parse(NewestPerDomain(it->first_gtid_state));
+      passed = first.ok() && first->IsAtOrBefore(*want_pos);
+    }
+    if (passed) return it->name;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "no stored binlog file starts at or before GTID position ", AV(gtid),
+      ": the files holding it were purged (or never stored)"));
 }
 
 absl::Status SyncDirectory(const std::string& dir) {

@@ -52,6 +52,13 @@ absl::Status WriteStoreIndex(const std::string& dir, const std::vector<StoreFile
 // read from the head of the file); "" if it has none.
 absl::StatusOr<std::string> ReadFirstGtidState(const std::string& path);
 
+// The file a dump for GTID position `gtid` (MariaDB "d-s-n,..." or MySQL
+// "uuid:1-5,...") must start from: the newest file whose first GTID state
+// the position has already passed. NotFound if every such file is gone
+// (purged); InvalidArgument for a malformed position.
+absl::StatusOr<std::string> FileForGtidPosition(const std::vector<StoreFileEntry>& files,
+                                                std::string_view gtid);
+
 // fsync of a directory, so a created/renamed/removed entry survives a crash.
 absl::Status SyncDirectory(const std::string& dir);
 

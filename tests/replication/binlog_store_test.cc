@@ -215,6 +215,39 @@ TEST_F(BinlogStoreTest, IndexListsFilesWithFirstGtidStateAndIsRebuilt) {
   expect_index();
 }
 
+// Guards: a GTID position mapped to a file that starts after it (the dump
+// would miss transactions) or to an older file than needed.
+TEST_F(BinlogStoreTest, GtidPositionMapsToFileThroughTheIndex) {
+  BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
+  BR_ASSERT_OK(FeedFrom(mysql1_, "binlog.000001", 4, *store));
+  BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", 4, *store));
+  // binlog.000002 opens with uuid:1-4 (PREVIOUS_GTIDS), binlog.000001 with "".
+  EXPECT_EQ(store->FileForGtid(absl::StrCat(kUuid, ":1-4")).value_or("?"), "binlog.000002");
+  EXPECT_EQ(store->FileForGtid(absl::StrCat(kUuid, ":1-6")).value_or("?"), "binlog.000002");
+  EXPECT_EQ(store->FileForGtid(absl::StrCat(kUuid, ":1-3")).value_or("?"), "binlog.000001");
+  EXPECT_EQ(store->FileForGtid(absl::StrCat(kUuid, ":2-4")).value_or("?"), "binlog.000001");
+}
+
+// Guards: MariaDB GTID_LIST states with several servers per domain, domains
+// the position lacks, and purged history.
+TEST(FileForGtidPositionTest, MariaDbTable) {
+  std::vector<StoreFileEntry> files = {{"b.000001", "", 0},
+                                       {"b.000002", "0-1-10", 0},
+                                       {"b.000003", "0-1-20,0-2-25,1-1-3", 0}};
+  struct Case {
+    const char* gtid;
+    const char* file;
+  } cases[] = {{"0-1-5", "b.000001"},       {"0-1-10", "b.000002"},
+               {"0-2-24", "b.000002"},      {"0-2-25", "b.000002"},  // domain 1 missing
+               {"0-2-25,1-1-3", "b.000003"}, {"0-1-30,1-1-2", "b.000002"}};
+  for (const Case& c : cases) {
+    EXPECT_EQ(FileForGtidPosition(files, c.gtid).value_or("?"), c.file) << c.gtid;
+  }
+  files.erase(files.begin(), files.begin() + 2);  // purged
+  EXPECT_TRUE(absl::IsNotFound(FileForGtidPosition(files, "0-1-5").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(FileForGtidPosition(files, "junk").status()));
+}
+
 // Guards: a foreign file in the store directory being taken for a binlog.
 TEST_F(BinlogStoreTest, ForeignFileInDirectoryIsRefused) {
   WriteFile(dir_ + "/notes.txt", "hello");
