@@ -131,7 +131,7 @@ absl::Status BinlogStore::LoadLocked() {
       state_ = FileState::kClosed;
       rotate_to_ = last->rotate_to;
     } else {
-      fd_ = ::open(PathOf(f.name).c_str(), O_WRONLY | O_CLOEXEC);
+      fd_ = ::open(PathOf(f.name).c_str(), O_RDWR | O_CLOEXEC);
       if (fd_ < 0) return ErrnoStatus(errno, absl::StrCat("cannot open ", PathOf(f.name)));
       state_ = FileState::kOpen;
     }
@@ -216,7 +216,7 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
     }
   }
   std::string path = PathOf(name);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     return FailLocked(ErrnoStatus(errno, absl::StrCat("store ", dir_, ": cannot create ", path)));
   }

@@ -155,7 +155,9 @@ TEST_F(BinlogStoreTest, EventNotAtTheFileEndIsDataLossNamingFileAndPos) {
     if (ev.offset == 197) continue;  // the GTID event, skipped
     BinlogPosition end{"binlog.000002", ev.offset + ev.header.event_size};
     s = store->OnEvent({ev, fde, end, false});
-    if (ev.offset < 197) BR_ASSERT_OK(s);
+    if (ev.offset < 197) {
+      BR_ASSERT_OK(s);
+    }
   }
   EXPECT_TRUE(absl::IsDataLoss(s)) << s;
   EXPECT_NE(s.message().find("binlog.000002:197"), std::string::npos) << s;
