@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -151,6 +152,60 @@ TEST_F(StoreTest, FilesMatchTheSourceAcrossRotationsAndACrash) {
   Workload(5);
   SyncStore();  // reopens (recovery) and resumes from the stored position
   ExpectIdenticalToSource();
+}
+
+// Guards: the live path (blocking dump, heartbeats, rotations while
+// following) storing something other than the source's bytes, and a session
+// stopped mid-stream leaving a store that cannot resume, at several torn
+// tails (inside a large transaction, right at a boundary, in a file header).
+TEST_F(StoreTest, LiveFollowingThenStopAndResumeFromSeveralTornTails) {
+  Workload(1);
+  {
+    BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
+    replication::UpstreamOptions o;
+    o.connect = sb_->ClientOptions(kUser, kPassword);
+    o.server_id = 4243;
+    o.start.kind = StartSpec::Kind::kCurrent;
+    BR_ASSERT_OK_AND_ASSIGN(o.start, store->StartFor(o.start));
+    o.annotate_rows = true;
+    o.whole_files = true;  // the current file from its first byte
+    o.heartbeat_period = std::chrono::milliseconds(200);
+    replication::UpstreamSession session(o, store.get());
+    absl::Status run;
+    std::thread t([&] { run = session.Run(); });
+    Workload(2);
+    BR_ASSERT_OK(sb_->Execute("FLUSH BINARY LOGS"));
+    Workload(3);
+    // Wait until the store has caught up with the source, then stop.
+    BR_ASSERT_OK_AND_ASSIGN(SqlRows status, sb_->Query("SHOW MASTER STATUS"));
+    replication::BinlogPosition want{status[0][0].value_or(""),
+                                     std::stoull(status[0][1].value_or("0"))};
+    replication::CommittedEnd c = store->committed();
+    for (int i = 0; i < 300 && !(c.position == want); ++i) {
+      store->WaitForCommitted(c.sequence, absl::Milliseconds(100), &c);
+    }
+    session.RequestStop();
+    t.join();
+    BR_EXPECT_OK(run);
+    EXPECT_EQ(c.position, want);
+    EXPECT_FALSE(c.gtid_state.empty());
+    BR_ASSERT_OK(store->Close());
+  }
+  ExpectIdenticalToSource();
+  std::vector<std::string> names = SourceFiles();
+  const std::string open_path = dir_ + "/" + names.back();
+  const std::string full = ReadAll(open_path);
+  // The FDE's end, a cut 1 byte into the last event, and 40 KiB back
+  // (inside the 60000-byte row of the multi-statement transaction).
+  for (uint64_t cut : {uint64_t{30}, uint64_t{full.size() - 1}, uint64_t{full.size() - 40000}}) {
+    SCOPED_TRACE(absl::StrCat("cut at ", cut));
+    {
+      std::ofstream out(open_path, std::ios::binary | std::ios::trunc);
+      out.write(full.data(), static_cast<std::streamsize>(cut));
+    }
+    SyncStore();
+    ExpectIdenticalToSource();
+  }
 }
 
 }  // namespace
