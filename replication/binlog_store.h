@@ -157,7 +157,8 @@ class BinlogStore : public StreamConsumer {
   absl::Status StartFileLocked(const StreamEvent& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AppendLocked(const StreamEvent& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CloseFileLocked(bool clean) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status WriteLocked(std::string_view data, uint64_t offset) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WriteLocked(std::string_view data, uint64_t offset)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteBufferLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status FlushLocked(bool sync) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status FailLocked(absl::Status s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -160,7 +160,9 @@ absl::StatusOr<std::vector<StoreFileEntry>> ReadStoreIndex(const std::string& di
 absl::Status WriteStoreIndex(const std::string& dir, const std::vector<StoreFileEntry>& files,
                              bool durable) {
   std::string text;
-  for (const StoreFileEntry& f : files) absl::StrAppend(&text, f.name, "\t", f.first_gtid_state, "\n");
+  for (const StoreFileEntry& f : files) {
+    absl::StrAppend(&text, f.name, "\t", f.first_gtid_state, "\n");
+  }
   std::string tmp = absl::StrCat(dir, "/", TempIndexName());
   std::string path = absl::StrCat(dir, "/", AV(kStoreIndexName));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -107,7 +107,9 @@ absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool du
     spdlog::warn("store recovery: removed {} ({} bytes, no complete FDE)", path, data.size());
     return r;
   }
-  uint8_t flags_lo = data.size() > static_cast<size_t>(kFdeFlagsOffset) ? static_cast<uint8_t>(data[kFdeFlagsOffset]) : 0;
+  uint8_t flags_lo = data.size() > static_cast<size_t>(kFdeFlagsOffset)
+                         ? static_cast<uint8_t>(data[kFdeFlagsOffset])
+                         : 0;
   BR_RETURN_IF_ERROR(CutAndMark(path, r, data.size(), flags_lo, durable));
   if (r.truncated_bytes > 0) {
     spdlog::warn("store recovery: cut {} bytes after the last complete transaction of {} "

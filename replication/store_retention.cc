@@ -65,7 +65,8 @@ absl::StatusOr<PurgeResult> BinlogStore::Purge(const PurgeOptions& options) {
     if (!want && options.older_than) {
       struct stat st;
       if (::stat(PathOf(f.name).c_str(), &st) != 0) {
-        return absl::UnknownError(absl::StrCat("cannot stat ", PathOf(f.name), ": ", std::strerror(errno)));
+        return absl::UnknownError(
+            absl::StrCat("cannot stat ", PathOf(f.name), ": ", std::strerror(errno)));
       }
       auto mtime = std::chrono::system_clock::from_time_t(st.st_mtime);
       want = now - mtime > *options.older_than;
@@ -76,7 +77,8 @@ absl::StatusOr<PurgeResult> BinlogStore::Purge(const PurgeOptions& options) {
       break;
     }
     if (::unlink(PathOf(f.name).c_str()) != 0) {
-      return absl::UnknownError(absl::StrCat("cannot purge ", PathOf(f.name), ": ", std::strerror(errno)));
+      return absl::UnknownError(
+          absl::StrCat("cannot purge ", PathOf(f.name), ": ", std::strerror(errno)));
     }
     spdlog::info("store: purged {} ({} bytes)", PathOf(f.name), f.size);
     total -= f.size;
