@@ -177,13 +177,28 @@ TEST_F(StoreTest, LiveFollowingThenStopAndResumeFromSeveralTornTails) {
     replication::UpstreamSession session(o, store.get());
     absl::Status run;
     std::thread t([&] { run = session.Run(); });
+    // start=current resolves when the session connects: let it store the
+    // current file's header before the workload rotates to the next file.
+    replication::CommittedEnd first = store->committed();
+    for (int i = 0; i < 300 && first.position.file.empty(); ++i) {
+      store->WaitForCommitted(first.sequence, absl::Milliseconds(100), &first);
+    }
+    if (first.position.file != "mysql-bin.000001") {
+      session.RequestStop();  // never leave the thread running past a failure
+      t.join();
+      FAIL() << "the session stored no header of mysql-bin.000001 (got '"
+             << first.position.file << "'): " << run;
+    }
     Workload(2);
     BR_ASSERT_OK(sb_->Execute("FLUSH BINARY LOGS"));
     Workload(3);
     // Wait until the store has caught up with the source, then stop.
-    BR_ASSERT_OK_AND_ASSIGN(SqlRows status, sb_->Query("SHOW MASTER STATUS"));
-    replication::BinlogPosition want{status[0][0].value_or(""),
-                                     std::stoull(status[0][1].value_or("0"))};
+    auto status = sb_->Query("SHOW MASTER STATUS");
+    BR_EXPECT_OK(status);
+    replication::BinlogPosition want{"?", 0};
+    if (status.ok() && !status->empty() && (*status)[0].size() >= 2) {
+      want = {(*status)[0][0].value_or("?"), std::stoull((*status)[0][1].value_or("0"))};
+    }
     auto reached = [&](const replication::BinlogPosition& p) {
       int cmp = replication::CompareBinlogNames(p.file, want.file);
       return cmp > 0 || (cmp == 0 && p.offset >= want.offset);
