@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "protocol/binlog_file_reader.h"
+#include "protocol/event_type.h"
 #include "protocol/format_description.h"
 #include "replication/store_index.h"
 #include "replication/transaction_boundary.h"
@@ -51,7 +52,8 @@ void WriteFile(const std::string& path, const std::string& data) {
 }
 
 // Feeds `data` as file `name` the way a dump from name:from arrives: events
-// before `from` are not sent, except the FDE, re-sent as artificial.
+// before `from` are not sent, except the FDE, re-sent as artificial; the FDE
+// always arrives with BINLOG_IN_USE cleared, as sources send it.
 absl::Status FeedFrom(const std::string& data, const std::string& name, uint64_t from,
                       StreamConsumer& consumer) {
   BR_ASSIGN_OR_RETURN(protocol::BinlogFileReader reader,
@@ -64,6 +66,12 @@ absl::Status FeedFrom(const std::string& data, const std::string& name, uint64_t
     const protocol::FormatDescription& fde = reader.framer().format();
     BinlogPosition end{name, ev.offset + ev.header.event_size};
     BR_ASSIGN_OR_RETURN(bool ends, boundary.OnEvent(ev, fde, end));
+    std::string cleared;
+    if (ev.type() == protocol::kFormatDescriptionEvent) {
+      cleared = std::string(ev.bytes);
+      cleared[17] = static_cast<char>(cleared[17] & ~protocol::kFlagBinlogInUse);
+      BR_ASSIGN_OR_RETURN(ev, protocol::MakeEventView(cleared, ev.has_checksum, ev.offset));
+    }
     if (ev.offset < from) {
       if (ev.offset == 4 && from > 4) {
         BinlogPosition artificial{name, 0};
