@@ -57,6 +57,14 @@ std::string MariaGtidPosition::ToString() const {
   return absl::StrJoin(parts, ",");
 }
 
+bool MariaGtidPosition::IsAtOrBefore(const MariaGtidPosition& other) const {
+  for (const auto& [domain, g] : domains_) {
+    auto it = other.domains_.find(domain);
+    if (it == other.domains_.end() || it->second.seq < g.seq) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<MysqlGtidSet> MysqlGtidSet::Parse(std::string_view text) {
   MysqlGtidSet set;
   std::string cleaned;
@@ -109,6 +117,21 @@ void MysqlGtidSet::AddInterval(const std::pair<std::string, std::string>& key, I
     }
   }
   ivs = std::move(merged);
+}
+
+bool MysqlGtidSet::IsSubsetOf(const MysqlGtidSet& other) const {
+  for (const auto& [key, ivs] : sids_) {
+    auto it = other.sids_.find(key);
+    if (it == other.sids_.end()) return false;
+    // Both lists are sorted and merged: each interval must lie inside one of
+    // the other's.
+    for (const Interval& iv : ivs) {
+      bool covered = false;
+      for (const Interval& o : it->second) covered |= o.start <= iv.start && iv.end <= o.end;
+      if (!covered) return false;
+    }
+  }
+  return true;
 }
 
 void MysqlGtidSet::Add(std::string_view uuid, std::string_view tag, uint64_t gno) {

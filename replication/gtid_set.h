@@ -32,6 +32,9 @@ class MariaGtidPosition {
   // Records `gtid` as the last transaction of its domain.
   void Update(const MariaGtid& gtid) { domains_[gtid.domain] = gtid; }
   bool empty() const { return domains_.empty(); }
+  // In every domain of this position, `other` is at or past it (same domain,
+  // seq_no >=): a stream positioned at `other` has passed this point.
+  bool IsAtOrBefore(const MariaGtidPosition& other) const;
   // "0-1-100,1-2-5", domains ascending; the form @slave_connect_state takes.
   std::string ToString() const;
 
@@ -46,6 +49,8 @@ class MysqlGtidSet {
   static absl::StatusOr<MysqlGtidSet> Parse(std::string_view text);
   void Add(std::string_view uuid, std::string_view tag, uint64_t gno);
   bool empty() const { return sids_.empty(); }
+  // Every GTID of this set is also in `other`.
+  bool IsSubsetOf(const MysqlGtidSet& other) const;
   std::string ToString() const;
   // The binary encoding COM_BINLOG_DUMP_GTID and PREVIOUS_GTIDS use (§5.3):
   // untagged unless a tag is present.

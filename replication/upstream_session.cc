@@ -126,6 +126,7 @@ absl::Status UpstreamSession::ResolveStart() {
   switch (options_.start.kind) {
     case StartSpec::Kind::kCurrent: {
       BR_ASSIGN_OR_RETURN(BinlogPosition pos, ReadBinlogStatus(sql));
+      if (options_.whole_files) pos.offset = 4;
       boundary_.Reset(pos);
       break;
     }

@@ -40,6 +40,9 @@ struct UpstreamOptions {
   uint32_t server_id = 0;
   StartSpec start;
   bool until_end = false;                  // stop at the end of binlog as of connect
+  // A kCurrent start begins at offset 4 of the current file: a local store
+  // (BinlogStore) must hold whole files from their first byte.
+  bool whole_files = false;
   bool require_full_row_image = false;
   // MariaDB: also stream ANNOTATE_ROWS events (the statement text). Needed
   // for a byte-identical copy of the binlog; a row consumer does not need it.

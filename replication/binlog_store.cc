@@ -1,0 +1,356 @@
+#include "replication/binlog_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/binlog_file_reader.h"
+#include "protocol/byte_cursor.h"
+#include "protocol/event_type.h"
+#include "protocol/gtid_events.h"
+#include "protocol/status_macros.h"
+#include "replication/store_recovery.h"
+#include "spdlog/spdlog.h"
+
+namespace binrelay::replication {
+namespace {
+
+constexpr size_t kFdeFlagsOffset = 4 + 17;  // magic + the flags' place in the header
+
+// Events that never belong to a transaction: after one of them, outside a
+// transaction, the stream may resume (TransactionBoundary agrees).
+bool IsOutsideTransaction(uint8_t type) {
+  switch (type) {
+    case protocol::kFormatDescriptionEvent:
+    case protocol::kStartEventV3:
+    case protocol::kRotateEvent:
+    case protocol::kStopEvent:
+    case protocol::kPreviousGtidsEvent:
+    case protocol::kGtidListEvent:
+    case protocol::kBinlogCheckpointEvent:
+    case protocol::kStartEncryptionEvent:
+    case protocol::kIncidentEvent:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::Status ErrnoStatus(int err, std::string_view what) {
+  std::string msg = absl::StrCat(AV(what), ": ", std::strerror(err));
+  if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(msg);
+  return absl::UnknownError(msg);
+}
+
+// The exact text a file's opening GTID_LIST / PREVIOUS_GTIDS carries.
+absl::StatusOr<std::string> StateEventText(const protocol::EventView& ev) {
+  if (ev.type() == protocol::kGtidListEvent) {
+    BR_ASSIGN_OR_RETURN(protocol::MariaGtidList list, protocol::ParseMariaGtidList(ev));
+    return list.ToString();
+  }
+  return protocol::DecodeGtidSetText(ev.body);
+}
+
+}  // namespace
+
+BinlogStore::BinlogStore(std::string dir, BinlogStoreOptions options)
+    : dir_(std::move(dir)), options_(std::move(options)) {}
+
+absl::StatusOr<std::unique_ptr<BinlogStore>> BinlogStore::Open(const std::string& dir,
+                                                               BinlogStoreOptions options) {
+  if (dir.empty()) return absl::InvalidArgumentError("store directory is empty");
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoStatus(errno, absl::StrCat("cannot create store directory ", dir));
+  }
+  std::unique_ptr<BinlogStore> store(new BinlogStore(dir, std::move(options)));
+  {
+    absl::MutexLock l(&store->mu_);
+    BR_RETURN_IF_ERROR(Annotate(store->LoadLocked(), absl::StrCat("opening store ", dir)));
+  }
+  if (store->options_.sync != SyncPolicy::kEveryTransaction) {
+    store->flusher_ = std::thread([s = store.get()] { s->FlusherLoop(); });
+  }
+  return store;
+}
+
+BinlogStore::~BinlogStore() {
+  absl::Status s = Close();
+  if (!s.ok()) spdlog::error("closing store {}: {}", dir_, s.ToString());
+}
+
+absl::Status BinlogStore::LoadLocked() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  buf_.clear();
+  state_ = FileState::kNone;
+  rotate_to_.reset();
+  in_txn_ = false;
+  size_ = safe_offset_ = buf_offset_ = 0;
+  gtids_ = GtidState();
+  BR_ASSIGN_OR_RETURN(std::vector<StoreFileEntry> files, ListStoreFiles(dir_));
+  auto index = ReadStoreIndex(dir_);
+  if (!index.ok() && !absl::IsNotFound(index.status())) {
+    spdlog::warn("{}; rebuilding the index from the files", index.status().ToString());
+  }
+  // Only the newest file can hold a torn tail; a file with nothing usable is
+  // removed and the one before it becomes the newest.
+  std::optional<RecoveredFile> last;
+  while (!files.empty()) {
+    BR_ASSIGN_OR_RETURN(RecoveredFile r, RecoverBinlogFile(PathOf(files.back().name), durable()));
+    if (r.size > 0) {
+      last = std::move(r);
+      break;
+    }
+    files.pop_back();
+  }
+  for (StoreFileEntry& f : files) {
+    bool found = false;
+    if (index.ok()) {
+      for (const StoreFileEntry& e : *index) {
+        if (e.name == f.name) {
+          f.first_gtid_state = e.first_gtid_state;
+          found = true;
+        }
+      }
+    }
+    if (!found) {
+      BR_ASSIGN_OR_RETURN(f.first_gtid_state, ReadFirstGtidState(PathOf(f.name)));
+    }
+  }
+  files_ = std::move(files);
+  if (last) {
+    StoreFileEntry& f = files_.back();
+    f.size = size_ = safe_offset_ = buf_offset_ = last->size;
+    f.first_gtid_state = last->first_gtid_state;
+    BR_RETURN_IF_ERROR(gtids_.Seed(last->gtid_state));
+    if (last->closed) {
+      state_ = FileState::kClosed;
+      rotate_to_ = last->rotate_to;
+    } else {
+      fd_ = ::open(PathOf(f.name).c_str(), O_RDWR | O_CLOEXEC);
+      if (fd_ < 0) return ErrnoStatus(errno, absl::StrCat("cannot open ", PathOf(f.name)));
+      state_ = FileState::kOpen;
+    }
+  }
+  BR_RETURN_IF_ERROR(WriteIndexLocked());
+  unpublished_ = true;
+  PublishLocked();
+  return absl::OkStatus();
+}
+
+std::optional<BinlogPosition> BinlogStore::resume_position() const {
+  absl::MutexLock l(&mu_);
+  if (files_.empty()) return std::nullopt;
+  return BinlogPosition{files_.back().name, safe_offset_};
+}
+
+absl::StatusOr<StartSpec> BinlogStore::StartFor(const StartSpec& configured) const {
+  if (std::optional<BinlogPosition> resume = resume_position()) {
+    StartSpec spec;
+    spec.kind = StartSpec::Kind::kPosition;
+    spec.position = *resume;
+    return spec;
+  }
+  // Stored files hold the source's bytes at the source's offsets: the first
+  // file must begin at its first event, and a GTID start skips events.
+  if ((configured.kind == StartSpec::Kind::kPosition && configured.position.offset != 4) ||
+      configured.kind == StartSpec::Kind::kGtid) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the store in ", dir_, " is empty and must start at the beginning of a binlog file: "
+        "use start=earliest, start=current or start=FILE:4"));
+  }
+  return configured;
+}
+
+absl::Status BinlogStore::OnEvent(const StreamEvent& e) {
+  if (e.end.offset == 0) return absl::OkStatus();  // artificial: not part of any file
+  absl::MutexLock l(&mu_);
+  if (!failed_.ok()) return failed_;
+  const uint64_t n = e.event.bytes.size();
+  if (state_ != FileState::kOpen || e.end.file != files_.back().name) {
+    BR_RETURN_IF_ERROR(StartFileLocked(e));
+  }
+  if (e.end.offset < n || e.end.offset - n != size_ ||
+      e.event.header.log_pos != (e.end.offset & 0xFFFFFFFFull)) {
+    return absl::DataLossError(absl::StrCat(
+        "store: ", AV(protocol::EventTypeName(e.event.type())), " event of ", n,
+        " bytes ending at ",
+        e.end.ToString(), " (log_pos ", e.event.header.log_pos, ") does not start at the end of ",
+        dir_, "/", e.end.file, ":", size_, "; refusing to leave a gap or overlap"));
+  }
+  return AppendLocked(e);
+}
+
+absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
+  const std::string& name = e.end.file;
+  BR_RETURN_IF_ERROR(ValidateBinlogName(name));
+  const uint64_t n = e.event.bytes.size();
+  bool fde = e.event.type() == protocol::kFormatDescriptionEvent ||
+             e.event.type() == protocol::kStartEventV3;
+  if (!fde || e.end.offset != 4 + n) {
+    return absl::DataLossError(absl::StrCat(
+        "store: the first event stored in ", dir_, "/", name, " would be ",
+        AV(protocol::EventTypeName(e.event.type())), " ending at ", e.end.ToString(),
+        ", but a stored file must begin with its FDE at offset 4 (an empty store must be "
+        "started at the beginning of a file: start=earliest, current or FILE:4)"));
+  }
+  if (!files_.empty()) {
+    const std::string& last = files_.back().name;
+    if (CompareBinlogNames(name, last) <= 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "store: the source's binlog continues in ", name, ", which does not come after ", last,
+          " (RESET MASTER on the source?); the store in ", dir_, " cannot follow it"));
+    }
+    if (state_ == FileState::kClosed && rotate_to_ && *rotate_to_ != name) {
+      return absl::DataLossError(absl::StrCat("store: ", last, " ends with a ROTATE to ",
+                                              *rotate_to_, " but the stream continued in ", name));
+    }
+    if (state_ == FileState::kOpen) {
+      // The source abandoned the file without ROTATE/STOP (it crashed): keep
+      // it as the source has it, BINLOG_IN_USE still set.
+      spdlog::warn("store: {} continues in {} without a ROTATE or STOP", last, name);
+      BR_RETURN_IF_ERROR(CloseFileLocked(false));
+    }
+  }
+  std::string path = PathOf(name);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return FailLocked(ErrnoStatus(errno, absl::StrCat("store ", dir_, ": cannot create ", path)));
+  }
+  fd_ = fd;
+  files_.push_back({name, "", 0});
+  state_ = FileState::kOpen;
+  rotate_to_.reset();
+  buf_.assign(protocol::kBinlogMagic);
+  buf_offset_ = 0;
+  size_ = safe_offset_ = protocol::kBinlogMagic.size();
+  in_txn_ = false;
+  if (durable()) BR_RETURN_IF_ERROR(SyncDirectory(dir_));
+  return WriteIndexLocked();
+}
+
+absl::Status BinlogStore::AppendLocked(const StreamEvent& e) {
+  std::string_view bytes = e.event.bytes;
+  const uint8_t type = e.event.type();
+  const uint64_t start = size_;
+  if (absl::Status s = gtids_.OnEvent(e.event); !s.ok()) {
+    return Annotate(s, absl::StrCat("store: GTID state at ", e.end.ToString()));
+  }
+  if (!buf_.empty() && buf_.size() + bytes.size() > options_.buffer_bytes) {
+    if (absl::Status s = WriteBufferLocked(); !s.ok()) return FailLocked(s);
+  }
+  if (bytes.size() >= options_.buffer_bytes && type != protocol::kFormatDescriptionEvent) {
+    // A large event goes straight from the received buffer to the file.
+    if (absl::Status s = WriteLocked(bytes, start); !s.ok()) return FailLocked(s);
+    buf_offset_ = start + bytes.size();
+  } else {
+    buf_.append(bytes);
+    if (type == protocol::kFormatDescriptionEvent && start == 4) {
+      buf_[start - buf_offset_ + 17] |= static_cast<char>(protocol::kFlagBinlogInUse);
+    }
+  }
+  size_ += bytes.size();
+  StoreFileEntry& file = files_.back();
+  if ((type == protocol::kGtidListEvent || type == protocol::kPreviousGtidsEvent) && !in_txn_ &&
+      file.first_gtid_state.empty()) {
+    BR_ASSIGN_OR_RETURN(file.first_gtid_state, StateEventText(e.event));
+    BR_RETURN_IF_ERROR(WriteIndexLocked());
+  }
+  if (e.ends_transaction || (!in_txn_ && IsOutsideTransaction(type))) {
+    in_txn_ = false;
+    gtids_.Commit();
+    safe_offset_ = size_;
+    if (!unpublished_) first_unpublished_ = absl::Now();
+    unpublished_ = true;
+  } else {
+    in_txn_ = true;
+  }
+  if (!in_txn_ && (type == protocol::kRotateEvent || type == protocol::kStopEvent)) {
+    if (type == protocol::kRotateEvent) {
+      protocol::ByteCursor c(e.event.body);
+      c.Skip(8);
+      std::string_view next = c.Rest();
+      if (!c.ok() || next.empty()) return c.status(absl::StrCat("ROTATE at ", e.end.ToString()));
+      rotate_to_ = std::string(next);
+    }
+    if (absl::Status s = CloseFileLocked(true); !s.ok()) return FailLocked(s);
+    return absl::OkStatus();
+  }
+  if (e.ends_transaction && options_.sync == SyncPolicy::kEveryTransaction) {
+    if (absl::Status s = FlushLocked(true); !s.ok()) return FailLocked(s);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BinlogStore::CloseFileLocked(bool clean) {
+  BR_RETURN_IF_ERROR(WriteBufferLocked());
+  const std::string path = PathOf(files_.back().name);
+  if (clean) {
+    // The source clears BINLOG_IN_USE in place when it closes a file; its
+    // CRC is computed with the flag clear, so nothing else changes.
+    char lo = 0;
+    if (::pread(fd_, &lo, 1, kFdeFlagsOffset) != 1) {
+      return ErrnoStatus(errno, absl::StrCat("cannot read the FDE of ", path));
+    }
+    lo = static_cast<char>(lo & ~protocol::kFlagBinlogInUse);
+    if (::pwrite(fd_, &lo, 1, kFdeFlagsOffset) != 1) {
+      return ErrnoStatus(errno, absl::StrCat("cannot update the FDE of ", path));
+    }
+  }
+  if (durable() && ::fdatasync(fd_) != 0) {
+    return ErrnoStatus(errno, absl::StrCat("cannot fdatasync ", path));
+  }
+  ::close(fd_);
+  fd_ = -1;
+  state_ = FileState::kClosed;
+  files_.back().size = size_;
+  PublishLocked();
+  return absl::OkStatus();
+}
+
+void BinlogStore::OnStreamRestart(const BinlogPosition& resume) {
+  absl::MutexLock l(&mu_);
+  if (!failed_.ok()) {
+    failed_ = absl::OkStatus();  // FailLocked already reloaded the disk state
+    return;
+  }
+  in_txn_ = false;
+  gtids_.DropPending();
+  if (state_ == FileState::kOpen && size_ > safe_offset_) {
+    if (safe_offset_ >= buf_offset_) {
+      buf_.resize(safe_offset_ - buf_offset_);
+    } else {
+      buf_.clear();
+      if (::ftruncate(fd_, static_cast<off_t>(safe_offset_)) != 0) {
+        std::string what = absl::StrCat("cannot cut ", PathOf(files_.back().name));
+        (void)FailLocked(ErrnoStatus(errno, what));
+        return;
+      }
+      buf_offset_ = safe_offset_;
+      ++epoch_;
+    }
+    size_ = safe_offset_;
+  }
+  if (!files_.empty() && !(resume == BinlogPosition{files_.back().name, safe_offset_})) {
+    spdlog::warn("store: stream restarts at {} but the store ends at {}:{}", resume.ToString(),
+                 files_.back().name, safe_offset_);
+  }
+}
+
+std::vector<StoreFileEntry> BinlogStore::Files() const {
+  absl::MutexLock l(&mu_);
+  std::vector<StoreFileEntry> out = files_;
+  if (!out.empty() && state_ == FileState::kOpen) out.back().size = size_;
+  return out;
+}
+
+absl::StatusOr<std::string> BinlogStore::FileForGtid(std::string_view gtid) const {
+  absl::MutexLock l(&mu_);
+  return FileForGtidPosition(files_, gtid);
+}
+
+}  // namespace binrelay::replication

@@ -1,0 +1,201 @@
+// BinlogStore: the durable local copy of the source's binlog. A directory of
+// files with the SAME names and byte offsets as the source's: `\xFEbin`, then
+// every non-artificial event exactly as received. It is a StreamConsumer, so
+// an UpstreamSession feeds it directly.
+//
+// Files follow the source: a real ROTATE (or STOP) is its file's last event
+// and closes it; the next file starts at that file's FDE (offset 4).
+// Artificial events (fake ROTATE, heartbeats, MariaDB's fake GTID_LIST, an
+// FDE re-sent with log_pos 0) arrive with end.offset 0 and are not stored.
+// Every stored event must start exactly at the file's current size (its
+// log_pos is the size after it): anything else is DataLoss naming file:pos,
+// and nothing is written (never a gap).
+//
+// BINLOG_IN_USE: the source sets the flag in its open file's FDE and clears it
+// in place on close; the dump stream always sends it cleared. The store does
+// the same, so the open file is a prefix of the source's open file and a
+// closed file is byte-identical to the source's closed file.
+//
+// Durability (SyncPolicy): appends go to a buffer and are written in large
+// pwrites. kEveryTransaction writes and fdatasyncs at each transaction end;
+// kInterval fdatasyncs at most every sync_interval; kOff only writes (at
+// most sync_interval late). New files and index rewrites also fsync the
+// directory (not with kOff). After each durable point the committed end
+// (file, offset, GTID state) is published for readers.
+//
+// Recovery (Open): the newest file is cut after its last complete
+// transaction; resume_position() is where the source must be read from.
+// A failed write (disk full: ResourceExhausted naming dir and file) undoes
+// its partial bytes and recovers the same way; OnEvent then keeps failing
+// until OnStreamRestart (a new stream from resume_position()).
+//
+// Thread safety: OnEvent/OnStreamRestart/Flush from one writer thread; all
+// other methods from any thread.
+// Lifetime: returned values own their data; a StorePin must not outlive its
+// store.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "replication/binlog_position.h"
+#include "replication/gtid_state.h"
+#include "replication/store_index.h"
+#include "replication/stream_consumer.h"
+
+namespace binrelay::replication {
+
+enum class SyncPolicy { kEveryTransaction, kInterval, kOff };
+
+struct BinlogStoreOptions {
+  SyncPolicy sync = SyncPolicy::kEveryTransaction;
+  // kInterval: longest time a transaction stays not durable. kOff: longest
+  // time it stays in the buffer (unwritten, so invisible to readers).
+  std::chrono::milliseconds sync_interval{10};
+  size_t buffer_bytes = 1 << 20;  // a write is issued when this much is buffered
+  // Replaces ::pwrite (tests inject disk-full errors with it).
+  std::function<ssize_t(int fd, const void* data, size_t n, off_t offset)> pwrite_fn;
+};
+
+// The end of the last durable transaction, for readers.
+struct CommittedEnd {
+  BinlogPosition position;  // empty file name: the store is empty
+  std::string gtid_state;   // GTID state after it ("" if the source has none)
+  uint64_t sequence = 0;    // +1 per publication
+  uint64_t epoch = 0;       // +1 whenever stored bytes were cut (truncate)
+};
+
+struct PurgeOptions {
+  std::optional<std::chrono::system_clock::duration> older_than;  // by last modification
+  std::optional<uint64_t> max_total_bytes;                        // keep at most this much
+};
+
+struct PurgeResult {
+  std::vector<std::string> removed;
+  // The oldest file that the limits wanted gone but a pin keeps (or "").
+  std::string kept_for_pin;
+};
+
+class BinlogStore;
+
+// A reader's claim on every file from `position` on; Purge never removes
+// them. Move-only; released on destruction.
+class StorePin {
+ public:
+  StorePin() = default;
+  StorePin(StorePin&& other) noexcept { *this = std::move(other); }
+  StorePin& operator=(StorePin&& other) noexcept;
+  ~StorePin() { Release(); }
+  void Advance(const BinlogPosition& position);  // the reader moved on
+  void Release();
+  bool active() const { return store_ != nullptr; }
+
+ private:
+  friend class BinlogStore;
+  StorePin(BinlogStore* store, uint64_t id) : store_(store), id_(id) {}
+  BinlogStore* store_ = nullptr;
+  uint64_t id_ = 0;
+};
+
+class BinlogStore : public StreamConsumer {
+ public:
+  // Opens (creating the directory if needed) and recovers the store.
+  static absl::StatusOr<std::unique_ptr<BinlogStore>> Open(const std::string& dir,
+                                                           BinlogStoreOptions options = {});
+  ~BinlogStore() override;  // Close(), errors logged
+
+  // Where the source must be read from: after the last complete stored
+  // transaction; nullopt for an empty store.
+  std::optional<BinlogPosition> resume_position() const;
+  // The session start: resume_position() if the store holds events, else
+  // `configured`, which must then begin at a file's first byte (earliest,
+  // current with UpstreamOptions::whole_files, or FILE:4).
+  absl::StatusOr<StartSpec> StartFor(const StartSpec& configured) const;
+
+  absl::Status OnEvent(const StreamEvent& e) override;
+  void OnStreamRestart(const BinlogPosition& resume) override;
+
+  // Writes, syncs (unless kOff) and publishes everything complete now.
+  absl::Status Flush();
+  // Flush, stop the background flusher, close the file. Idempotent.
+  absl::Status Close();
+
+  CommittedEnd committed() const;
+  // Waits until committed().sequence > after_sequence; false on timeout.
+  bool WaitForCommitted(uint64_t after_sequence, absl::Duration timeout,
+                        CommittedEnd* out) const;
+
+  std::vector<StoreFileEntry> Files() const;  // oldest first, with sizes
+  // The stored file a dump from GTID position `gtid` starts in (index
+  // lookup, no file scan); see FileForGtidPosition.
+  absl::StatusOr<std::string> FileForGtid(std::string_view gtid) const;
+  const std::string& dir() const { return dir_; }
+
+  StorePin Pin(const BinlogPosition& position);
+  absl::StatusOr<PurgeResult> Purge(const PurgeOptions& options);
+
+ private:
+  friend class StorePin;
+  enum class FileState { kNone, kOpen, kClosed };
+
+  BinlogStore(std::string dir, BinlogStoreOptions options);
+  absl::Status LoadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status StartFileLocked(const StreamEvent& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status AppendLocked(const StreamEvent& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CloseFileLocked(bool clean) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WriteLocked(std::string_view data, uint64_t offset)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WriteBufferLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FlushLocked(bool sync) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FailLocked(absl::Status s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WriteIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PublishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FlusherLoop();
+  std::string PathOf(const std::string& name) const { return dir_ + "/" + name; }
+  bool durable() const { return options_.sync != SyncPolicy::kOff; }
+
+  const std::string dir_;
+  const BinlogStoreOptions options_;
+
+  mutable absl::Mutex mu_;  // the writer state
+  std::vector<StoreFileEntry> files_ ABSL_GUARDED_BY(mu_);
+  FileState state_ ABSL_GUARDED_BY(mu_) = FileState::kNone;
+  std::optional<std::string> rotate_to_ ABSL_GUARDED_BY(mu_);  // after a closing ROTATE
+  int fd_ ABSL_GUARDED_BY(mu_) = -1;
+  uint64_t size_ ABSL_GUARDED_BY(mu_) = 0;        // logical size: written + buffered
+  std::string buf_ ABSL_GUARDED_BY(mu_);          // bytes from buf_offset_ on
+  uint64_t buf_offset_ ABSL_GUARDED_BY(mu_) = 0;  // file offset of buf_[0]
+  bool in_txn_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t safe_offset_ ABSL_GUARDED_BY(mu_) = 0;  // end of the last complete transaction
+  GtidState gtids_ ABSL_GUARDED_BY(mu_);
+  bool unpublished_ ABSL_GUARDED_BY(mu_) = false;   // a safe point newer than committed
+  absl::Time first_unpublished_ ABSL_GUARDED_BY(mu_);
+  absl::Status failed_ ABSL_GUARDED_BY(mu_);        // sticky until OnStreamRestart
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread flusher_;
+
+  mutable absl::Mutex commit_mu_;
+  CommittedEnd committed_ ABSL_GUARDED_BY(commit_mu_);
+
+  mutable absl::Mutex pin_mu_;
+  std::map<uint64_t, BinlogPosition> pins_ ABSL_GUARDED_BY(pin_mu_);
+  uint64_t next_pin_ ABSL_GUARDED_BY(pin_mu_) = 1;
+};
+
+}  // namespace binrelay::replication

@@ -1,0 +1,53 @@
+// GtidState: the GTID state of a binlog at a point, followed event by event:
+// MariaDB's per-domain position (seeded by a file's GTID_LIST) or MySQL's
+// executed set (seeded by PREVIOUS_GTIDS). A transaction's GTID is held as
+// pending until the caller says the transaction completed (Commit), so the
+// state never includes a half-stored transaction.
+//
+// Thread safety: none; owned by one writer.
+// Lifetime: plain value; nothing returned points into events.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "protocol/event_header.h"
+#include "replication/gtid_set.h"
+
+namespace binrelay::replication {
+
+class GtidState {
+ public:
+  // Feeds one stored event. GTID_LIST / PREVIOUS_GTIDS replace the state
+  // (they open a file and carry the state of everything before it); GTID
+  // events become pending.
+  absl::Status OnEvent(const protocol::EventView& ev);
+  // Restores a state printed by ToString() (recovery); "" = nothing known.
+  absl::Status Seed(std::string_view text);
+  // The pending GTID (if any) is now part of the state.
+  void Commit();
+  // The pending transaction was dropped (stream restart, truncation).
+  void DropPending() {
+    pending_maria_.reset();
+    pending_mysql_.reset();
+  }
+  // "0-1-100,1-2-5" (MariaDB) or "uuid:1-5" (MySQL); "" when nothing known.
+  std::string ToString() const;
+
+ private:
+  enum class Flavour { kNone, kMaria, kMysql };
+  struct PendingMysql {
+    std::string uuid;
+    std::string tag;
+    uint64_t gno = 0;
+  };
+  Flavour flavour_ = Flavour::kNone;
+  MariaGtidPosition maria_;
+  MysqlGtidSet mysql_;
+  std::optional<MariaGtid> pending_maria_;
+  std::optional<PendingMysql> pending_mysql_;
+};
+
+}  // namespace binrelay::replication

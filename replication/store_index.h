@@ -1,0 +1,65 @@
+// The local store's directory layout: which files are binlogs, in what order,
+// and the index file (`binrelay-store.index`) that lists them with each
+// file's first GTID state (the GTID_LIST / PREVIOUS_GTIDS text the file
+// opens with), so a GTID position maps to a file without scanning files.
+//
+// Index format: one line per file, oldest first: `<name>\t<gtid state>\n`.
+// It is rewritten whole and atomically (temp file, fsync, rename, fsync of
+// the directory); the binlog files themselves stay the source of truth, and
+// a missing or stale index is rebuilt from them on open.
+//
+// Thread safety: stateless functions.
+// Lifetime: results own their data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace binrelay::replication {
+
+inline constexpr std::string_view kStoreIndexName = "binrelay-store.index";
+
+struct StoreFileEntry {
+  std::string name;
+  std::string first_gtid_state;  // "" if the file carries none (yet)
+  uint64_t size = 0;             // not persisted in the index
+};
+
+// Binlog names share a base and differ in a zero-padded counter whose width
+// can grow: compare by length first, then bytes.
+int CompareBinlogNames(std::string_view a, std::string_view b);
+
+// A name from the wire becomes a path: refuse anything that is not a plain
+// file name (empty, "/", "." / "..", control bytes, the index's own name).
+absl::Status ValidateBinlogName(std::string_view name);
+
+// Binlog files in `dir` (names, oldest first), skipping the index, its temp
+// file and hidden files. A file that does not start with the binlog magic
+// (or a prefix of it) is FailedPrecondition: the directory is not a store.
+absl::StatusOr<std::vector<StoreFileEntry>> ListStoreFiles(const std::string& dir);
+
+// NotFound if there is no index; DataLoss naming the line if it is garbled.
+absl::StatusOr<std::vector<StoreFileEntry>> ReadStoreIndex(const std::string& dir);
+absl::Status WriteStoreIndex(const std::string& dir, const std::vector<StoreFileEntry>& files,
+                             bool durable);
+
+// The GTID state a binlog file opens with (its GTID_LIST or PREVIOUS_GTIDS,
+// read from the head of the file); "" if it has none.
+absl::StatusOr<std::string> ReadFirstGtidState(const std::string& path);
+
+// The file a dump for GTID position `gtid` (MariaDB "d-s-n,..." or MySQL
+// "uuid:1-5,...") must start from: the newest file whose first GTID state
+// the position has already passed. NotFound if every such file is gone
+// (purged); InvalidArgument for a malformed position.
+absl::StatusOr<std::string> FileForGtidPosition(const std::vector<StoreFileEntry>& files,
+                                                std::string_view gtid);
+
+// fsync of a directory, so a created/renamed/removed entry survives a crash.
+absl::Status SyncDirectory(const std::string& dir);
+
+}  // namespace binrelay::replication
