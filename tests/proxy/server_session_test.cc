@@ -29,6 +29,24 @@ TEST_F(SessionTest, GreetingIsMariaDbFlavouredWithNativePlugin) {
   EXPECT_EQ(greeting_.nonce.find('\0'), std::string::npos);
 }
 
+// MySQL 8 style: no "5.5.5-" prefix, caching_sha2 announced; VERSION()
+// returns the string unchanged (only MariaDB's prefix is stripped).
+TEST_F(SessionTest, MySqlStyleVersionAndCachingSha2Plugin) {
+  base_options_.server_version = "8.0.36-binrelay";
+  AuthOptions a;
+  a.user = kUser;
+  a.password = kPassword;
+  a.plugin = "caching_sha2_password";
+  NewSession(a);
+  EXPECT_EQ(greeting_.server_version, "8.0.36-binrelay");
+  EXPECT_EQ(greeting_.auth_plugin, "caching_sha2_password");
+  auto r = Send(Response("caching_sha2_password",
+                         protocol::CachingSha2Scramble(kPassword, greeting_.nonce)),
+                1);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(Scalar("SELECT VERSION()"), "8.0.36-binrelay");
+}
+
 // Two sessions must not share a nonce (a replayed token would authenticate).
 TEST_F(SessionTest, EachSessionGetsAFreshNonce) {
   NewSession();

@@ -67,7 +67,7 @@ class SessionTest : public ::testing::Test {
       auth.user = kUser;
       auth.password = kPassword;
     }
-    ServerSessionOptions o;
+    ServerSessionOptions o = base_options_;
     o.auth = auth;
     session_ = std::make_unique<ServerSession>(o, &admin_, &dump_);
     std::string out;
@@ -144,6 +144,7 @@ class SessionTest : public ::testing::Test {
     return rows[0][0];
   }
 
+  ServerSessionOptions base_options_;  // NewSession() starts from these
   fakes::FakeAdminHandler admin_;
   fakes::FakeDumpHandler dump_;
   std::unique_ptr<ServerSession> session_;
