@@ -139,6 +139,11 @@ class BinlogStore : public StreamConsumer {
   bool WaitForCommitted(uint64_t after_sequence, absl::Duration timeout,
                         CommittedEnd* out) const;
 
+  // Called after every publication of the committed end, on the writer's
+  // thread with store locks held: it must be quick and must not call into
+  // the store (dumps only post a wake-up to their io thread).
+  void SetCommitListener(std::function<void()> listener);
+
   std::vector<StoreFileEntry> Files() const;  // oldest first, with sizes
   // The stored file a dump from GTID position `gtid` starts in (index
   // lookup, no file scan); see FileForGtidPosition.
@@ -192,6 +197,7 @@ class BinlogStore : public StreamConsumer {
 
   mutable absl::Mutex commit_mu_;
   CommittedEnd committed_ ABSL_GUARDED_BY(commit_mu_);
+  std::function<void()> commit_listener_ ABSL_GUARDED_BY(commit_mu_);
 
   mutable absl::Mutex pin_mu_;
   std::map<uint64_t, BinlogPosition> pins_ ABSL_GUARDED_BY(pin_mu_);
