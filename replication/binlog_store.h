@@ -128,6 +128,8 @@ class BinlogStore : public StreamConsumer {
 
   absl::Status OnEvent(const StreamEvent& e) override;
   void OnStreamRestart(const BinlogPosition& resume) override;
+  // resume_position(): what is on disk after a failed write.
+  std::optional<BinlogPosition> ResumeAfterFailure() const override { return resume_position(); }
 
   // Writes, syncs (unless kOff) and publishes everything complete now.
   absl::Status Flush();
