@@ -53,6 +53,10 @@ class AdminHandler {
                                                                    uint64_t position) = 0;
   // COM_REGISTER_SLAVE was received (for SHOW SLAVE HOSTS).
   virtual void ReplicaRegistered(const ReplicaRegistration& replica) = 0;
+  // The connection that registered `server_id` ended (its dump finished or
+  // failed, or it closed): it leaves SHOW SLAVE HOSTS, as on MariaDB. Call
+  // once per ReplicaRegistered, when that connection ends.
+  virtual void ReplicaDisconnected(uint32_t server_id) { (void)server_id; }
 };
 
 class DumpHandler {

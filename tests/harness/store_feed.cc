@@ -2,14 +2,13 @@
 
 #include "protocol/binlog_file_reader.h"
 #include "protocol/event_type.h"
-#include "protocol/format_description.h"
 #include "protocol/status_macros.h"
 #include "replication/transaction_boundary.h"
 
 namespace binrelay::testing {
 
-absl::Status FeedAsDump(const std::string& data, const std::string& name, uint64_t from,
-                        replication::StreamConsumer& consumer) {
+absl::Status FeedBinlogFile(const std::string& data, const std::string& name, uint64_t from,
+                            replication::StreamConsumer& consumer) {
   BR_ASSIGN_OR_RETURN(protocol::BinlogFileReader reader,
                       protocol::BinlogFileReader::Open(data, name));
   replication::TransactionBoundary boundary;
