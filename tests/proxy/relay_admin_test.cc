@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -410,6 +412,47 @@ TEST_F(RelayAdminTest, BinlogGtidPosOfADamagedFileIsAnError) {
   EXPECT_TRUE(absl::StrContains(r.message, "mariadb-bin.000001")) << r.message;
   // Offset 4 comes from the index and does not read the file.
   EXPECT_EQ(Value("SELECT binlog_gtid_pos('mariadb-bin.000001', 4)"), "");
+}
+
+// Guards: answers racing the writer: a position SHOW MASTER STATUS shows must
+// always be one binlog_gtid_pos can answer (durable, at an event boundary).
+TEST_F(RelayAdminTest, AnswersStayConsistentWhileTheStoreIsWritten) {
+  replication::BinlogStoreOptions o;
+  o.sync = replication::SyncPolicy::kInterval;
+  o.sync_interval = std::chrono::milliseconds(1);
+  o.buffer_bytes = 64;  // many small writes
+  OpenStore(o);
+  NewAdmin();
+  std::string maria = ReadFileOrDie(FixturePath(kMaria));
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    // Feed in slices so the reader sees several committed ends.
+    // Cuts at event ends; 476 and 744 stop inside a transaction, which the
+    // restart drops again (never visible to readers).
+    for (size_t cut : {330, 476, 744, 1074}) {
+      store_->OnStreamRestart(store_->resume_position().value_or(
+          replication::BinlogPosition{"mariadb-bin.000001", 4}));
+      std::optional<replication::BinlogPosition> at = store_->resume_position();
+      BR_EXPECT_OK(FeedBinlogFile(maria.substr(0, cut), "mariadb-bin.000001",
+                                  at ? at->offset : 4, *store_));
+      BR_EXPECT_OK(store_->Flush());
+    }
+    done = true;
+  });
+  int checked = 0;
+  while (!done || checked == 0) {
+    AdminReply st = Ask("SHOW MASTER STATUS");
+    ASSERT_EQ(st.kind, AdminReply::Kind::kResultSet);
+    if (st.result.rows.empty()) continue;
+    const protocol::TextRow& row = st.result.rows[0];
+    AdminReply pos = Ask(absl::StrCat("SELECT binlog_gtid_pos('", *row[0], "',", *row[1], ")"));
+    ASSERT_EQ(pos.kind, AdminReply::Kind::kResultSet) << pos.message;
+    EXPECT_TRUE(pos.result.rows[0][0].has_value()) << *row[0] << ":" << *row[1];
+    EXPECT_TRUE(Value("SELECT @@gtid_binlog_pos").has_value());
+    ++checked;
+  }
+  writer.join();
+  EXPECT_EQ(Value("SELECT binlog_gtid_pos('mariadb-bin.000001', 1074)"), "0-1-2");
 }
 
 // Guards: a server_uuid that changes across restarts (replicas would see a
