@@ -20,6 +20,7 @@
 #include "proxy/relay_admin.h"
 #include "proxy/relay_status.h"
 #include "replication/binlog_store.h"
+#include "replication/store_retention_job.h"
 #include "replication/upstream_session.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -84,6 +85,7 @@ class ServeStatus : public proxy::StatusProvider {
       ++s.stored_files;
     }
     s.last_error = session_->last_error();
+    s.purges = store_->purged_files();
     const absl::Time now = absl::Now();
     for (const proxy::DumpInfo& d : dumps_->Snapshot()) {
       proxy::ConsumerStatus c;
@@ -181,6 +183,12 @@ absl::Status Serve(const ServeConfig& config) {
   auto io = std::make_unique<IoThreads>(ioc, 2);
   spdlog::info("serving replicas on {}:{}", config.listen.address, listener->port());
 
+  replication::RetentionJob retention(
+      store.get(), replication::MakeRetentionPolicy(config.store.retention_hours,
+                                                    config.store.retention_bytes,
+                                                    config.store.retention_hard_cap_bytes));
+  retention.Start();
+
   proxy::HttpServer http(&status);
   if (config.http.enabled) {
     BR_RETURN_IF_ERROR(http.Start(config.http.address, config.http.port));
@@ -201,6 +209,7 @@ absl::Status Serve(const ServeConfig& config) {
   io.reset();
   listener.reset();
   store->SetCommitListener(nullptr);
+  retention.Stop();
   http.Stop();
   // Whatever was received is made durable before exiting, even after an error.
   absl::Status closed = store->Close();

@@ -159,7 +159,8 @@ absl::Status BinlogSender::Init() {
         "replicas, mariadb-binlog), which SET @mariadb_slave_capability=4; this client sent ",
         maria_capability_ ? absl::StrCat(*maria_capability_) : std::string("none")));
   }
-  pin_ = ctx_.store->Pin(start_);
+  pin_ = ctx_.store->Pin(start_, absl::StrCat("replica ", request_.peer, " server_id ",
+                                              request_.server_id));
   DumpInfo info;
   info.peer = request_.peer;
   info.server_id = request_.server_id;
@@ -274,6 +275,9 @@ absl::Status BinlogSender::RouteMysqlGtid(const protocol::EventView& ev, std::st
 absl::Status BinlogSender::Route(const protocol::EventView& ev, std::string* out) {
   if (ev.type() == protocol::kFormatDescriptionEvent) {
     AppendEvent(out, protocol::FdeWithoutInUse(ev.bytes));
+    // From here clients parse every event, invented ones included, with this
+    // FDE's algorithm (real senders switch the same way).
+    client_crc_ = reader_->format().events_have_crc();
     return absl::OkStatus();
   }
   bool skip = false;
@@ -301,7 +305,12 @@ absl::StatusOr<DumpStream::Progress> BinlogSender::Fill(std::string* out, size_t
       BR_ASSIGN_OR_RETURN(std::string rewritten,
                           protocol::RewriteFdeForMidFileStart(fde.bytes, fde.has_checksum));
       AppendEvent(out, rewritten);
+      client_crc_ = reader_->format().events_have_crc();
     }
+  }
+  if (pin_.lost()) {
+    // Retention's hard cap removed files this dump still needed.
+    return absl::DataLossError(pin_.lost_reason());
   }
   while (out->size() < budget) {
     protocol::EventView ev;

@@ -11,7 +11,9 @@
 //   replica's executed set and sends a heartbeat carrying the position
 //   after a skipped run;
 // - ANNOTATE_ROWS is dropped unless requested (MariaDB flag 0x02); fake
-//   events carry a CRC iff the client declared @master_binlog_checksum=CRC32;
+//   events carry a CRC iff the client declared @master_binlog_checksum=CRC32
+//   until the first FDE, then iff that FDE's events do (mariadb-binlog reads
+//   a mid-stream fake ROTATE by the FDE's algorithm);
 //   a client that declared nothing gets 1236 if the binlog has checksums, as
 //   from a real primary;
 // - a non-blocking dump (flag 0x01 or server_id 0) ends with EOF at the
@@ -94,7 +96,9 @@ class BinlogSender : public DumpStream {
   bool started_ = false;
   replication::BinlogPosition start_;
 
-  // What the client declared with SET @... before dumping.
+  // Whether invented events carry a CRC: what the client declared with SET
+  // @master_binlog_checksum until the first FDE is sent, then that FDE's
+  // algorithm (clients parse everything after an FDE by it).
   bool client_crc_ = false;
   bool client_checksum_aware_ = false;
   std::optional<int> maria_capability_;

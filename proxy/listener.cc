@@ -205,6 +205,8 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
     spdlog::info("proxy connection {} (user '{}') closed: {}", conn->peer, session.user(),
                  std::string(st.message()));
   }
+  // SHOW SLAVE HOSTS lists a replica while it is connected, as MariaDB does.
+  if (session.registration()) admin_->ReplicaDisconnected(session.registration()->server_id);
   conn->socket.shutdown(tcp::socket::shutdown_both, ec);
   conn->socket.close(ec);
   connections_.Remove(conn->registry_id);
