@@ -35,20 +35,7 @@ void FinishEvent(std::string* out, bool with_crc) {
 
 }  // namespace
 
-void AppendPackedInt(std::string* out, uint64_t v) {
-  if (v < 251) {
-    out->push_back(static_cast<char>(v));
-  } else if (v < (1u << 16)) {
-    out->push_back(static_cast<char>(0xFC));
-    AppendFixed(out, v, 2);
-  } else if (v < (1u << 24)) {
-    out->push_back(static_cast<char>(0xFD));
-    AppendFixed(out, v, 3);
-  } else {
-    out->push_back(static_cast<char>(0xFE));
-    AppendFixed(out, v, 8);
-  }
-}
+void AppendPackedInt(std::string* out, uint64_t v) { AppendLenenc(out, v); }
 
 std::string BuildFakeRotate(uint32_t server_id, std::string_view file, uint64_t position,
                             bool with_crc) {

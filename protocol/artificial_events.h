@@ -51,8 +51,8 @@ std::string BuildHeartbeatV2(uint32_t server_id, std::string_view file, uint64_t
 std::string BuildFakeGtidList(uint32_t server_id, const std::vector<MariaGtidList::Entry>& gtids,
                               uint64_t position, bool with_crc);
 
-// MySQL packed integer (net_store_length): 1 byte < 251, else 0xFC+2, 0xFD+3,
-// 0xFE+8 bytes.
+// MySQL packed integer (net_store_length): the same encoding as the
+// protocol's length-encoded integer (byte_cursor.h AppendLenenc).
 void AppendPackedInt(std::string* out, uint64_t v);
 
 }  // namespace binrelay::protocol

@@ -17,6 +17,7 @@
 #include "protocol/packet_framer.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
+#include "tests/harness/temp_dir.h"
 #include "tests/harness/store_feed.h"
 
 namespace binrelay::proxy {
@@ -66,9 +67,7 @@ protocol::EventHeader HeaderOf(std::string_view event) {
 class BinlogSenderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "/binlog_sender_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    dir_ = testing::MakeTestTempDir("binlog_sender");
     BR_ASSERT_OK_AND_ASSIGN(store_, replication::BinlogStore::Open(dir_));
     store_->SetCommitListener([this] { signal_.Notify(); });
     context_ = {store_.get(), &signal_, &registry_, 99};

@@ -20,6 +20,7 @@
 #include "replication/binlog_store.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
+#include "tests/harness/temp_dir.h"
 #include "tests/harness/store_feed.h"
 
 namespace binrelay::proxy {
@@ -49,11 +50,6 @@ const char kMaria10[] = "binlog-parser/mysql-bin.07";
 constexpr uint32_t kServerId = 4242;
 constexpr char kRelayUuid[] = "0e0b5c1a-4f5e-4d3c-9b2a-1a2b3c4d5e6f";
 
-std::string MakeTempDir() {
-  std::string tmpl = ::testing::TempDir() + "/relay_admin_XXXXXX";
-  EXPECT_NE(::mkdtemp(tmpl.data()), nullptr);
-  return tmpl;
-}
 
 class FixedStatus : public StatusProvider {
  public:
@@ -63,7 +59,7 @@ class FixedStatus : public StatusProvider {
 
 class RelayAdminTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = MakeTempDir(); }
+  void SetUp() override { dir_ = testing::MakeTestTempDir("relay_admin"); }
   void TearDown() override {
     admin_.reset();
     store_.reset();

@@ -23,6 +23,8 @@
 #include "replication/transaction_boundary.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
+#include "tests/harness/store_feed.h"
+#include "tests/harness/temp_dir.h"
 
 namespace binrelay::replication {
 namespace {
@@ -39,54 +41,16 @@ const char kMysql2[] = "percona-binlog-server/data_80045_gtid__binlog.000002";
 const char kMaria[] = "rust_mysql_common/mariadb-bin.000001";
 const char kUuid[] = "396e294c-1ca4-11f1-9ae7-00155da79c6b";
 
-std::string MakeTempDir() {
-  std::string tmpl = ::testing::TempDir() + "/binlog_store_XXXXXX";
-  char* dir = ::mkdtemp(tmpl.data());
-  EXPECT_NE(dir, nullptr);
-  return tmpl;
-}
 
 void WriteFile(const std::string& path, const std::string& data) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(data.data(), static_cast<std::streamsize>(data.size()));
 }
 
-// Feeds `data` as file `name` the way a dump from name:from arrives: events
-// before `from` are not sent, except the FDE, re-sent as artificial; the FDE
-// always arrives with BINLOG_IN_USE cleared, as sources send it.
-absl::Status FeedFrom(const std::string& data, const std::string& name, uint64_t from,
-                      StreamConsumer& consumer) {
-  BR_ASSIGN_OR_RETURN(protocol::BinlogFileReader reader,
-                      protocol::BinlogFileReader::Open(data, name));
-  TransactionBoundary boundary;
-  protocol::EventView ev;
-  while (true) {
-    BR_ASSIGN_OR_RETURN(bool more, reader.Next(&ev));
-    if (!more) return absl::OkStatus();
-    const protocol::FormatDescription& fde = reader.framer().format();
-    BinlogPosition end{name, ev.offset + ev.header.event_size};
-    BR_ASSIGN_OR_RETURN(bool ends, boundary.OnEvent(ev, fde, end));
-    std::string cleared;
-    if (ev.type() == protocol::kFormatDescriptionEvent) {
-      cleared = std::string(ev.bytes);
-      cleared[17] = static_cast<char>(cleared[17] & ~protocol::kFlagBinlogInUse);
-      BR_ASSIGN_OR_RETURN(ev, protocol::MakeEventView(cleared, ev.has_checksum, ev.offset));
-    }
-    if (ev.offset < from) {
-      if (ev.offset == 4 && from > 4) {
-        BinlogPosition artificial{name, 0};
-        BR_RETURN_IF_ERROR(consumer.OnEvent({ev, fde, artificial, false}));
-      }
-      continue;
-    }
-    BR_RETURN_IF_ERROR(consumer.OnEvent({ev, fde, end, ends}));
-  }
-}
-
 class BinlogStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir();
+    dir_ = testing::MakeTestTempDir("binlog_store");
     mysql1_ = ReadFileOrDie(FixturePath(kMysql1));
     mysql2_ = ReadFileOrDie(FixturePath(kMysql2));
   }
@@ -102,8 +66,8 @@ class BinlogStoreTest : public ::testing::Test {
 // CRCs, offsets), including BINLOG_IN_USE cleared on ROTATE and STOP.
 TEST_F(BinlogStoreTest, ClosedMysqlFilesAreStoredByteForByte) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
-  BR_ASSERT_OK(FeedFrom(mysql1_, "binlog.000001", 4, *store));
-  BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
   BR_ASSERT_OK(store->Close());
   EXPECT_EQ(Stored("binlog.000001"), mysql1_);
   EXPECT_EQ(Stored("binlog.000002"), mysql2_);
@@ -119,7 +83,7 @@ TEST_F(BinlogStoreTest, OpenMariaDbFileKeepsInUseFlagAndGtidState) {
   std::string maria = ReadFileOrDie(FixturePath(kMaria));
   ASSERT_EQ(maria[21] & 1, 1);  // the fixture is the source's open file
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
-  BR_ASSERT_OK(FeedFrom(maria, "mariadb-bin.000001", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(maria, "mariadb-bin.000001", 4, *store));
   BR_ASSERT_OK(store->Flush());
   EXPECT_EQ(Stored("mariadb-bin.000001"), maria);
   EXPECT_EQ(store->committed().position, (BinlogPosition{"mariadb-bin.000001", 1074}));
@@ -130,7 +94,7 @@ TEST_F(BinlogStoreTest, OpenMariaDbFileKeepsInUseFlagAndGtidState) {
 // being written into the file.
 TEST_F(BinlogStoreTest, ArtificialEventsAreNotStored) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
-  BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
   BR_ASSERT_OK(store->Close());
   // Fake ROTATE: timestamp 0, log_pos 0, ARTIFICIAL, no CRC, to binlog.000002:4.
   std::string rotate("\0\0\0\0\x04\x01\0\0\0\x28\0\0\0\0\0\0\0\x20\0", 19);
@@ -150,7 +114,7 @@ TEST_F(BinlogStoreTest, EventNotAtTheFileEndIsDataLossNamingFileAndPos) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   // Everything from 276 on, but nothing of 4..276 except the artificial FDE:
   // the store holds nothing of binlog.000002, so the file cannot start.
-  absl::Status s = FeedFrom(mysql2_, "binlog.000002", 276, *store);
+  absl::Status s = testing::FeedBinlogFile(mysql2_, "binlog.000002", 276, *store);
   EXPECT_TRUE(absl::IsDataLoss(s)) << s;
   // After the header, a jump from 197 to 276 (one event skipped).
   BR_ASSERT_OK_AND_ASSIGN(protocol::BinlogFileReader r,
@@ -175,7 +139,7 @@ TEST_F(BinlogStoreTest, EventNotAtTheFileEndIsDataLossNamingFileAndPos) {
 // Guards: a name from the wire escaping the store directory.
 TEST_F(BinlogStoreTest, FileNameThatIsAPathIsRefused) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
-  absl::Status s = FeedFrom(mysql2_, "../evil.000001", 4, *store);
+  absl::Status s = testing::FeedBinlogFile(mysql2_, "../evil.000001", 4, *store);
   EXPECT_TRUE(absl::IsDataLoss(s)) << s;
   EXPECT_FALSE(fs::exists(dir_ + "/../evil.000001"));
 }
@@ -193,7 +157,7 @@ TEST_F(BinlogStoreTest, StartForEmptyAndNonEmptyStore) {
   BR_ASSERT_OK_AND_ASSIGN(StartSpec at4, ParseStartSpec("binlog.000001:4"));
   BR_ASSERT_OK_AND_ASSIGN(StartSpec got, store->StartFor(at4));
   EXPECT_EQ(got.position, (BinlogPosition{"binlog.000001", 4}));
-  BR_ASSERT_OK(FeedFrom(mysql1_, "binlog.000001", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
   BR_ASSERT_OK_AND_ASSIGN(got, store->StartFor(gtid));
   EXPECT_EQ(got.kind, StartSpec::Kind::kPosition);
   EXPECT_EQ(got.position, (BinlogPosition{"binlog.000001", 1516}));
@@ -204,8 +168,8 @@ TEST_F(BinlogStoreTest, StartForEmptyAndNonEmptyStore) {
 TEST_F(BinlogStoreTest, IndexListsFilesWithFirstGtidStateAndIsRebuilt) {
   {
     BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
-    BR_ASSERT_OK(FeedFrom(mysql1_, "binlog.000001", 4, *store));
-    BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", 4, *store));
+    BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
+    BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
   }
   auto expect_index = [&] {
     BR_ASSERT_OK_AND_ASSIGN(std::vector<StoreFileEntry> idx, ReadStoreIndex(dir_));
@@ -230,8 +194,8 @@ TEST_F(BinlogStoreTest, IndexListsFilesWithFirstGtidStateAndIsRebuilt) {
 // would miss transactions) or to an older file than needed.
 TEST_F(BinlogStoreTest, GtidPositionMapsToFileThroughTheIndex) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
-  BR_ASSERT_OK(FeedFrom(mysql1_, "binlog.000001", 4, *store));
-  BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
   // binlog.000002 opens with uuid:1-4 (PREVIOUS_GTIDS), binlog.000001 with "".
   EXPECT_EQ(store->FileForGtid(absl::StrCat(kUuid, ":1-4")).value_or("?"), "binlog.000002");
   EXPECT_EQ(store->FileForGtid(absl::StrCat(kUuid, ":1-6")).value_or("?"), "binlog.000002");
@@ -300,11 +264,11 @@ TEST_F(BinlogStoreTest, RecoveryAfterTruncationAtEveryOffsetResumesExactly) {
       if (want == 0) {
         EXPECT_EQ(*resume, (BinlogPosition{"binlog.000001", 1516}));
         EXPECT_FALSE(fs::exists(dir_ + "/binlog.000002"));
-        BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", 4, *store));
+        BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
       } else {
         ASSERT_EQ(*resume, (BinlogPosition{"binlog.000002", want}));
         EXPECT_EQ(store->committed().position, *resume);
-        BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", want, *store));
+        BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", want, *store));
       }
       BR_ASSERT_OK(store->Close());
       ASSERT_EQ(Stored("binlog.000001"), mysql1_);
@@ -321,7 +285,7 @@ TEST_F(BinlogStoreTest, RecoveryClearsInUseFlagOfAClosedFile) {
   WriteFile(dir_ + "/binlog.000001", flagged);
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   EXPECT_EQ(Stored("binlog.000001"), mysql1_);
-  BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
   BR_ASSERT_OK(store->Close());
   EXPECT_EQ(Stored("binlog.000002"), mysql2_);
 }
@@ -345,9 +309,9 @@ TEST_F(BinlogStoreTest, DiskFullIsResourceExhaustedAndAppendingResumesAfterwards
       return w;
     };
     BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_, options));
-    BR_ASSERT_OK(FeedFrom(mysql1_, "binlog.000001", 4, *store));
+    BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
     left->store(budget);
-    absl::Status s = FeedFrom(mysql2_, "binlog.000002", 4, *store);
+    absl::Status s = testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store);
     ASSERT_TRUE(absl::IsResourceExhausted(s)) << s;
     EXPECT_NE(s.message().find(dir_ + "/binlog.000002"), std::string::npos) << s;
     // Nothing stored is damaged: file 1 whole, file 2 a transaction prefix.
@@ -368,9 +332,9 @@ TEST_F(BinlogStoreTest, DiskFullIsResourceExhaustedAndAppendingResumesAfterwards
     left->store(1 << 30);  // space returns
     store->OnStreamRestart(*resume);
     if (resume->file == "binlog.000001") {
-      BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", 4, *store));
+      BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
     } else {
-      BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", resume->offset, *store));
+      BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", resume->offset, *store));
     }
     BR_ASSERT_OK(store->Close());
     EXPECT_EQ(Stored("binlog.000002"), mysql2_);
@@ -384,9 +348,9 @@ TEST_F(BinlogStoreTest, StreamRestartDropsTheInterruptedTransaction) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_, options));
   // binlog.000002 up to the middle of its second transaction (608..683).
   std::string partial = mysql2_.substr(0, 731);
-  BR_ASSERT_OK(FeedFrom(partial, "binlog.000002", 4, *store));  // ends after the TABLE_MAP
+  BR_ASSERT_OK(testing::FeedBinlogFile(partial, "binlog.000002", 4, *store));  // ends after the TABLE_MAP
   store->OnStreamRestart({"binlog.000002", 529});
-  BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", 529, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 529, *store));
   BR_ASSERT_OK(store->Close());
   EXPECT_EQ(Stored("binlog.000002"), mysql2_);
 }
@@ -394,8 +358,8 @@ TEST_F(BinlogStoreTest, StreamRestartDropsTheInterruptedTransaction) {
 // Guards: purge removing a file a reader still needs, or the newest file.
 TEST_F(BinlogStoreTest, PurgeHonoursPinsAndKeepsTheNewestFile) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
-  BR_ASSERT_OK(FeedFrom(mysql1_, "binlog.000001", 4, *store));
-  BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
   StorePin pin = store->Pin({"binlog.000001", 4});
   BR_ASSERT_OK_AND_ASSIGN(PurgeResult r, store->Purge({.max_total_bytes = 0}));
   EXPECT_TRUE(r.removed.empty());
@@ -417,8 +381,8 @@ TEST_F(BinlogStoreTest, PurgeHonoursPinsAndKeepsTheNewestFile) {
 // Guards: purge by age removing recent files or ignoring old ones.
 TEST_F(BinlogStoreTest, PurgeOlderThanUsesFileAge) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
-  BR_ASSERT_OK(FeedFrom(mysql1_, "binlog.000001", 4, *store));
-  BR_ASSERT_OK(FeedFrom(mysql2_, "binlog.000002", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
   BR_ASSERT_OK_AND_ASSIGN(PurgeResult r, store->Purge({.older_than = std::chrono::hours(1)}));
   EXPECT_TRUE(r.removed.empty());
   fs::last_write_time(dir_ + "/binlog.000001",
@@ -436,7 +400,7 @@ TEST_F(BinlogStoreTest, IntervalPolicyPublishesAndWakesWaiters) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_, options));
   uint64_t seq = store->committed().sequence;
   std::string maria = ReadFileOrDie(FixturePath(kMaria));
-  std::thread writer([&] { BR_EXPECT_OK(FeedFrom(maria, "mariadb-bin.000001", 4, *store)); });
+  std::thread writer([&] { BR_EXPECT_OK(testing::FeedBinlogFile(maria, "mariadb-bin.000001", 4, *store)); });
   CommittedEnd c;
   bool reached = false;
   for (int i = 0; i < 100 && !reached; ++i) {

@@ -15,6 +15,7 @@
 #include "replication/store_index.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
+#include "tests/harness/temp_dir.h"
 #include "tests/harness/store_feed.h"
 
 namespace binrelay::replication {
@@ -36,9 +37,7 @@ constexpr uint64_t kSize1 = 1516, kSize2 = 847, kSize3 = 847;
 class StoreRetentionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "/store_retention_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    dir_ = testing::MakeTestTempDir("store_retention");
     auto s = BinlogStore::Open(dir_);
     ASSERT_TRUE(s.ok()) << s.status();
     store_ = *std::move(s);

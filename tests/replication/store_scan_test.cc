@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
+#include "tests/harness/temp_dir.h"
 
 namespace binrelay::replication {
 namespace {
@@ -36,9 +37,7 @@ const char kMysql2[] = "percona-binlog-server/data_80045_gtid__binlog.000002";
 class StoreScanTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "/store_scan_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    dir_ = testing::MakeTestTempDir("store_scan");
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& data) {
