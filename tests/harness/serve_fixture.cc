@@ -194,8 +194,8 @@ absl::StatusOr<std::vector<std::string>> SourceBinlogFiles(MariaDbSandbox& sourc
   return files;
 }
 
-absl::Status WaitStoreReached(const ServeProcess& serve, MariaDbSandbox& source,
-                              milliseconds timeout) {
+absl::StatusOr<SourceEnd> WaitStoreReached(const ServeProcess& serve, MariaDbSandbox& source,
+                                           milliseconds timeout) {
   BR_ASSIGN_OR_RETURN(SqlRows rows, source.Query("SHOW MASTER STATUS"));
   if (rows.size() != 1 || rows[0].size() < 2 || !rows[0][0] || !rows[0][1]) {
     return absl::FailedPreconditionError("SHOW MASTER STATUS returned no binlog position");
@@ -208,7 +208,7 @@ absl::Status WaitStoreReached(const ServeProcess& serve, MariaDbSandbox& source,
   while (Clock::now() < deadline) {
     std::error_code ec;
     size = fs::file_size(path, ec);
-    if (!ec && size >= pos) return absl::OkStatus();
+    if (!ec && size >= pos) return SourceEnd{file, pos};
     std::this_thread::sleep_for(milliseconds(50));
   }
   return absl::DeadlineExceededError(absl::StrCat(

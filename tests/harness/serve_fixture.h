@@ -119,13 +119,17 @@ absl::Status WaitPortAccepts(uint16_t port, std::chrono::milliseconds timeout,
 // SHOW BINARY LOGS: the source's files, oldest first (the last is open).
 absl::StatusOr<std::vector<std::string>> SourceBinlogFiles(MariaDbSandbox& source);
 
-// Waits until binrelay's store holds the source's current binlog end (SHOW
-// MASTER STATUS): its copy of that file is at least that long. The store
-// publishes at transaction ends, so the source's newest file must hold a
-// transaction (a file just rotated to has only its header, which the store
-// writes together with the file's first transaction).
-absl::Status WaitStoreReached(const ServeProcess& serve, MariaDbSandbox& source,
-                              std::chrono::milliseconds timeout);
+// The source's binlog end (SHOW MASTER STATUS).
+struct SourceEnd {
+  std::string file;
+  uint64_t pos = 0;
+};
+// Waits until binrelay's store holds the source's current binlog end: its
+// copy of that file is at least that long. Returns the end waited for (the
+// source may append a BINLOG_CHECKPOINT later, so a later read of the
+// source's file can be longer).
+absl::StatusOr<SourceEnd> WaitStoreReached(const ServeProcess& serve, MariaDbSandbox& source,
+                                           std::chrono::milliseconds timeout);
 
 enum class CopyCompare {
   kExact,

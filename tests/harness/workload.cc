@@ -59,8 +59,6 @@ class Mix {
   }
   std::string T(std::string_view table) const { return absl::StrCat("`", db_, "`.", AV(table)); }
 
-  // Rotating before (not after) a phase leaves the source's last file
-  // ending with a transaction, the point where binrelay's store publishes.
   absl::Status Phase(absl::Status (Mix::*phase)()) {
     if (o_.rotate_between_phases) BR_RETURN_IF_ERROR(X("FLUSH BINARY LOGS"));
     return (this->*phase)();
@@ -210,8 +208,6 @@ absl::StatusOr<std::unique_ptr<SteadyWorkload>> SteadyWorkload::Start(
 void SteadyWorkload::Run() {
   const std::string t = absl::StrCat("`", db_, "`.t");
   for (int64_t k = 1; !stop_.load(); ++k) {
-    // Rotation goes before a transaction: the workload never ends with a
-    // new file that holds no transaction yet.
     std::string sql = options_.rotate_every > 0 && k % options_.rotate_every == 0
                           ? "FLUSH BINARY LOGS; "
                           : "";
