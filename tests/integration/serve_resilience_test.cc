@@ -208,6 +208,18 @@ int DumpReplyCode(const MasterEndpoint& m, const std::string& file, uint32_t pos
   return err->code;
 }
 
+// How often the replica's IO thread has connected so far (its error log
+// notes every connect and reconnect).
+int ReplicaConnects(const MariaDbSandbox& replica) {
+  std::string log = ReadWholeFile(replica.ErrorLogPath());
+  int n = 0;
+  for (size_t at = log.find("connected to master"); at != std::string::npos;
+       at = log.find("connected to master", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 // Guards issue 3 (e): garbage, a truncated handshake, an endless packet, a
 // wrong password and a dump of a missing file/position each end in an error
 // or a closed connection; binrelay stays up and a healthy replica connected
@@ -229,6 +241,8 @@ TEST(ServeResilienceTest, HostileListenerInputLeavesRelayAndHealthyReplicaStream
   insert_rows(0, 100);
   BR_ASSERT_OK_AND_ASSIGN(std::string gtid, GtidBinlogPos(*source));
   BR_ASSERT_OK(WaitReplicaCaughtUp(*replica, gtid, seconds(60))) << serve->StderrTail();
+  const int connects_before = ReplicaConnects(*replica);
+  ASSERT_GE(connects_before, 1) << replica->ErrorLogTail();
   auto expect_up = [&](const char* after) {
     EXPECT_TRUE(serve->Running()) << "binrelay died after " << after << ":\n"
                                   << serve->StderrTail();
@@ -312,6 +326,8 @@ TEST(ServeResilienceTest, HostileListenerInputLeavesRelayAndHealthyReplicaStream
   BR_ASSERT_OK_AND_ASSIGN(gtid, GtidBinlogPos(*source));
   BR_EXPECT_OK(WaitReplicaCaughtUp(*replica, gtid, seconds(60))) << serve->StderrTail();
   EXPECT_TRUE(SameChecksums(*source, *replica, {"calm"}));
+  // Kept streaming: not dropped and reconnected while the attacks ran.
+  EXPECT_EQ(ReplicaConnects(*replica), connects_before) << replica->ErrorLogTail();
   BR_EXPECT_OK(serve->Stop());
 }
 
