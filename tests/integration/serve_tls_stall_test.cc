@@ -1,0 +1,130 @@
+// binrelay serve with TLS on both sides, and a stalled dump next to a healthy
+// replica (issue 3: optional TLS on [listen], ssl_mode=verify_ca upstream; a
+// slow or stalled replica never slows the upstream session or others).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/replica_fixture.h"
+#include "tests/harness/serve_fixture.h"
+#include "tests/harness/status_matchers.h"
+
+namespace binrelay::testing {
+namespace {
+
+using std::chrono::seconds;
+using Mode = ReplicaOptions::Mode;
+
+// Guards: [listen] ssl_cert/ssl_key not offering TLS (a replica with
+// MASTER_SSL=1 and certificate verification cannot connect), and
+// [source] ssl_mode=verify_ca not working against a real server.
+TEST(ServeTlsTest, VerifiedTlsOnBothSidesReplicates) {
+  BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource());
+  // The sandbox's self-signed certificate is valid for 127.0.0.1: binrelay
+  // serves it too, so one CA file verifies both hops.
+  const std::string ca = source->TlsCaFile();
+  ServeOptions o;
+  o.overrides = {"--source.ssl_mode=verify_ca", "--source.ssl_ca=" + ca,
+                 "--listen.ssl_cert=" + source->Dir() + "/cert.pem",
+                 "--listen.ssl_key=" + source->Dir() + "/key.pem"};
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source, o));
+  BR_ASSERT_OK(serve->Start());
+  const MasterEndpoint master = ReplicaEndpoint(*serve, *source);
+  BR_ASSERT_OK_AND_ASSIGN(auto replica,
+                          StartReplicaOf(master, {.server_id = 2, .mode = Mode::kGtidSlavePos}));
+  BR_ASSERT_OK(replica->Execute("STOP SLAVE"));
+  BR_ASSERT_OK(replica->Execute(absl::StrCat("CHANGE MASTER TO MASTER_SSL=1, MASTER_SSL_CA='", ca,
+                                             "', MASTER_SSL_VERIFY_SERVER_CERT=1")));
+  BR_ASSERT_OK(replica->Execute("START SLAVE"));
+  BR_ASSERT_OK(source->Execute("CREATE DATABASE tls"));
+  BR_ASSERT_OK(source->Execute("CREATE TABLE tls.t (id INT PRIMARY KEY, v VARCHAR(20))"));
+  BR_ASSERT_OK(source->Execute("INSERT INTO tls.t VALUES (1, 'over'), (2, 'tls')"));
+  BR_ASSERT_OK_AND_ASSIGN(std::string gtid, GtidBinlogPos(*source));
+  BR_EXPECT_OK(WaitReplicaCaughtUp(*replica, gtid, seconds(60))) << serve->StderrTail();
+  EXPECT_TRUE(SameChecksums(*source, *replica, {"tls"}));
+  // The same port still serves clients that do not ask for TLS.
+  CommandResult plain = RunShellCommand(
+      absl::StrCat("mariadb --no-defaults --skip-ssl --protocol=tcp -h127.0.0.1 -P",
+                   master.port, " -u", master.user, " -p", master.password,
+                   " -N -e 'SELECT @@server_id'"),
+      seconds(30));
+  EXPECT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_NE(plain.output.find("1"), std::string::npos) << plain.output;
+  BR_EXPECT_OK(serve->Stop());
+}
+
+// A child process we can freeze: `mariadb-binlog --stop-never` dumping from
+// binrelay. Killed and reaped by pid in the destructor.
+class FrozenReader {
+ public:
+  FrozenReader(const MasterEndpoint& m, const std::string& dir) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      if (::chdir(dir.c_str()) != 0) ::_exit(127);
+      std::string port = absl::StrCat("--port=", m.port);
+      std::string user = absl::StrCat("--user=", m.user);
+      std::string pw = absl::StrCat("--password=", m.password);
+      ::execlp("mariadb-binlog", "mariadb-binlog", "--no-defaults", "--read-from-remote-server",
+               "--raw", "--stop-never", "--stop-never-slave-server-id=77", "--protocol=tcp",
+               "--host=127.0.0.1", port.c_str(), user.c_str(), pw.c_str(), "mysql-bin.000001",
+               static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  ~FrozenReader() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  void Freeze() { ::kill(pid_, SIGSTOP); }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Guards: one frozen consumer (it stops reading; its socket fills) holding
+// up the store or the other replicas — the dump must only block itself.
+TEST(ServeStallTest, FrozenReaderDoesNotSlowTheHealthyReplica) {
+  BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource());
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source));
+  BR_ASSERT_OK(serve->Start());
+  const MasterEndpoint master = ReplicaEndpoint(*serve, *source);
+  BR_ASSERT_OK_AND_ASSIGN(auto healthy,
+                          StartReplicaOf(master, {.server_id = 2, .mode = Mode::kGtidSlavePos}));
+  FrozenReader frozen(master, serve->dir());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let its dump start
+  frozen.Freeze();
+  // ~60 MiB of rows: far more than the frozen reader's socket buffers hold.
+  BR_ASSERT_OK(source->Execute("CREATE DATABASE stall"));
+  BR_ASSERT_OK(source->Execute("CREATE TABLE stall.t (id INT PRIMARY KEY, pad VARCHAR(1000))"));
+  for (int i = 0; i < 6; ++i) {
+    BR_ASSERT_OK(source->Execute(absl::StrCat(
+        "INSERT INTO stall.t SELECT seq, REPEAT(CHAR(65 + ", i, "), 1000) FROM stall.seq_", i * 10000 + 1,
+        "_to_", (i + 1) * 10000)));
+    BR_ASSERT_OK(source->Execute(absl::StrCat("UPDATE stall.t SET pad = REPEAT('z', 1000) "
+                                              "WHERE id > ", i * 10000)));
+  }
+  BR_ASSERT_OK_AND_ASSIGN(std::string gtid, GtidBinlogPos(*source));
+  auto started = std::chrono::steady_clock::now();
+  BR_EXPECT_OK(WaitReplicaCaughtUp(*healthy, gtid, seconds(60))) << serve->StderrTail();
+  // Well inside binrelay's 60 s write timeout for the frozen one: the
+  // healthy replica was not waiting for it.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(30));
+  EXPECT_TRUE(SameChecksums(*source, *healthy, {"stall"}));
+  // /status still lists the frozen reader, behind the store's end.
+  CommandResult status = RunShellCommand(
+      absl::StrCat("curl -s http://127.0.0.1:", serve->http_port(), "/status"), seconds(10));
+  EXPECT_NE(status.output.find("server_id 77"), std::string::npos) << status.output;
+  BR_EXPECT_OK(serve->Stop());
+}
+
+}  // namespace
+}  // namespace binrelay::testing
