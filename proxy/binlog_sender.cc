@@ -40,6 +40,9 @@ absl::StatusOr<std::unique_ptr<BinlogSender>> BinlogSender::Create(
 
 BinlogSender::~BinlogSender() {
   DisarmWake();
+  // A replica that reconnects soon finds its files still there (retention
+  // honours recently connected consumers, not only connected ones).
+  pin_.Linger(kReconnectGrace);
   if (registry_id_ != 0) ctx_.registry->Remove(registry_id_);
 }
 

@@ -35,6 +35,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "proxy/commit_signal.h"
 #include "proxy/dump_registry.h"
 #include "proxy/dump_stream.h"
@@ -46,6 +47,10 @@
 #include "replication/transaction_boundary.h"
 
 namespace binrelay::proxy {
+
+// How long the files a disconnected replica still needed stay protected
+// from retention (not from the hard cap).
+inline constexpr absl::Duration kReconnectGrace = absl::Hours(1);
 
 struct BinlogSenderContext {
   replication::BinlogStore* store = nullptr;

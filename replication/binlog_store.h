@@ -126,6 +126,10 @@ class StorePin {
   StorePin(StorePin&& other) noexcept { *this = std::move(other); }
   StorePin& operator=(StorePin&& other) noexcept;
   ~StorePin() { Release(); }
+  // The reader went away but may come back (a replica reconnecting): the
+  // claim stays in the store for `grace`, then ends by itself. This object
+  // no longer holds it.
+  void Linger(absl::Duration grace);
   void Advance(const BinlogPosition& position);  // the reader moved on
   void Release();
   bool active() const { return store_ != nullptr; }
@@ -243,7 +247,10 @@ class BinlogStore : public StreamConsumer {
     BinlogPosition position;
     std::string consumer;
     std::string lost_reason;  // non-empty: lost to a hard-cap purge
+    absl::Time expires = absl::InfiniteFuture();  // a lingering pin ends here
   };
+  // Drops lingering pins whose time is up.
+  void ExpirePinsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   // Lock order: mu_ before pin_mu_ (Purge holds both).
   mutable absl::Mutex pin_mu_ ABSL_ACQUIRED_AFTER(mu_);
   std::map<uint64_t, PinState> pins_ ABSL_GUARDED_BY(pin_mu_);

@@ -47,6 +47,21 @@ void StorePin::Release() {
   store_ = nullptr;
 }
 
+void StorePin::Linger(absl::Duration grace) {
+  if (store_ == nullptr) return;
+  absl::MutexLock l(&store_->pin_mu_);
+  auto it = store_->pins_.find(id_);
+  if (it != store_->pins_.end()) it->second.expires = absl::Now() + grace;
+  store_ = nullptr;
+}
+
+void BinlogStore::ExpirePinsLocked() {
+  const absl::Time now = absl::Now();
+  for (auto it = pins_.begin(); it != pins_.end();) {
+    it = it->second.expires <= now ? pins_.erase(it) : std::next(it);
+  }
+}
+
 bool StorePin::lost() const {
   if (store_ == nullptr) return false;
   absl::MutexLock l(&store_->pin_mu_);
@@ -71,7 +86,10 @@ StorePin BinlogStore::Pin(const BinlogPosition& position, std::string consumer) 
 std::vector<PinInfo> BinlogStore::Pins() const {
   absl::MutexLock l(&pin_mu_);
   std::vector<PinInfo> out;
-  for (const auto& [id, p] : pins_) out.push_back({p.consumer, p.position, p.lost_reason});
+  const absl::Time now = absl::Now();
+  for (const auto& [id, p] : pins_) {
+    if (p.expires > now) out.push_back({p.consumer, p.position, p.lost_reason});
+  }
   std::stable_sort(out.begin(), out.end(), [](const PinInfo& a, const PinInfo& b) {
     return CompareBinlogNames(a.position.file, b.position.file) < 0;
   });
@@ -96,6 +114,7 @@ absl::StatusOr<PurgeResult> BinlogStore::Purge(const PurgeOptions& options) {
   std::string oldest_consumer;
   {
     absl::MutexLock p(&pin_mu_);
+    ExpirePinsLocked();
     for (const auto& [id, pin] : pins_) {
       if (!pin.lost_reason.empty()) continue;
       if (!oldest_pin || CompareBinlogNames(pin.position.file, oldest_pin->file) < 0) {

@@ -102,6 +102,26 @@ TEST_F(StoreRetentionTest, UnderTheHardCapPinsWin) {
   EXPECT_EQ(pin.lost_reason(), "");
 }
 
+// Guards: a replica that disconnected a moment ago losing its files to
+// ordinary retention (it is "recently connected" while its pin lingers), or
+// a lingering pin that never ends.
+TEST_F(StoreRetentionTest, LingeringPinProtectsFilesUntilItsGraceEnds) {
+  PurgeOptions o;
+  o.max_total_bytes = 0;
+  {
+    StorePin pin = store_->Pin({"binlog.000001", 4}, "replica A");
+    pin.Linger(absl::Hours(1));
+  }
+  BR_ASSERT_OK_AND_ASSIGN(PurgeResult kept, store_->Purge(o));
+  EXPECT_TRUE(kept.removed.empty());
+  EXPECT_EQ(kept.kept_for_consumer, "replica A at binlog.000001:4");
+  {
+    StorePin pin = store_->Pin({"binlog.000002", 4}, "replica B");
+    pin.Linger(absl::ZeroDuration());
+  }
+  EXPECT_EQ(store_->Pins().size(), 1u) << "the expired pin is not listed";
+}
+
 // Guards: a lost pin still holding files back, a pin on a later file
 // (untouched by the cap) marked lost, or the newest file removed.
 TEST_F(StoreRetentionTest, OnlyPinsOnRemovedFilesAreLostAndLostPinsHoldNothing) {
