@@ -21,6 +21,7 @@
 #include "proxy/relay_status.h"
 #include "replication/binlog_store.h"
 #include "replication/store_retention_job.h"
+#include "replication/store_scan.h"
 #include "replication/upstream_session.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -128,6 +129,36 @@ class ServeStatus : public proxy::StatusProvider {
   const proxy::DumpRegistry* dumps_;
 };
 
+// The version binrelay greets replicas with: the source's, as stored (the
+// newest file's FDE), so a MySQL 8 replica sees a MySQL server and a MariaDB
+// replica a MariaDB one ("5.5.5-" prefix, as MariaDB servers send). Cached
+// per file: a connection costs no file read.
+class GreetingVersion {
+ public:
+  explicit GreetingVersion(const replication::BinlogStore* store) : store_(store) {}
+  std::string operator()() {
+    std::vector<replication::StoreFileEntry> files = store_->Files();
+    if (files.empty()) return kDefault;
+    absl::MutexLock l(&mu_);
+    if (files.back().name != file_) {
+      auto format = replication::ReadStoredFormat(store_->dir() + "/" + files.back().name);
+      if (!format.ok()) return kDefault;
+      std::string base = format->server_version.substr(0, format->server_version.find('-'));
+      version_ = format->is_mariadb ? absl::StrCat("5.5.5-", base, "-MariaDB-binrelay")
+                                    : absl::StrCat(base, "-binrelay");
+      file_ = files.back().name;
+    }
+    return version_;
+  }
+
+ private:
+  static constexpr const char* kDefault = "5.5.5-10.11.0-binrelay";
+  const replication::BinlogStore* store_;
+  absl::Mutex mu_;
+  std::string file_ ABSL_GUARDED_BY(mu_);
+  std::string version_ ABSL_GUARDED_BY(mu_);
+};
+
 // The io threads of the listener; stopped and joined on destruction.
 class IoThreads {
  public:
@@ -172,6 +203,8 @@ absl::Status Serve(const ServeConfig& config) {
   listen.port = config.listen.port;
   listen.session.auth.user = config.listen.user;
   listen.session.auth.password = config.listen.password;
+  auto greeting = std::make_shared<GreetingVersion>(store.get());
+  listen.server_version = [greeting] { return (*greeting)(); };
   if (!config.listen.ssl_cert.empty()) {
     BR_ASSIGN_OR_RETURN(listen.tls_context,
                         proxy::MakeServerTlsContext(config.listen.ssl_cert, config.listen.ssl_key));

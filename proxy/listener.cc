@@ -193,6 +193,7 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
   ServerSessionOptions opts = options_.session;
   opts.connection_id = next_connection_id_++;
   opts.auth.peer_host = host;
+  if (options_.server_version) opts.server_version = options_.server_version();
   ServerSession session(std::move(opts), admin_, dump_);
 
   std::string out;

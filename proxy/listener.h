@@ -27,6 +27,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -47,6 +48,8 @@ struct ListenerOptions {
   // Template for every connection; connection_id and the peer host are
   // filled in per connection.
   ServerSessionOptions session;
+  // Set: the greeting's version per connection (it may follow the source).
+  std::function<std::string()> server_version;
 };
 
 // A TLS server context from PEM files; errors name the file.
