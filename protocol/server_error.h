@@ -26,6 +26,7 @@ inline constexpr uint16_t kDbAccessDenied = 1044;       // ER_DBACCESS_DENIED_ER
 inline constexpr uint16_t kUnknownCommand = 1047;       // ER_UNKNOWN_COM_ERROR
 inline constexpr uint16_t kServerShutdown = 1053;       // ER_SERVER_SHUTDOWN
 inline constexpr uint16_t kParseError = 1064;           // ER_PARSE_ERROR
+inline constexpr uint16_t kUnknownError = 1105;         // ER_UNKNOWN_ERROR
 inline constexpr uint16_t kNoSuchTable = 1146;          // ER_NO_SUCH_TABLE
 inline constexpr uint16_t kNetPacketTooLarge = 1153;    // ER_NET_PACKET_TOO_LARGE
 inline constexpr uint16_t kUnknownSystemVariable = 1193;

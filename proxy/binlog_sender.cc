@@ -84,7 +84,8 @@ absl::Status BinlogSender::CheckGtidStartAgainstStore(const std::string& state) 
           "; it is at '", have.ToString(), "'). Check the replica's @@gtid_slave_pos"));
     }
     if (want.seq > it->second.seq) {
-      return absl::NotFoundError(absl::StrCat(
+      // binrelay may still be catching up with the source: retryable.
+      return absl::UnavailableError(absl::StrCat(
           "Error: connecting slave requested to start from GTID ", want.ToString(),
           ", which is not in the master's binlog: binrelay's store ends at ",
           it->second.ToString(), " in domain ", domain,
@@ -146,6 +147,15 @@ absl::Status BinlogSender::Init() {
     start_ = {file, 4};
   } else {
     start_ = {request_.file.empty() ? files.front().name : request_.file, request_.position};
+    const replication::StoreFileEntry& newest = files.back();
+    const int cmp = replication::CompareBinlogNames(start_.file, newest.name);
+    if (cmp > 0 || (cmp == 0 && start_.offset > newest.size)) {
+      // The replica is ahead of binrelay (which is catching up with the
+      // source, or was just put in front of it): retryable, not fatal.
+      return absl::UnavailableError(absl::StrCat(
+          "binrelay has not stored ", start_.ToString(), " yet (its store ends at ", newest.name,
+          ":", newest.size, "); it is behind the source, retry shortly"));
+    }
   }
   BR_ASSIGN_OR_RETURN(reader_, replication::StoreReader::Open(ctx_.store, start_));
   BR_RETURN_IF_ERROR(reader_->PeekAt(4).status());

@@ -190,9 +190,13 @@ absl::Status ServerSession::HandleDump(std::string_view payload, std::string* ou
     if (st.ok()) dump_stream_ = std::move(*stream);
   }
   if (!st.ok()) {
-    // Real primaries answer every failed dump with 1236 and end the session.
-    ReplyError(out, protocol::server_error::kMasterFatalReadingBinlog, "HY000",
-               std::string(st.message()));
+    // Real primaries answer every failed dump with 1236 and end the session;
+    // replicas stop on it. What binrelay has not stored *yet* (it is behind
+    // the source) gets a generic error instead, on which replicas reconnect.
+    ReplyError(out,
+               absl::IsUnavailable(st) ? protocol::server_error::kUnknownError
+                                       : protocol::server_error::kMasterFatalReadingBinlog,
+               "HY000", std::string(st.message()));
     return Close(Annotate(st, gtid ? "COM_BINLOG_DUMP_GTID" : "COM_BINLOG_DUMP"));
   }
   state_ = State::kDumpAccepted;

@@ -307,10 +307,15 @@ TEST(ServeResilienceTest, HostileListenerInputLeavesRelayAndHealthyReplicaStream
     EXPECT_EQ(err->code, protocol::server_error::kAccessDenied) << conn.status();
     expect_up("a wrong password");
   }
-  {  // 5. Dumps from where there is nothing: ERR 1236.
+  {  // 5. Dumps from where there is nothing: ERR 1236 (fatal for a replica)
+     // for what binrelay never had; ERR 1105 (a replica retries) for what it
+     // has not stored *yet*.
     std::string detail;
-    EXPECT_EQ(DumpReplyCode(master, "mysql-bin.999999", 4, &detail), 1236) << detail;
+    EXPECT_EQ(DumpReplyCode(master, "mysql-bin.000000", 4, &detail), 1236) << detail;
     expect_up("a dump of a missing file");
+    EXPECT_EQ(DumpReplyCode(master, "mysql-bin.999999", 4, &detail), 1105) << detail;
+    EXPECT_NE(detail.find("not stored"), std::string::npos) << detail;
+    expect_up("a dump of a file binrelay has not stored yet");
     BR_ASSERT_OK_AND_ASSIGN(std::vector<std::string> files, SourceBinlogFiles(*source));
     BR_ASSERT_OK(source->Execute("FLUSH BINARY LOGS"));  // files.back() is now closed
     std::error_code ec;

@@ -181,9 +181,13 @@ TEST_F(BinlogSenderTest, MidFileStartSendsFdeWithZeroLogPosAndValidCrc) {
 // accepted (the replica would silently get a different stream).
 TEST_F(BinlogSenderTest, UnknownFileAndImpossiblePositionsAreRefused) {
   StoreMysql();
-  auto missing = BinlogSender::Create(context_, Request("binlog.000009", 4));
+  auto missing = BinlogSender::Create(context_, Request("binlog.000000", 4));
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_NE(std::string(missing.status().message()).find("binlog.000009"), std::string::npos);
+  EXPECT_NE(std::string(missing.status().message()).find("binlog.000000"), std::string::npos);
+  // Newer than the store: binrelay is behind, the replica should retry.
+  auto ahead = BinlogSender::Create(context_, Request("binlog.000009", 4));
+  EXPECT_EQ(ahead.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(std::string(ahead.status().message()).find("binlog.000009:4"), std::string::npos);
   auto beyond = BinlogSender::Create(context_, Request("binlog.000001", 1u << 30));
   EXPECT_EQ(beyond.status().code(), absl::StatusCode::kOutOfRange);
   // Inside an event: accepted, then the first read fails naming the spot.
@@ -304,8 +308,8 @@ TEST_F(BinlogSenderTest, MariaDbGtidAheadOfTheStoreIsRefused) {
   BR_ASSERT_OK(store_->Flush());
   DumpRequest r = Request("", 4);
   r.user_variables["mariadb_slave_capability"] = "4";
-  r.user_variables["slave_connect_state"] = "0-1-9";
-  EXPECT_EQ(BinlogSender::Create(context_, r).status().code(), absl::StatusCode::kNotFound);
+  r.user_variables["slave_connect_state"] = "0-1-9";  // ahead: retryable
+  EXPECT_EQ(BinlogSender::Create(context_, r).status().code(), absl::StatusCode::kUnavailable);
   r.user_variables["slave_connect_state"] = "7-1-1";
   EXPECT_EQ(BinlogSender::Create(context_, r).status().code(), absl::StatusCode::kNotFound);
   // And a client that is not GTID-aware cannot read a MariaDB stream.
