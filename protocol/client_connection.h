@@ -79,6 +79,9 @@ class ClientConnection {
   std::string peer() const;  // "host:port"
   // Exposed for the dump session (protocol.md §9.2 #24).
   void set_check_sequence(bool check) { reader_.set_check_sequence(check); }
+  // Bytes received and not yet returned by ReadPacket (0 does not prove the
+  // socket is idle: TLS may hold decrypted bytes).
+  size_t buffered() const { return reader_.buffered(); }
 
  private:
   using Clock = std::chrono::steady_clock;

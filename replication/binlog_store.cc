@@ -71,9 +71,7 @@ absl::StatusOr<std::unique_ptr<BinlogStore>> BinlogStore::Open(const std::string
     absl::MutexLock l(&store->mu_);
     BR_RETURN_IF_ERROR(Annotate(store->LoadLocked(), absl::StrCat("opening store ", dir)));
   }
-  if (store->options_.sync != SyncPolicy::kEveryTransaction) {
-    store->flusher_ = std::thread([s = store.get()] { s->FlusherLoop(); });
-  }
+  store->flusher_ = std::thread([s = store.get()] { s->FlusherLoop(); });
   return store;
 }
 
@@ -284,7 +282,10 @@ absl::Status BinlogStore::AppendLocked(const StreamEvent& e) {
   // Events between transactions (MariaDB's BINLOG_CHECKPOINT after a
   // rotation, GTID_LIST) are published too: readers must reach the source's
   // end even when no transaction follows them.
-  if (safe_point && options_.sync == SyncPolicy::kEveryTransaction) {
+  // Group commit: while more of the stream is already waiting, the sync is
+  // left to the burst's last transaction (or the flusher, sync_interval
+  // later); nothing is published before it is durable.
+  if (safe_point && options_.sync == SyncPolicy::kEveryTransaction && !e.more_buffered) {
     if (absl::Status s = FlushLocked(true); !s.ok()) return FailLocked(s);
   }
   return absl::OkStatus();

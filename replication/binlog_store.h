@@ -17,7 +17,10 @@
 // closed file is byte-identical to the source's closed file.
 //
 // Durability (SyncPolicy): appends go to a buffer and are written in large
-// pwrites. kEveryTransaction writes and fdatasyncs at each transaction end;
+// pwrites. kEveryTransaction writes and fdatasyncs at each transaction end,
+// except that transactions arriving in one burst (StreamEvent::more_buffered)
+// share the fdatasync of the burst's last one (group commit; a background
+// flusher bounds the wait by sync_interval);
 // kInterval fdatasyncs at most every sync_interval; kOff only writes (at
 // most sync_interval late). New files and index rewrites also fsync the
 // directory (not with kOff). After each durable point the committed end
@@ -66,6 +69,7 @@ struct BinlogStoreOptions {
   SyncPolicy sync = SyncPolicy::kEveryTransaction;
   // kInterval: longest time a transaction stays not durable. kOff: longest
   // time it stays in the buffer (unwritten, so invisible to readers).
+  // kEveryTransaction: longest a group commit waits for its burst to end.
   std::chrono::milliseconds sync_interval{10};
   size_t buffer_bytes = 1 << 20;  // a write is issued when this much is buffered
   // Replaces ::pwrite (tests inject disk-full errors with it).

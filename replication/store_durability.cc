@@ -1,7 +1,7 @@
 // Durability and publication for BinlogStore (see binlog_store.h): the
 // buffered pwrites, fdatasync per the sync policy, the committed end that
-// readers wait on, and the background flusher of kInterval / kOff. Kept apart
-// from the append path's file-following rules.
+// readers wait on, and the background flusher (interval, off, and the
+// group-commit backstop). Kept apart from the append path's file rules.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -134,8 +134,8 @@ void BinlogStore::FlusherLoop() {
     absl::Time deadline = first_unpublished_ + absl::FromChrono(options_.sync_interval);
     mu_.AwaitWithDeadline(absl::Condition(&stopping_), deadline);
     if (stopping_) return;
-    if (!failed_.ok()) continue;
-    absl::Status s = FlushLocked(options_.sync == SyncPolicy::kInterval);
+    if (!failed_.ok() || !unpublished_) continue;
+    absl::Status s = FlushLocked(durable());
     if (!s.ok()) spdlog::error("{}", FailLocked(s).ToString());
   }
 }

@@ -22,6 +22,9 @@ struct StreamEvent {
   const protocol::FormatDescription& format;
   const BinlogPosition& end;  // end of the event in the source's binlog; offset 0 if artificial
   bool ends_transaction;      // the last event of a transaction or standalone statement
+  // More of the stream is already received and waiting: a consumer may
+  // defer expensive work (an fdatasync) to the end of the burst.
+  bool more_buffered = false;
 };
 
 class StreamConsumer {

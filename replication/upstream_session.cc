@@ -219,7 +219,7 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
       // A real ROTATE closes the old file; it is that file's last event.
       BinlogPosition end{current_.file, header.log_pos};
       BR_ASSIGN_OR_RETURN(bool ends, boundary_.OnEvent(view, fde, end));
-      BR_RETURN_IF_ERROR(consumer_->OnEvent({view, fde, end, ends}));
+      BR_RETURN_IF_ERROR(consumer_->OnEvent({view, fde, end, ends, conn_->buffered() > 0}));
     } else {
       BR_RETURN_IF_ERROR(consumer_->OnEvent({view, fde, BinlogPosition{std::string(name), 0},
                                              false}));
@@ -245,7 +245,8 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   if (end->offset != 0) {
     BR_ASSIGN_OR_RETURN(boundary, boundary_.OnEvent(view, fde, *end));
   }
-  if (absl::Status s = consumer_->OnEvent({view, fde, *end, boundary}); !s.ok()) {
+  if (absl::Status s = consumer_->OnEvent({view, fde, *end, boundary, conn_->buffered() > 0});
+      !s.ok()) {
     return Annotate(s, Where());
   }
   if (boundary) {

@@ -393,6 +393,41 @@ TEST_F(BinlogStoreTest, PurgeOlderThanUsesFileAge) {
 
 // Guards: readers never woken, or the interval policy never publishing a
 // transaction that arrives before a quiet period.
+// Marks every event as "more is already buffered", as a session does in
+// the middle of a burst.
+class BurstConsumer : public StreamConsumer {
+ public:
+  explicit BurstConsumer(StreamConsumer* next) : next_(next) {}
+  absl::Status OnEvent(const StreamEvent& e) override {
+    return next_->OnEvent({e.event, e.format, e.end, e.ends_transaction, true});
+  }
+  void OnStreamRestart(const BinlogPosition& resume) override { next_->OnStreamRestart(resume); }
+
+ private:
+  StreamConsumer* next_;
+};
+
+// Guards: group commit (sync=transaction deferring the fdatasync while a
+// burst is still arriving) leaving the burst's transactions unpublished
+// forever when the stream then goes quiet: the flusher must sync and
+// publish them within sync_interval.
+TEST_F(BinlogStoreTest, GroupCommitPublishesABurstThatEndsWithoutACue) {
+  BinlogStoreOptions o;
+  o.sync = SyncPolicy::kEveryTransaction;
+  o.sync_interval = std::chrono::milliseconds(20);
+  BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_, o));
+  BurstConsumer burst(store.get());
+  // The source's open file: no ROTATE/STOP at its end to force a sync.
+  std::string maria = ReadFileOrDie(FixturePath(kMaria));
+  BR_ASSERT_OK(testing::FeedBinlogFile(maria, "mariadb-bin.000001", 4, burst));
+  CommittedEnd end = store->committed();
+  for (int i = 0; i < 50 && end.position.offset != 1074; ++i) {
+    store->WaitForCommitted(end.sequence, absl::Milliseconds(100), &end);
+  }
+  EXPECT_EQ(end.position, (BinlogPosition{"mariadb-bin.000001", 1074}));
+  EXPECT_EQ(end.gtid_state, "0-1-2");
+}
+
 TEST_F(BinlogStoreTest, IntervalPolicyPublishesAndWakesWaiters) {
   BinlogStoreOptions options;
   options.sync = SyncPolicy::kInterval;
