@@ -1,16 +1,26 @@
 #include "cli/serve_command.h"
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cli/ini_file.h"
 #include "cli/serve_config.h"
 #include "protocol/status_macros.h"
+#include "proxy/asio.h"
+#include "proxy/commit_signal.h"
+#include "proxy/dump_registry.h"
+#include "proxy/dump_service.h"
 #include "proxy/http_server.h"
+#include "proxy/listener.h"
+#include "proxy/relay_admin.h"
 #include "proxy/relay_status.h"
 #include "replication/binlog_store.h"
+#include "replication/store_retention_job.h"
 #include "replication/upstream_session.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -21,9 +31,10 @@ namespace {
 constexpr const char* kServeUsage =
     "usage: binrelay serve --config FILE [--section.key=value ...]\n"
     "\n"
-    "Follows the [source] primary as a replica and keeps a durable copy of its binlog in\n"
-    "[store] dir (same file names and offsets as the source). conf/binrelay.cnf documents\n"
-    "every key; any key can be overridden, e.g. --store.dir=/srv/binrelay.\n";
+    "Follows the [source] primary as a replica, keeps a durable copy of its binlog in\n"
+    "[store] dir (same file names and offsets as the source) and serves it to replicas and\n"
+    "mysqlbinlog on [listen]. conf/binrelay.cnf documents every key; any key can be\n"
+    "overridden, e.g. --store.dir=/srv/binrelay.\n";
 
 std::atomic<replication::UpstreamSession*> g_serve_session{nullptr};
 
@@ -52,8 +63,8 @@ replication::BinlogStoreOptions StoreOptions(const ServeConfig& c) {
 class ServeStatus : public proxy::StatusProvider {
  public:
   ServeStatus(const ServeConfig& config, const replication::UpstreamSession* session,
-              const replication::BinlogStore* store)
-      : config_(config), session_(session), store_(store) {}
+              const replication::BinlogStore* store, const proxy::DumpRegistry* dumps)
+      : config_(config), session_(session), store_(store), dumps_(dumps) {}
   proxy::RelayStatus Snapshot() const override {
     proxy::RelayStatus s;
     s.source = absl::StrCat(config_.upstream.connect.host, ":", config_.upstream.connect.port);
@@ -68,18 +79,71 @@ class ServeStatus : public proxy::StatusProvider {
     replication::CommittedEnd end = store_->committed();
     s.stored_file = end.position.file;
     s.stored_offset = end.position.offset;
-    for (const auto& f : store_->Files()) {
+    std::vector<replication::StoreFileEntry> files = store_->Files();
+    for (const auto& f : files) {
       s.stored_bytes += f.size;
       ++s.stored_files;
     }
     s.last_error = session_->last_error();
+    s.purges = store_->purged_files();
+    const absl::Time now = absl::Now();
+    for (const proxy::DumpInfo& d : dumps_->Snapshot()) {
+      proxy::ConsumerStatus c;
+      c.name = absl::StrCat("replica ", d.peer, " server_id ", d.server_id, " (", d.mode, ")");
+      c.file = d.position.file;
+      c.offset = d.position.offset;
+      c.lag_bytes = BytesBetween(files, d.position, end.position);
+      // How long it has not had everything: 0 while caught up.
+      absl::Time since = d.caught_up == absl::Time() ? d.connected : d.caught_up;
+      c.lag_seconds = c.lag_bytes == 0 ? 0 : absl::ToDoubleSeconds(now - since);
+      s.consumers.push_back(std::move(c));
+    }
     return s;
+  }
+
+  // Stored bytes from `from` to `to` (0 if `from` is at or past it).
+  static uint64_t BytesBetween(const std::vector<replication::StoreFileEntry>& files,
+                               const replication::BinlogPosition& from,
+                               const replication::BinlogPosition& to) {
+    if (from.file == to.file) return to.offset > from.offset ? to.offset - from.offset : 0;
+    uint64_t total = 0;
+    bool counting = false;
+    for (const auto& f : files) {
+      if (f.name == from.file) {
+        counting = true;
+        total += f.size > from.offset ? f.size - from.offset : 0;
+      } else if (f.name == to.file) {
+        return counting ? total + to.offset : 0;
+      } else if (counting) {
+        total += f.size;
+      }
+    }
+    return 0;
   }
 
  private:
   const ServeConfig& config_;
   const replication::UpstreamSession* session_;
   const replication::BinlogStore* store_;
+  const proxy::DumpRegistry* dumps_;
+};
+
+// The io threads of the listener; stopped and joined on destruction.
+class IoThreads {
+ public:
+  IoThreads(proxy::asio::io_context& ioc, int n) : ioc_(ioc), guard_(ioc.get_executor()) {
+    for (int i = 0; i < n; ++i) threads_.emplace_back([this] { ioc_.run(); });
+  }
+  ~IoThreads() {
+    guard_.reset();
+    ioc_.stop();
+    for (auto& t : threads_) t.join();
+  }
+
+ private:
+  proxy::asio::io_context& ioc_;
+  proxy::asio::executor_work_guard<proxy::asio::io_context::executor_type> guard_;
+  std::vector<std::thread> threads_;
 };
 
 absl::Status Serve(const ServeConfig& config) {
@@ -91,7 +155,40 @@ absl::Status Serve(const ServeConfig& config) {
   // A relay keeps trying for as long as it runs; operators watch /status.
   u.reconnect_timeout = std::chrono::hours(24 * 365);
   replication::UpstreamSession session(u, store.get());
-  ServeStatus status(config, &session, store.get());
+
+  // Serving: dumps wake on every commit of the store.
+  proxy::CommitSignal commits;
+  proxy::DumpRegistry dumps;
+  store->SetCommitListener([&commits] { commits.Notify(); });
+  ServeStatus status(config, &session, store.get(), &dumps);
+  proxy::RelayAdminOptions admin_options;
+  admin_options.server_id = config.listen.server_id;
+  BR_ASSIGN_OR_RETURN(std::unique_ptr<proxy::RelayAdmin> admin,
+                      proxy::RelayAdmin::Create(store.get(), &status, admin_options));
+  proxy::DumpService dump_service({store.get(), &commits, &dumps, config.listen.server_id});
+  if (!config.listen.ssl_cert.empty()) {
+    return absl::UnimplementedError(
+        "[listen] ssl_cert/ssl_key: TLS for replicas connecting to binrelay is not "
+        "implemented yet; remove the keys (the upstream [source] ssl_mode is supported)");
+  }
+  proxy::asio::io_context ioc;
+  proxy::ListenerOptions listen;
+  listen.address = config.listen.address;
+  listen.port = config.listen.port;
+  listen.session.auth.user = config.listen.user;
+  listen.session.auth.password = config.listen.password;
+  BR_ASSIGN_OR_RETURN(std::unique_ptr<proxy::Listener> listener,
+                      proxy::Listener::Create(ioc, listen, admin.get(), &dump_service));
+  listener->Start();
+  auto io = std::make_unique<IoThreads>(ioc, 2);
+  spdlog::info("serving replicas on {}:{}", config.listen.address, listener->port());
+
+  replication::RetentionJob retention(
+      store.get(), replication::MakeRetentionPolicy(config.store.retention_hours,
+                                                    config.store.retention_bytes,
+                                                    config.store.retention_hard_cap_bytes));
+  retention.Start();
+
   proxy::HttpServer http(&status);
   if (config.http.enabled) {
     BR_RETURN_IF_ERROR(http.Start(config.http.address, config.http.port));
@@ -102,6 +199,17 @@ absl::Status Serve(const ServeConfig& config) {
   std::signal(SIGTERM, OnServeSignal);
   absl::Status run = session.Run();
   g_serve_session.store(nullptr);
+  // Replicas get ER_SERVER_SHUTDOWN and are closed; a stalled one is cut
+  // after a short grace period.
+  listener->Stop();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (listener->open_connections() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  io.reset();
+  listener.reset();
+  store->SetCommitListener(nullptr);
+  retention.Stop();
   http.Stop();
   // Whatever was received is made durable before exiting, even after an error.
   absl::Status closed = store->Close();

@@ -131,6 +131,16 @@ absl::Status ParseStore(const Section& s, ServeConfig* c) {
     if (!b.ok()) return s.Invalid("retention_bytes", SV(b.status().message()));
     c->store.retention_bytes = *b;
   }
+  if (const IniFile::Value* v = s.Get("retention_hard_cap_bytes")) {
+    auto b = ParseByteSize(v->text);
+    if (!b.ok()) return s.Invalid("retention_hard_cap_bytes", SV(b.status().message()));
+    if (*b != 0 && *b < c->store.retention_bytes) {
+      return s.Invalid("retention_hard_cap_bytes",
+                       "must be 0 (never purge files a consumer needs) or at least "
+                       "retention_bytes");
+    }
+    c->store.retention_hard_cap_bytes = *b;
+  }
   return absl::OkStatus();
 }
 

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct ServeConfig {
     std::chrono::milliseconds sync_interval{0};  // for kInterval
     uint64_t retention_hours = 168;
     uint64_t retention_bytes = 0;  // 0: no size limit
+    // Past this, files a consumer still needs are purged too (that consumer
+    // must reconnect). Unset: 2 x retention_bytes (none if that is 0); 0: never.
+    std::optional<uint64_t> retention_hard_cap_bytes;
   } store;
 
   struct Listen {

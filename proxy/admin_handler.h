@@ -11,6 +11,7 @@
 // owned by the caller.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "protocol/server_packets.h"
+#include "proxy/dump_stream.h"
 #include "proxy/replication_commands.h"
 
 namespace binrelay::proxy {
@@ -51,17 +53,20 @@ class AdminHandler {
                                                                    uint64_t position) = 0;
   // COM_REGISTER_SLAVE was received (for SHOW SLAVE HOSTS).
   virtual void ReplicaRegistered(const ReplicaRegistration& replica) = 0;
+  // The connection that registered `server_id` ended (its dump finished or
+  // failed, or it closed): it leaves SHOW SLAVE HOSTS, as on MariaDB. Call
+  // once per ReplicaRegistered, when that connection ends.
+  virtual void ReplicaDisconnected(uint32_t server_id) { (void)server_id; }
 };
 
 class DumpHandler {
  public:
   virtual ~DumpHandler() = default;
-  // Validates and accepts a dump request. An error is sent to the replica as
+  // Validates a dump request and returns the stream the connection then
+  // drives. An error is sent to the replica as
   // ER_MASTER_FATAL_ERROR_READING_BINLOG (1236) with the status message, and
   // the connection is closed, as real primaries do.
-  // TODO(store reader): streaming is not part of this interface yet; the
-  // reader will take over the connection after an OK here.
-  virtual absl::Status StartDump(const DumpRequest& request) = 0;
+  virtual absl::StatusOr<std::unique_ptr<DumpStream>> StartDump(const DumpRequest& request) = 0;
 };
 
 }  // namespace binrelay::proxy

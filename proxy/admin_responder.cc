@@ -196,6 +196,12 @@ AdminReply AnswerQuery(std::string_view sql, const AdminContext& ctx) {
                                  absl::StrCat("Target log not found in binlog index: ",
                                               st.message()));
       }
+      if (absl::IsFailedPrecondition(st)) {
+        // A file some reader still needs was kept (MySQL/MariaDB ER_LOG_IN_USE).
+        return AdminReply::Error(kErLogInUse, "HY000",
+                                 absl::StrCat("A purgeable log is in use, will not purge: ",
+                                              st.message()));
+      }
       if (!st.ok()) return HandlerError(st);
       return AdminReply{};
     }

@@ -6,7 +6,9 @@
 // (1193, HY000); unset user variable → NULL; a statement outside the
 // supported forms → ER_NOT_SUPPORTED_YET (1235, 42000); a supported form with
 // a syntax error → ER_PARSE_ERROR (1064, 42000); a handler failure →
-// ER_UNKNOWN_ERROR (1105, HY000) with its message. None of them closes the
+// ER_UNKNOWN_ERROR (1105, HY000) with its message; PURGE BINARY LOGS TO an
+// unknown file → ER_UNKNOWN_TARGET_BINLOG (1373), a purge stopped by a file in
+// use (FailedPrecondition) → ER_LOG_IN_USE (1378). None of them closes the
 // connection.
 //
 // Thread safety: none; called by one session at a time (the handler is
@@ -26,6 +28,7 @@ namespace binrelay::proxy {
 inline constexpr uint16_t kErUnknownError = 1105;
 inline constexpr uint16_t kErNotSupportedYet = 1235;
 inline constexpr uint16_t kErUnknownTargetBinlog = 1373;
+inline constexpr uint16_t kErLogInUse = 1378;
 
 struct AdminReply {
   enum class Kind { kOk, kError, kResultSet };

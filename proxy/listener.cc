@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/server_error.h"
 #include "protocol/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -12,13 +13,18 @@ namespace binrelay::proxy {
 // handler, which may outlive the coroutine's current await.
 struct Listener::Connection {
   Connection(tcp::socket s, asio::strand<asio::io_context::executor_type> st)
-      : strand(st), socket(std::move(s)), timer(st) {}
+      : strand(st), socket(std::move(s)), timer(st), idle(st) {}
   asio::strand<asio::io_context::executor_type> strand;
   tcp::socket socket;
-  asio::steady_timer timer;
+  asio::steady_timer timer;  // watchdog of the current read or write
+  asio::steady_timer idle;   // a caught-up dump waits on it
   uint64_t watchdog_generation = 0;
   uint64_t registry_id = 0;
   std::string peer;
+  // Strand-only state of a dump.
+  bool dumping = false;
+  bool woken = false;     // a commit arrived since the dump last looked
+  bool stopping = false;  // the listener is stopping: say so and close
 
   // Closes the socket unless the operation it guards finished in time. The
   // generation check covers a timer that fired just before being re-armed.
@@ -112,6 +118,14 @@ asio::awaitable<void> Listener::AcceptLoop() {
     auto id = connections_.Add([weak] {
       if (auto c = weak.lock()) {
         asio::post(c->strand, [c] {
+          c->stopping = true;
+          if (c->dumping) {
+            // The dump loop sends ER_SERVER_SHUTDOWN and closes; if it is
+            // stuck writing to a stalled replica, the watchdog closes.
+            c->idle.cancel();
+            c->Arm(std::chrono::seconds(2), c);
+            return;
+          }
           boost::system::error_code ignored;
           c->socket.close(ignored);
           c->timer.cancel();
@@ -148,15 +162,20 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
   absl::Status st = session.Start(&out);
   while (st.ok()) {
     if (!out.empty()) {
-      conn->Arm(options_.read_timeout, conn);
-      co_await asio::async_write(conn->socket, asio::buffer(out),
-                                 asio::redirect_error(asio::use_awaitable, ec));
-      conn->Disarm();
+      st = co_await Write(conn, out);
       out.clear();
-      if (ec) {
-        st = absl::UnavailableError(absl::StrCat("write failed: ", ec.message()));
+      if (!st.ok()) break;
+    }
+    if (session.state() == ServerSession::State::kDumpAccepted) {
+      std::unique_ptr<DumpStream> dump = session.TakeDumpStream();
+      absl::StatusOr<bool> ended = co_await StreamDump(conn, *dump);
+      dump.reset();  // unpins the store and leaves the registry now
+      if (!ended.ok()) {
+        st = ended.status();
         break;
       }
+      session.EndDump();
+      continue;
     }
     if (session.state() != ServerSession::State::kAuth &&
         session.state() != ServerSession::State::kCommand) {
@@ -174,29 +193,102 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
                : absl::UnavailableError(absl::StrCat("read failed or timed out: ", ec.message()));
       break;
     }
+    if (conn->stopping) break;
     session.CommitRead(n);
     st = session.Process(&out);
     if (!st.ok() && !out.empty()) {
       // Send the ERR that explains the close before closing.
-      conn->Arm(options_.read_timeout, conn);
-      co_await asio::async_write(conn->socket, asio::buffer(out),
-                                 asio::redirect_error(asio::use_awaitable, ec));
-      conn->Disarm();
+      (void)co_await Write(conn, out);
     }
   }
   if (!st.ok()) {
     spdlog::info("proxy connection {} (user '{}') closed: {}", conn->peer, session.user(),
                  std::string(st.message()));
-  } else if (session.state() == ServerSession::State::kDumpAccepted) {
-    const DumpRequest& d = *session.dump_request();
-    spdlog::warn(
-        "proxy connection {}: dump of '{}' at {} (flags 0x{:x}, server_id {}) accepted but "
-        "streaming is not implemented yet; closing",
-        conn->peer, d.file, d.position, d.flags, d.server_id);
   }
+  // SHOW SLAVE HOSTS lists a replica while it is connected, as MariaDB does.
+  if (session.registration()) admin_->ReplicaDisconnected(session.registration()->server_id);
   conn->socket.shutdown(tcp::socket::shutdown_both, ec);
   conn->socket.close(ec);
   connections_.Remove(conn->registry_id);
+}
+
+asio::awaitable<absl::Status> Listener::Write(std::shared_ptr<Connection> conn,
+                                              const std::string& out) {
+  boost::system::error_code ec;
+  conn->Arm(options_.read_timeout, conn);
+  co_await asio::async_write(conn->socket, asio::buffer(out),
+                             asio::redirect_error(asio::use_awaitable, ec));
+  conn->Disarm();
+  if (ec) {
+    co_return absl::UnavailableError(
+        absl::StrCat("write to ", conn->peer, " failed or made no progress for ",
+                     options_.read_timeout.count(), " ms: ", ec.message()));
+  }
+  co_return absl::OkStatus();
+}
+
+asio::awaitable<absl::StatusOr<bool>> Listener::StreamDump(std::shared_ptr<Connection> conn,
+                                                           DumpStream& dump) {
+  // About this much is written per async_write: large enough to amortise
+  // the syscall, small enough to keep memory per replica bounded.
+  constexpr size_t kBudget = 256 * 1024;
+  conn->dumping = true;
+  std::string out;
+  std::weak_ptr<Connection> weak = conn;
+  auto wake = [weak] {
+    if (auto c = weak.lock()) {
+      asio::post(c->strand, [c] {
+        c->woken = true;
+        c->idle.cancel();
+      });
+    }
+  };
+  while (true) {
+    out.clear();
+    if (conn->stopping) {
+      dump.AppendError(&out, protocol::server_error::kServerShutdown,
+                       "binrelay is shutting down; reconnect when it is back");
+      (void)co_await Write(conn, out);
+      co_return absl::CancelledError("binrelay is stopping");
+    }
+    absl::StatusOr<DumpStream::Progress> progress = dump.Fill(&out, kBudget);
+    if (!progress.ok()) {
+      // Events already filled are whole and valid: send them, then the error.
+      dump.AppendError(&out, protocol::server_error::kMasterFatalReadingBinlog,
+                       SV(progress.status().message()));
+      (void)co_await Write(conn, out);
+      co_return progress.status();
+    }
+    if (!out.empty()) {
+      absl::Status w = co_await Write(conn, out);
+      if (!w.ok()) co_return w;
+    }
+    if (*progress == DumpStream::Progress::kMore) continue;
+    if (*progress == DumpStream::Progress::kFinished) {
+      conn->dumping = false;
+      co_return true;
+    }
+    // Caught up: sleep until the store commits more, or the heartbeat is due.
+    conn->woken = false;
+    if (!dump.ArmWake(wake)) continue;
+    boost::system::error_code ec;
+    if (!conn->stopping) {
+      auto period = dump.heartbeat_period();
+      if (period.count() > 0) {
+        conn->idle.expires_after(period);
+      } else {
+        conn->idle.expires_at(asio::steady_timer::time_point::max());
+      }
+      co_await conn->idle.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    dump.DisarmWake();
+    if (!ec && !conn->woken && !conn->stopping) {
+      out.clear();
+      dump.AppendHeartbeat(&out);
+      absl::Status w = co_await Write(conn, out);
+      if (!w.ok()) co_return w;
+    }
+  }
 }
 
 }  // namespace binrelay::proxy

@@ -7,8 +7,12 @@
 //
 // TODO(TLS): CLIENT_SSL is not advertised yet; add an ssl::stream and set
 // AuthOptions::secure_transport when ssl_cert/ssl_key are configured.
-// TODO(dump): a session whose dump the DumpHandler accepted is closed here;
-// the store reader will take over the socket instead.
+// A session whose dump the DumpHandler accepted hands its DumpStream to the
+// connection, which streams it: it writes what the stream fills, and when the
+// stream has caught up waits for a commit wake-up or the replica's heartbeat
+// period (never polling). A write that makes no progress for `read_timeout`
+// closes the connection, so a stalled replica holds nothing but its own
+// socket. On Stop, dumps get ER_SERVER_SHUTDOWN (1053) before the close.
 //
 // Thread safety: Start/Stop/port may be called from any thread; the
 // io_context may run on several threads. The handlers must be thread-safe
@@ -63,6 +67,10 @@ class Listener {
            DumpHandler* dump);
   asio::awaitable<void> AcceptLoop();
   asio::awaitable<void> Serve(std::shared_ptr<Connection> conn);
+  // Streams one dump. True: a non-blocking dump ended (command phase again).
+  asio::awaitable<absl::StatusOr<bool>> StreamDump(std::shared_ptr<Connection> conn,
+                                                   DumpStream& dump);
+  asio::awaitable<absl::Status> Write(std::shared_ptr<Connection> conn, const std::string& out);
 
   asio::io_context& ioc_;
   ListenerOptions options_;

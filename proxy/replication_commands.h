@@ -38,6 +38,7 @@ struct DumpRequest {
   // '@'): master/source_binlog_checksum, master_heartbeat_period (ns),
   // slave_connect_state, mariadb_slave_capability, ...
   std::map<std::string, std::string> user_variables;
+  std::string peer;  // host:port of the client, for logs and status
 
   bool NonBlocking() const { return (flags & 0x01) != 0 || server_id == 0; }
 };

@@ -180,8 +180,11 @@ absl::Status ServerSession::HandleDump(std::string_view payload, std::string* ou
   absl::Status st = request.status();
   if (st.ok()) {
     request->user_variables = user_variables_;
+    request->peer = options_.auth.peer_host;
     dump_request_ = *request;
-    st = dump_->StartDump(*request);
+    auto stream = dump_->StartDump(*request);
+    st = stream.status();
+    if (st.ok()) dump_stream_ = std::move(*stream);
   }
   if (!st.ok()) {
     // Real primaries answer every failed dump with 1236 and end the session.

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,6 +69,14 @@ class ServerSession {
   const std::map<std::string, std::string>& user_variables() const { return user_variables_; }
   const std::optional<ReplicaRegistration>& registration() const { return registration_; }
   const std::optional<DumpRequest>& dump_request() const { return dump_request_; }
+  // The accepted dump's stream (state kDumpAccepted); the transport drives it.
+  std::unique_ptr<DumpStream> TakeDumpStream() { return std::move(dump_stream_); }
+  // A non-blocking dump ended with EOF: the connection is back in the
+  // command phase, as on a real server.
+  void EndDump() {
+    state_ = State::kCommand;
+    reader_.set_next_seq(0);
+  }
 
  private:
   absl::Status HandlePacket(std::string_view payload, std::string* out);
@@ -88,6 +97,7 @@ class ServerSession {
   std::map<std::string, std::string> user_variables_;
   std::optional<ReplicaRegistration> registration_;
   std::optional<DumpRequest> dump_request_;
+  std::unique_ptr<DumpStream> dump_stream_;
 };
 
 }  // namespace binrelay::proxy

@@ -37,6 +37,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -79,21 +80,46 @@ struct CommittedEnd {
   uint64_t epoch = 0;       // +1 whenever stored bytes were cut (truncate)
 };
 
+// Which files Purge removes: the oldest ones, while any limit wants them
+// gone, never the newest file, never a file a pin needs (but see
+// hard_cap_bytes).
 struct PurgeOptions {
   std::optional<std::chrono::system_clock::duration> older_than;  // by last modification
   std::optional<uint64_t> max_total_bytes;                        // keep at most this much
+  // PURGE BINARY LOGS TO: every file before this one (not itself). NotFound,
+  // removing nothing, if the store does not hold it.
+  std::optional<std::string> before_file;
+  // Last resort for the disk: while the store holds more than this, files
+  // are removed even if a pin needs them (still never the newest file). Each
+  // such pin becomes lost() and its consumer must end (see StorePin).
+  std::optional<uint64_t> hard_cap_bytes;
 };
 
 struct PurgeResult {
   std::vector<std::string> removed;
-  // The oldest file that the limits wanted gone but a pin keeps (or "").
+  // The oldest file that the limits wanted gone but a pin keeps (or ""), and
+  // the consumer and position of that pin ("replica 7 at binlog.000002:197").
   std::string kept_for_pin;
+  std::string kept_for_consumer;
+  // hard_cap_bytes: files removed although a pin needed them, and the
+  // consumers whose pins were lost because of it.
+  std::vector<std::string> removed_pinned;
+  std::vector<std::string> lost_consumers;
+};
+
+// A pin as status output shows it.
+struct PinInfo {
+  std::string consumer;
+  BinlogPosition position;
+  std::string lost_reason;  // "" unless a hard-cap purge removed its file
 };
 
 class BinlogStore;
 
 // A reader's claim on every file from `position` on; Purge never removes
-// them. Move-only; released on destruction.
+// them unless PurgeOptions::hard_cap_bytes forces it, which marks the pin
+// lost: the reader must then end its consumer with lost_reason(). A lost pin
+// no longer holds anything back. Move-only; released on destruction.
 class StorePin {
  public:
   StorePin() = default;
@@ -103,6 +129,11 @@ class StorePin {
   void Advance(const BinlogPosition& position);  // the reader moved on
   void Release();
   bool active() const { return store_ != nullptr; }
+  // A hard-cap purge removed a file this pin still needed. The reason reads
+  // "binrelay purged FILE you still needed because
+  // retention_hard_cap_bytes=N was reached; reconnect from a newer position".
+  bool lost() const;
+  std::string lost_reason() const;
 
  private:
   friend class BinlogStore;
@@ -128,6 +159,8 @@ class BinlogStore : public StreamConsumer {
 
   absl::Status OnEvent(const StreamEvent& e) override;
   void OnStreamRestart(const BinlogPosition& resume) override;
+  // resume_position(): what is on disk after a failed write.
+  std::optional<BinlogPosition> ResumeAfterFailure() const override { return resume_position(); }
 
   // Writes, syncs (unless kOff) and publishes everything complete now.
   absl::Status Flush();
@@ -139,14 +172,26 @@ class BinlogStore : public StreamConsumer {
   bool WaitForCommitted(uint64_t after_sequence, absl::Duration timeout,
                         CommittedEnd* out) const;
 
+  // Called after every publication of the committed end, on the writer's
+  // thread with store locks held: it must be quick and must not call into
+  // the store (dumps only post a wake-up to their io thread).
+  void SetCommitListener(std::function<void()> listener);
+
   std::vector<StoreFileEntry> Files() const;  // oldest first, with sizes
   // The stored file a dump from GTID position `gtid` starts in (index
   // lookup, no file scan); see FileForGtidPosition.
   absl::StatusOr<std::string> FileForGtid(std::string_view gtid) const;
   const std::string& dir() const { return dir_; }
 
-  StorePin Pin(const BinlogPosition& position);
+  // `consumer` names the reader in purge messages and status ("replica
+  // 10.0.0.7:51234 server_id 7").
+  StorePin Pin(const BinlogPosition& position, std::string consumer = "");
   absl::StatusOr<PurgeResult> Purge(const PurgeOptions& options);
+  std::vector<PinInfo> Pins() const;  // oldest pin first
+  // Counters since Open, for status: files removed by Purge (any reason),
+  // and pins lost to the hard cap.
+  uint64_t purged_files() const { return purged_files_.load(std::memory_order_relaxed); }
+  uint64_t lost_pins() const { return lost_pins_.load(std::memory_order_relaxed); }
 
  private:
   friend class StorePin;
@@ -192,10 +237,19 @@ class BinlogStore : public StreamConsumer {
 
   mutable absl::Mutex commit_mu_;
   CommittedEnd committed_ ABSL_GUARDED_BY(commit_mu_);
+  std::function<void()> commit_listener_ ABSL_GUARDED_BY(commit_mu_);
 
-  mutable absl::Mutex pin_mu_;
-  std::map<uint64_t, BinlogPosition> pins_ ABSL_GUARDED_BY(pin_mu_);
+  struct PinState {
+    BinlogPosition position;
+    std::string consumer;
+    std::string lost_reason;  // non-empty: lost to a hard-cap purge
+  };
+  // Lock order: mu_ before pin_mu_ (Purge holds both).
+  mutable absl::Mutex pin_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::map<uint64_t, PinState> pins_ ABSL_GUARDED_BY(pin_mu_);
   uint64_t next_pin_ ABSL_GUARDED_BY(pin_mu_) = 1;
+  std::atomic<uint64_t> purged_files_{0};
+  std::atomic<uint64_t> lost_pins_{0};
 };
 
 }  // namespace binrelay::replication

@@ -134,6 +134,15 @@ bool MysqlGtidSet::IsSubsetOf(const MysqlGtidSet& other) const {
   return true;
 }
 
+bool MysqlGtidSet::Contains(std::string_view uuid, std::string_view tag, uint64_t gno) const {
+  auto it = sids_.find({absl::AsciiStrToLower(AV(uuid)), absl::AsciiStrToLower(AV(tag))});
+  if (it == sids_.end()) return false;
+  for (const Interval& iv : it->second) {
+    if (iv.start <= gno && gno <= iv.end) return true;
+  }
+  return false;
+}
+
 void MysqlGtidSet::Add(std::string_view uuid, std::string_view tag, uint64_t gno) {
   AddInterval({absl::AsciiStrToLower(AV(uuid)), absl::AsciiStrToLower(AV(tag))}, {gno, gno});
 }

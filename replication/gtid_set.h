@@ -32,6 +32,7 @@ class MariaGtidPosition {
   // Records `gtid` as the last transaction of its domain.
   void Update(const MariaGtid& gtid) { domains_[gtid.domain] = gtid; }
   bool empty() const { return domains_.empty(); }
+  const std::map<uint32_t, MariaGtid>& domains() const { return domains_; }
   // In every domain of this position, `other` is at or past it (same domain,
   // seq_no >=): a stream positioned at `other` has passed this point.
   bool IsAtOrBefore(const MariaGtidPosition& other) const;
@@ -51,6 +52,8 @@ class MysqlGtidSet {
   bool empty() const { return sids_.empty(); }
   // Every GTID of this set is also in `other`.
   bool IsSubsetOf(const MysqlGtidSet& other) const;
+  // `uuid` in canonical text (any case), `tag` "" when untagged.
+  bool Contains(std::string_view uuid, std::string_view tag, uint64_t gno) const;
   std::string ToString() const;
   // The binary encoding COM_BINLOG_DUMP_GTID and PREVIOUS_GTIDS use (§5.3):
   // untagged unless a tag is present.

@@ -92,6 +92,12 @@ void BinlogStore::PublishLocked() {
   committed_.gtid_state = gtids_.ToString();
   committed_.epoch = epoch_;
   ++committed_.sequence;
+  if (commit_listener_) commit_listener_();
+}
+
+void BinlogStore::SetCommitListener(std::function<void()> listener) {
+  absl::MutexLock l(&commit_mu_);
+  commit_listener_ = std::move(listener);
 }
 
 absl::Status BinlogStore::Flush() {

@@ -8,6 +8,8 @@
 // Lifetime: everything in StreamEvent is valid only during the OnEvent call.
 #pragma once
 
+#include <optional>
+
 #include "absl/status/status.h"
 #include "protocol/event_header.h"
 #include "protocol/format_description.h"
@@ -29,6 +31,10 @@ class StreamConsumer {
   // The stream restarts at `resume` (the end of the last complete
   // transaction): drop anything buffered from a transaction after it.
   virtual void OnStreamRestart(const BinlogPosition& resume) = 0;
+  // After this consumer failed (e.g. disk full), where the stream must
+  // resume: a consumer that lost buffered transactions reports an earlier
+  // position than the session's own. nullopt: the session's position.
+  virtual std::optional<BinlogPosition> ResumeAfterFailure() const { return std::nullopt; }
 };
 
 }  // namespace binrelay::replication

@@ -23,6 +23,9 @@ using Clock = std::chrono::steady_clock;
 // wrong": killed by an operator, server shutting down, network loss.
 bool IsRetryable(const absl::Status& status) {
   if (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) return true;
+  // The consumer's disk is full: keep retrying, appending resumes when
+  // space returns (the store lost nothing it had made durable).
+  if (absl::IsResourceExhausted(status)) return true;
   if (auto err = protocol::GetServerError(status)) {
     switch (err->code) {
       case 1040:  // ER_CON_COUNT_ERROR: too many connections, for now
@@ -341,6 +344,11 @@ absl::Status UpstreamSession::Run() {
     }
     backoff = std::min(backoff * 2, options_.max_backoff);
     stats_.reconnects.fetch_add(1);
+    if (std::optional<BinlogPosition> r = consumer_->ResumeAfterFailure();
+        r && !r->file.empty() && !(*r == boundary_.last_boundary())) {
+      spdlog::warn("the consumer kept only up to {}; resuming there", r->ToString());
+      boundary_.Reset(*r);
+    }
     consumer_->OnStreamRestart(boundary_.last_boundary());
     first = false;
   }

@@ -65,6 +65,25 @@ TEST(ServeConfigTest, ParsesEveryKeyOfTheSample) {
   EXPECT_EQ(c->http.port, 8080);
 }
 
+// Guards: the hard cap's three states (unset = default, 0 = never, a size)
+// collapsing, or a cap below retention_bytes accepted.
+TEST(ServeConfigTest, RetentionHardCapIsOptionalAndAtLeastTheSizeLimit) {
+  auto c = Parse(kGood);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->store.retention_hard_cap_bytes.has_value());
+  c = Parse(kGood, {"--store.retention_hard_cap_bytes=0"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->store.retention_hard_cap_bytes, 0u);
+  c = Parse(kGood, {"--store.retention_hard_cap_bytes=300G"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->store.retention_hard_cap_bytes, 300ull << 30);
+  c = Parse(kGood, {"--store.retention_hard_cap_bytes=100G"});  // below 200G
+  EXPECT_FALSE(c.ok());
+  EXPECT_TRUE(absl::StrContains(c.status().message(), "retention_hard_cap_bytes")) << c.status();
+  c = Parse(kGood, {"--store.retention_hard_cap_bytes=lots"});
+  EXPECT_FALSE(c.ok());
+}
+
 TEST(ServeConfigTest, CommandLineOverridesFileKeys) {
   auto c = Parse(kGood, {"--store.dir=/tmp/relay", "--listen.port=13306"});
   ASSERT_TRUE(c.ok()) << c.status();

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "protocol/server_error.h"
 #include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/shared_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::protocol {
@@ -20,34 +21,17 @@ using testing::MariaDbSandbox;
 constexpr char kUser[] = "relay";
 constexpr char kPassword[] = "s3cret-pw";
 
-class ClientConnectionTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    auto sb = MariaDbSandbox::Start();
-    if (!sb.ok()) {
-      *start_error_ = sb.status();
-      return;
-    }
-    sandbox_ = sb->release();
-    *start_error_ = sandbox_->CreateUser(kUser, kPassword);
-  }
-  static void TearDownTestSuite() {
-    delete sandbox_;
-    sandbox_ = nullptr;
-  }
-  void SetUp() override { ASSERT_TRUE(start_error_->ok()) << *start_error_; }
+class ClientConnectionTest : public testing::SharedSandboxTest<ClientConnectionTest> {
+ public:
+  static constexpr testing::SandboxAccount kAccount{kUser, kPassword};
 
+ protected:
   ConnectOptions Options(ConnectOptions::Tls tls = ConnectOptions::Tls::kDisabled) {
     ConnectOptions o = sandbox_->ClientOptions(kUser, kPassword);
     o.tls = tls;
     return o;
   }
-
-  static MariaDbSandbox* sandbox_;
-  static absl::Status* start_error_;
 };
-MariaDbSandbox* ClientConnectionTest::sandbox_ = nullptr;
-absl::Status* ClientConnectionTest::start_error_ = new absl::Status();
 
 // Guards the whole handshake + mysql_native_password path and ServerInfo.
 TEST_F(ClientConnectionTest, NativePasswordConnectsAndReportsServerInfo) {

@@ -13,6 +13,7 @@
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
 #include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/shared_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
@@ -53,24 +54,11 @@ std::map<std::string, int> LinesPerTable(const std::vector<JsonValue>& lines) {
   return out;
 }
 
-class TailFilterTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    auto sb = MariaDbSandbox::Start();
-    if (!sb.ok()) {
-      *start_error_ = sb.status();
-      return;
-    }
-    sandbox_ = sb->release();
-    *start_error_ =
-        sandbox_->CreateUser(kUser, kPassword, "REPLICATION SLAVE, BINLOG MONITOR, SELECT");
-  }
-  static void TearDownTestSuite() {
-    delete sandbox_;
-    sandbox_ = nullptr;
-  }
-  void SetUp() override { ASSERT_TRUE(start_error_->ok()) << *start_error_; }
+class TailFilterTest : public SharedSandboxTest<TailFilterTest> {
+ public:
+  static constexpr SandboxAccount kAccount{kUser, kPassword, kReplicationGrants};
 
+ protected:
   static void CreateTable(const std::string& name) {
     BR_ASSERT_OK(sandbox_->Execute(
         absl::StrCat("CREATE TABLE ", name, " (id INT PRIMARY KEY, v VARCHAR(20))")));
@@ -91,12 +79,7 @@ class TailFilterTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : ProcessResult{};
   }
-
-  static MariaDbSandbox* sandbox_;
-  static absl::Status* start_error_;
 };
-MariaDbSandbox* TailFilterTest::sandbox_ = nullptr;
-absl::Status* TailFilterTest::start_error_ = new absl::Status();
 
 // Guards: unsubscribed rows events being decoded (wasted work, and a decode
 // error in a table nobody asked for) or leaking into the output.

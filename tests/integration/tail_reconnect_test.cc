@@ -2,7 +2,6 @@
 // Binlog Dump thread, or the whole source stops and comes back): every row
 // change must still arrive exactly once and in commit order.
 #include <gtest/gtest.h>
-#include <mysql.h>
 #include <signal.h>
 
 #include <atomic>
@@ -18,6 +17,8 @@
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
 #include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/shared_sandbox.h"
+#include "tests/harness/sql_conn.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
@@ -28,48 +29,6 @@ using std::chrono::seconds;
 
 constexpr char kUser[] = "relay";
 constexpr char kPassword[] = "reconnect-pw";
-
-// A second root session (the sandbox's own one is used by the test thread),
-// so the workload can run on a thread of its own while the test KILLs.
-class SqlConn {
- public:
-  static absl::StatusOr<std::unique_ptr<SqlConn>> Open(const MariaDbSandbox& sb) {
-    std::unique_ptr<SqlConn> c(new SqlConn());
-    c->m_ = mysql_init(nullptr);
-    if (!mysql_real_connect(c->m_, nullptr, "root", "", nullptr, 0, sb.SocketPath().c_str(),
-                            CLIENT_MULTI_STATEMENTS)) {
-      return absl::UnavailableError(absl::StrCat("workload connect: ", mysql_error(c->m_)));
-    }
-    return c;
-  }
-  ~SqlConn() {
-    if (m_) mysql_close(m_);
-  }
-  absl::Status Exec(const std::string& sql) {
-    if (mysql_real_query(m_, sql.data(), sql.size()) != 0) {
-      return absl::InternalError(absl::StrCat("workload query failed (", mysql_errno(m_),
-                                              "): ", mysql_error(m_), " in: ", sql));
-    }
-    int more = 0;
-    do {
-      if (MYSQL_RES* res = mysql_store_result(m_)) mysql_free_result(res);
-      if (mysql_errno(m_) != 0) {
-        return absl::InternalError(absl::StrCat("workload statement failed (", mysql_errno(m_),
-                                                "): ", mysql_error(m_)));
-      }
-      more = mysql_next_result(m_);
-      if (more > 0) {
-        return absl::InternalError(absl::StrCat("workload statement failed (", mysql_errno(m_),
-                                                "): ", mysql_error(m_)));
-      }
-    } while (more == 0);
-    return absl::OkStatus();
-  }
-
- private:
-  SqlConn() = default;
-  MYSQL* m_ = nullptr;
-};
 
 // One transaction of the workload and the row changes a subscriber of
 // DB.a and DB.b must see for it, as "table op id before after" signatures.
@@ -142,24 +101,11 @@ void ExpectSameSequence(const std::vector<std::string>& got,
                                  " | ");
 }
 
-class TailReconnectTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    auto sb = MariaDbSandbox::Start();
-    if (!sb.ok()) {
-      *start_error_ = sb.status();
-      return;
-    }
-    sandbox_ = sb->release();
-    *start_error_ =
-        sandbox_->CreateUser(kUser, kPassword, "REPLICATION SLAVE, BINLOG MONITOR, SELECT");
-  }
-  static void TearDownTestSuite() {
-    delete sandbox_;
-    sandbox_ = nullptr;
-  }
-  void SetUp() override { ASSERT_TRUE(start_error_->ok()) << *start_error_; }
+class TailReconnectTest : public SharedSandboxTest<TailReconnectTest> {
+ public:
+  static constexpr SandboxAccount kAccount{kUser, kPassword, kReplicationGrants};
 
+ protected:
   static absl::Status CreateTables(const std::string& db) {
     BR_RETURN_IF_ERROR(sandbox_->Execute(absl::StrCat("CREATE DATABASE ", db)));
     for (const char* t : {"a", "b"}) {
@@ -184,12 +130,7 @@ class TailReconnectTest : public ::testing::Test {
   }
 
   static EnvVars Env() { return {{"BINRELAY_SOURCE_PASSWORD", kPassword}}; }
-
-  static MariaDbSandbox* sandbox_;
-  static absl::Status* start_error_;
 };
-MariaDbSandbox* TailReconnectTest::sandbox_ = nullptr;
-absl::Status* TailReconnectTest::start_error_ = new absl::Status();
 
 // Guards: rows lost or printed twice when the dump connection is killed in
 // the middle of transactions while binrelay follows a live source.

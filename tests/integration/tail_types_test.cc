@@ -18,6 +18,7 @@
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
 #include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/shared_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
@@ -134,24 +135,11 @@ const std::vector<std::string> kOther = {
     "b'0000000000000000000000000000000000000000000000000000000000000010'",
     "ST_GeomFromText('POINT(3 4)')", "ST_GeomFromText('POINT(5 6)')", "'\"str\"'"};
 
-class TailTypesTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    auto sb = MariaDbSandbox::Start();
-    if (!sb.ok()) {
-      *start_error_ = sb.status();
-      return;
-    }
-    sandbox_ = sb->release();
-    *start_error_ =
-        sandbox_->CreateUser(kUser, kPassword, "REPLICATION SLAVE, BINLOG MONITOR, SELECT");
-  }
-  static void TearDownTestSuite() {
-    delete sandbox_;
-    sandbox_ = nullptr;
-  }
-  void SetUp() override { ASSERT_TRUE(start_error_->ok()) << *start_error_; }
+class TailTypesTest : public SharedSandboxTest<TailTypesTest> {
+ public:
+  static constexpr SandboxAccount kAccount{kUser, kPassword, kReplicationGrants};
 
+ protected:
   // SELECT of every column (hex expressions for the binary ones), by id.
   std::map<int, std::vector<std::optional<std::string>>> Snapshot() {
     std::vector<std::string> exprs = {"id"};
@@ -168,12 +156,7 @@ class TailTypesTest : public ::testing::Test {
     }
     return out;
   }
-
-  static MariaDbSandbox* sandbox_;
-  static absl::Status* start_error_;
 };
-MariaDbSandbox* TailTypesTest::sandbox_ = nullptr;
-absl::Status* TailTypesTest::start_error_ = new absl::Status();
 
 // Checks one JSON value against SELECT's text for the same column; returns a
 // description of the mismatch or "".

@@ -95,12 +95,25 @@ class FakeAdminHandler : public AdminHandler {
   std::vector<ReplicaRegistration> registrations_;
 };
 
+// A dump with nothing to send: a blocking dump waits (heartbeats only), a
+// non-blocking one ends with EOF at once.
+class FakeDumpStream : public DumpStream {
+ public:
+  absl::StatusOr<Progress> Fill(std::string*, size_t) override { return Progress::kCaughtUp; }
+  void AppendHeartbeat(std::string*) override {}
+  void AppendError(std::string*, uint16_t, std::string_view) override {}
+  std::chrono::nanoseconds heartbeat_period() const override { return {}; }
+  bool ArmWake(std::function<void()>) override { return true; }
+  void DisarmWake() override {}
+};
+
 class FakeDumpHandler : public DumpHandler {
  public:
-  absl::Status StartDump(const DumpRequest& request) override {
+  absl::StatusOr<std::unique_ptr<DumpStream>> StartDump(const DumpRequest& request) override {
     std::lock_guard<std::mutex> l(mu_);
     requests_.push_back(request);
-    return result_;
+    if (!result_.ok()) return result_;
+    return std::unique_ptr<DumpStream>(new FakeDumpStream());
   }
   void set_result(absl::Status s) {
     std::lock_guard<std::mutex> l(mu_);

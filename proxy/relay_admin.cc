@@ -1,0 +1,347 @@
+#include "proxy/relay_admin.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "protocol/status_macros.h"
+#include "replication/store_index.h"
+#include "replication/store_scan.h"
+#include "spdlog/spdlog.h"
+
+namespace binrelay::proxy {
+namespace {
+
+using replication::CompareBinlogNames;
+
+constexpr char kUuidFile[] = ".binrelay-server-uuid";
+
+bool IsUuid(std::string_view s) {
+  if (s.size() != 36) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? s[i] != '-' : !absl::ascii_isxdigit(static_cast<unsigned char>(s[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string RandomUuid() {
+  std::random_device rd;  // /dev/urandom on Linux
+  std::array<uint8_t, 16> b;
+  for (size_t i = 0; i < b.size(); i += 4) {
+    uint32_t v = rd();
+    for (size_t j = 0; j < 4; ++j) b[i + j] = static_cast<uint8_t>(v >> (8 * j));
+  }
+  b[6] = static_cast<uint8_t>((b[6] & 0x0F) | 0x40);  // version 4
+  b[8] = static_cast<uint8_t>((b[8] & 0x3F) | 0x80);  // RFC 4122 variant
+  std::string out;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    absl::StrAppendFormat(&out, "%02x", b[i]);
+  }
+  return out;
+}
+
+absl::Status WriteWhole(const std::string& path, const std::string& data) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::UnknownError(absl::StrCat("cannot create ", path, ": ", std::strerror(errno)));
+  }
+  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
+            ::fsync(fd) == 0;
+  int err = errno;
+  ::close(fd);
+  if (!ok) return absl::UnknownError(absl::StrCat("cannot write ", path, ": ", std::strerror(err)));
+  return absl::OkStatus();
+}
+
+bool IsMysqlGtidSet(const std::string& s) { return s.find(':') != std::string::npos; }
+
+// "5.5.5-10.11.0-binrelay" (MariaDB's greeting prefix) or "...MariaDB...".
+bool VersionIsMariaDb(const std::string& version) {
+  return absl::StartsWith(version, "5.5.5-") ||
+         absl::StrContains(absl::AsciiStrToLower(version), "mariadb");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> LoadOrCreateServerUuid(const std::string& dir) {
+  const std::string path = absl::StrCat(dir, "/", kUuidFile);
+  std::ifstream in(path);
+  if (in) {
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string uuid(absl::StripAsciiWhitespace(text));
+    if (!IsUuid(uuid)) {
+      return absl::DataLossError(absl::StrCat(
+          path, " does not hold a UUID; delete it to let binrelay pick a new server_uuid "
+          "(replicas will then see a different server_uuid)"));
+    }
+    return absl::AsciiStrToLower(uuid);
+  }
+  std::string uuid = RandomUuid();
+  const std::string tmp = path + ".tmp";
+  BR_RETURN_IF_ERROR(WriteWhole(tmp, uuid + "\n"));
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::UnknownError(absl::StrCat("cannot rename ", tmp, " to ", path, ": ",
+                                           std::strerror(errno)));
+  }
+  BR_RETURN_IF_ERROR(replication::SyncDirectory(dir));
+  spdlog::info("binrelay server_uuid {} (kept in {})", uuid, path);
+  return uuid;
+}
+
+ResultSet RelayStatusResultSet(const RelayStatus& s) {
+  ResultSet rs;
+  rs.columns = {"upstream_state", "source",         "received_file",  "received_offset",
+                "stored_file",    "stored_offset",  "seconds_behind_source",
+                "events_received", "bytes_received", "stored_bytes",   "stored_files",
+                "reconnects",     "purges",         "last_error"};
+  protocol::TextRow row = {s.upstream_state,
+                           s.source,
+                           s.received_file,
+                           absl::StrCat(s.received_offset),
+                           s.stored_file,
+                           absl::StrCat(s.stored_offset),
+                           absl::StrFormat("%.3f", s.seconds_behind_source),
+                           absl::StrCat(s.events_received),
+                           absl::StrCat(s.bytes_received),
+                           absl::StrCat(s.stored_bytes),
+                           absl::StrCat(s.stored_files),
+                           absl::StrCat(s.reconnects),
+                           absl::StrCat(s.purges),
+                           s.last_error.empty() ? std::nullopt
+                                                : std::optional<std::string>(s.last_error)};
+  rs.rows.push_back(std::move(row));
+  return rs;
+}
+
+absl::StatusOr<std::unique_ptr<RelayAdmin>> RelayAdmin::Create(replication::BinlogStore* store,
+                                                               const StatusProvider* status,
+                                                               RelayAdminOptions options) {
+  if (options.server_uuid.empty()) {
+    BR_ASSIGN_OR_RETURN(options.server_uuid, LoadOrCreateServerUuid(store->dir()));
+  }
+  return std::make_unique<RelayAdmin>(store, status, std::move(options));
+}
+
+RelayAdmin::RelayAdmin(replication::BinlogStore* store, const StatusProvider* status,
+                       RelayAdminOptions options)
+    : store_(store), status_(status), options_(std::move(options)) {}
+
+RelayAdmin::Flavour RelayAdmin::SourceFlavour() {
+  std::vector<replication::StoreFileEntry> files = store_->Files();
+  absl::MutexLock l(&mu_);
+  // Newest first: a file just started may not hold its FDE on disk yet.
+  for (auto it = files.rbegin(); it != files.rend(); ++it) {
+    if (it->name != format_file_) {
+      auto fd = replication::ReadStoredFormat(absl::StrCat(store_->dir(), "/", it->name));
+      if (!fd.ok()) {
+        if (!absl::IsOutOfRange(fd.status()) && !absl::IsNotFound(fd.status())) {
+          spdlog::warn("admin: {}", fd.status().ToString());
+        }
+        continue;
+      }
+      format_ = *std::move(fd);
+      format_file_ = it->name;
+    }
+    return Flavour{format_.is_mariadb, format_.checksum_alg};
+  }
+  return Flavour{VersionIsMariaDb(options_.version), protocol::ChecksumAlg::kCrc32};
+}
+
+std::optional<std::string> RelayAdmin::SystemVariable(std::string_view name) {
+  {
+    absl::MutexLock l(&mu_);
+    auto it = overrides_.find(std::string(name));
+    if (it != overrides_.end()) return it->second;
+  }
+  auto it = options_.variables.find(std::string(name));
+  if (it != options_.variables.end()) return it->second;
+  return Computed(name);
+}
+
+std::optional<std::string> RelayAdmin::Computed(std::string_view name) {
+  if (name == "server_id") return absl::StrCat(options_.server_id);
+  if (name == "server_uuid") return options_.server_uuid;
+  if (name == "version_comment") return options_.version_comment;
+  if (name == "max_allowed_packet") return absl::StrCat(options_.max_allowed_packet);
+  if (name == "log_bin") return std::string("1");
+  if (name == "binlog_format") return std::string("ROW");  // binrelay only follows ROW sources
+  if (name == "gtid_domain_id") return std::string("0");
+  if (name == "gtid_slave_pos") return std::string();  // binrelay applies nothing
+  // SELECT returns booleans as 0/1 (MySQL 8.0.26+ asks the source_ name that
+  // way); SHOW VARIABLES as ON/OFF (MariaDB and older MySQL ask the master_
+  // name that way).
+  if (name == "rpl_semi_sync_master_enabled") return std::string("OFF");
+  if (name == "rpl_semi_sync_source_enabled") return std::string("0");
+  if (name == "hostname") {
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) == 0) return std::string(host);
+    return std::nullopt;
+  }
+  const bool gtid_variable = name == "binlog_checksum" || name == "gtid_mode" ||
+                             name == "gtid_binlog_pos" || name == "gtid_current_pos" ||
+                             name == "gtid_executed" || name == "gtid_purged";
+  if (!gtid_variable) return std::nullopt;
+  Flavour flavour = SourceFlavour();
+  if (name == "binlog_checksum") {
+    return std::string(flavour.checksum == protocol::ChecksumAlg::kCrc32 ? "CRC32" : "NONE");
+  }
+  const std::string state = store_->committed().gtid_state;
+  if (name == "gtid_binlog_pos" || name == "gtid_current_pos") {
+    return flavour.mariadb && !IsMysqlGtidSet(state) ? state : std::string();
+  }
+  if (name == "gtid_executed") return !flavour.mariadb && IsMysqlGtidSet(state) ? state : "";
+  std::vector<replication::StoreFileEntry> files = store_->Files();
+  if (name == "gtid_purged") {
+    // Everything before the oldest stored file: what its PREVIOUS_GTIDS says.
+    if (flavour.mariadb || files.empty()) return std::string();
+    return IsMysqlGtidSet(files.front().first_gtid_state) ? files.front().first_gtid_state : "";
+  }
+  // gtid_mode (MySQL's): ON when the stored stream carries MySQL GTIDs.
+  if (flavour.mariadb) return std::string("OFF");
+  bool gtids = IsMysqlGtidSet(state);
+  for (const auto& f : files) gtids = gtids || IsMysqlGtidSet(f.first_gtid_state);
+  return std::string(gtids ? "ON" : "OFF");
+}
+
+absl::StatusOr<ResultSet> RelayAdmin::MasterStatus() {
+  const Flavour flavour = SourceFlavour();
+  ResultSet rs;
+  rs.columns = {"File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB"};
+  if (!flavour.mariadb) rs.columns.push_back("Executed_Gtid_Set");
+  replication::CommittedEnd end = store_->committed();
+  if (end.position.file.empty()) return rs;  // nothing stored yet: no row, as with no binlog
+  protocol::TextRow row = {end.position.file, absl::StrCat(end.position.offset), std::string(),
+                           std::string()};
+  if (!flavour.mariadb) {
+    row.push_back(IsMysqlGtidSet(end.gtid_state) ? end.gtid_state : std::string());
+  }
+  rs.rows.push_back(std::move(row));
+  return rs;
+}
+
+absl::StatusOr<ResultSet> RelayAdmin::BinaryLogs() {
+  const Flavour flavour = SourceFlavour();
+  ResultSet rs;
+  rs.columns = {"Log_name", "File_size"};
+  if (!flavour.mariadb) rs.columns.push_back("Encrypted");  // MySQL 8.0.14+
+  replication::CommittedEnd end = store_->committed();
+  if (end.position.file.empty()) return rs;
+  for (const replication::StoreFileEntry& f : store_->Files()) {
+    // Only durable bytes: a replica may ask for any position listed here.
+    int c = CompareBinlogNames(f.name, end.position.file);
+    if (c > 0) break;
+    protocol::TextRow row = {f.name, absl::StrCat(c == 0 ? end.position.offset : f.size)};
+    if (!flavour.mariadb) row.push_back(std::string("No"));
+    rs.rows.push_back(std::move(row));
+  }
+  return rs;
+}
+
+absl::StatusOr<ResultSet> RelayAdmin::Replicas() {
+  ResultSet rs;
+  rs.columns = {"Server_id", "Host", "Port", "Master_id"};
+  absl::MutexLock l(&mu_);
+  for (const auto& [id, r] : replicas_) {
+    // A replica sends master_id 0; servers show their own id then.
+    uint32_t master = r.replica.master_id != 0 ? r.replica.master_id : options_.server_id;
+    rs.rows.push_back({absl::StrCat(id), r.replica.report_host,
+                       absl::StrCat(r.replica.report_port), absl::StrCat(master)});
+  }
+  return rs;
+}
+
+absl::StatusOr<ResultSet> RelayAdmin::RelayStatus() {
+  proxy::RelayStatus s;
+  if (status_ != nullptr) {
+    s = status_->Snapshot();
+  } else {
+    s.upstream_state = "unknown";
+    replication::CommittedEnd end = store_->committed();
+    s.stored_file = end.position.file;
+    s.stored_offset = end.position.offset;
+    for (const auto& f : store_->Files()) {
+      s.stored_bytes += f.size;
+      ++s.stored_files;
+    }
+    s.purges = store_->purged_files();
+  }
+  return RelayStatusResultSet(s);
+}
+
+absl::Status RelayAdmin::PurgeBinaryLogsTo(std::string_view file) {
+  replication::PurgeOptions options;
+  options.before_file = std::string(file);
+  BR_ASSIGN_OR_RETURN(replication::PurgeResult r, store_->Purge(options));
+  spdlog::info("admin: PURGE BINARY LOGS TO '{}' removed {} file(s)", file, r.removed.size());
+  if (!r.kept_for_pin.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "purged ", r.removed.size(), " file(s) before '", AV(file), "' but kept ",
+        r.kept_for_pin, " and later: ", r.kept_for_consumer, " still needs them"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string>> RelayAdmin::BinlogGtidPos(std::string_view file,
+                                                                     uint64_t position) {
+  using Result = std::optional<std::string>;
+  std::vector<replication::StoreFileEntry> files = store_->Files();
+  replication::CommittedEnd end = store_->committed();
+  if (files.empty() || end.position.file.empty()) return Result();
+  // MariaDB: an empty name means the first binlog of the index.
+  const replication::StoreFileEntry* entry = file.empty() ? &files.front() : nullptr;
+  for (const auto& f : files) {
+    if (f.name == file) entry = &f;
+  }
+  // Unknown (or purged) files and bytes not yet durable are NULL, as MariaDB
+  // answers for positions it cannot find.
+  if (entry == nullptr) return Result();
+  int c = CompareBinlogNames(entry->name, end.position.file);
+  if (c > 0) return Result();
+  const uint64_t readable_end = c == 0 ? end.position.offset : entry->size;
+  if (position <= 4) {
+    // A file's first state is in the index: no file read.
+    BR_ASSIGN_OR_RETURN(std::string state,
+                        replication::MariaPositionFromGtidList(entry->first_gtid_state));
+    return Result(std::move(state));
+  }
+  return replication::MariaGtidPosAt(absl::StrCat(store_->dir(), "/", entry->name), position,
+                                     readable_end);
+}
+
+void RelayAdmin::ReplicaRegistered(const ReplicaRegistration& replica) {
+  absl::MutexLock l(&mu_);
+  Registered& r = replicas_[replica.server_id];
+  r.replica = replica;  // a re-registration replaces the facts, as on MariaDB
+  ++r.connections;
+}
+
+void RelayAdmin::ReplicaDisconnected(uint32_t server_id) {
+  absl::MutexLock l(&mu_);
+  auto it = replicas_.find(server_id);
+  if (it == replicas_.end()) return;
+  if (--it->second.connections <= 0) replicas_.erase(it);
+}
+
+void RelayAdmin::SetVariable(std::string name, std::optional<std::string> value) {
+  absl::MutexLock l(&mu_);
+  if (value) {
+    overrides_[std::move(name)] = *std::move(value);
+  } else {
+    overrides_.erase(name);
+  }
+}
+
+}  // namespace binrelay::proxy

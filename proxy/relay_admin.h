@@ -1,0 +1,112 @@
+// RelayAdmin: the AdminHandler of `binrelay serve`. It answers what replicas,
+// mysqlbinlog and operators ask a primary (protocol.md §4) from the durable
+// store: system variables, SHOW MASTER STATUS / BINARY LOGS / SLAVE HOSTS /
+// RELAY STATUS, PURGE BINARY LOGS TO and MariaDB's binlog_gtid_pos().
+//
+// Flavour: variables follow the SOURCE as stored, not the greeting: the FDE of
+// the newest stored file says MariaDB or MySQL and CRC32 or NONE (cached per
+// file); the committed end gives the GTID state. While the store holds no
+// file, `options.version` decides the flavour ("5.5.5-" prefix or "MariaDB"
+// in it: MariaDB) and binlog_checksum is CRC32 (both servers' default).
+//
+// Costs on the calling io thread: most answers are in-memory; an uncached FDE
+// is one small read; binlog_gtid_pos at an offset other than 4 reads the file
+// up to it (as MariaDB does); PURGE BINARY LOGS TO unlinks files and rewrites
+// the store index with fsync (a rare operator statement).
+//
+// Thread safety: every method may be called from any thread.
+// Lifetime: the store and the status provider must outlive the handler.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "protocol/format_description.h"
+#include "proxy/admin_handler.h"
+#include "proxy/relay_status.h"
+#include "replication/binlog_store.h"
+
+namespace binrelay::proxy {
+
+struct RelayAdminOptions {
+  uint32_t server_id = 0;   // [listen] server_id, answered as @@server_id
+  std::string server_uuid;  // "" : LoadOrCreateServerUuid(store dir) (Create only)
+  // The greeting's server version (ServerSessionOptions::server_version);
+  // decides the flavour while the store is empty.
+  std::string version = "5.5.5-10.11.0-binrelay";
+  std::string version_comment = "binrelay";
+  uint64_t max_allowed_packet = 64ull << 20;
+  // Answers that take precedence over computed ones (lower-case names), e.g.
+  // binlog_row_image as the source reported it. See also SetVariable.
+  std::map<std::string, std::string> variables;
+};
+
+class RelayAdmin : public AdminHandler {
+ public:
+  // Fills options.server_uuid from the store directory when empty.
+  static absl::StatusOr<std::unique_ptr<RelayAdmin>> Create(replication::BinlogStore* store,
+                                                            const StatusProvider* status,
+                                                            RelayAdminOptions options);
+  // `status` may be null: SHOW RELAY STATUS then shows the store's facts only.
+  // options.server_uuid must be set (Create does it).
+  RelayAdmin(replication::BinlogStore* store, const StatusProvider* status,
+             RelayAdminOptions options);
+
+  std::optional<std::string> SystemVariable(std::string_view name) override;
+  absl::StatusOr<ResultSet> MasterStatus() override;
+  absl::StatusOr<ResultSet> BinaryLogs() override;
+  absl::StatusOr<ResultSet> Replicas() override;
+  absl::StatusOr<ResultSet> RelayStatus() override;
+  // NotFound for a file the store does not hold (ER_UNKNOWN_TARGET_BINLOG);
+  // FailedPrecondition naming the consumer and position when a pin kept
+  // files (the older ones are purged, as MySQL does).
+  absl::Status PurgeBinaryLogsTo(std::string_view file) override;
+  absl::StatusOr<std::optional<std::string>> BinlogGtidPos(std::string_view file,
+                                                           uint64_t position) override;
+  void ReplicaRegistered(const ReplicaRegistration& replica) override;
+  void ReplicaDisconnected(uint32_t server_id) override;
+
+  // Sets (or, with nullopt, clears) an answer that takes precedence, e.g.
+  // gtid_mode once the upstream preflight has read the source's.
+  void SetVariable(std::string name, std::optional<std::string> value);
+  const std::string& server_uuid() const { return options_.server_uuid; }
+
+ private:
+  struct Flavour {
+    bool mariadb = true;
+    protocol::ChecksumAlg checksum = protocol::ChecksumAlg::kCrc32;
+  };
+  Flavour SourceFlavour();
+  std::optional<std::string> Computed(std::string_view name);
+
+  replication::BinlogStore* const store_;
+  const StatusProvider* const status_;
+  const RelayAdminOptions options_;
+
+  struct Registered {
+    ReplicaRegistration replica;
+    int connections = 0;  // a replica that reconnects registers before the old one ends
+  };
+  absl::Mutex mu_;
+  std::map<uint32_t, Registered> replicas_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> overrides_ ABSL_GUARDED_BY(mu_);
+  std::string format_file_ ABSL_GUARDED_BY(mu_);  // whose FDE format_ is
+  protocol::FormatDescription format_ ABSL_GUARDED_BY(mu_);
+};
+
+// The relay's own server_uuid, kept in `dir`/.binrelay-server-uuid (a hidden
+// file: the store ignores it) so it survives restarts; a random version-4
+// UUID on first use. DataLoss if the file holds something else.
+absl::StatusOr<std::string> LoadOrCreateServerUuid(const std::string& dir);
+
+// SHOW RELAY STATUS's one row: the RenderStatusJson keys except consumers.
+ResultSet RelayStatusResultSet(const RelayStatus& s);
+
+}  // namespace binrelay::proxy

@@ -1,0 +1,166 @@
+#include "replication/store_reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/event_type.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::replication {
+namespace {
+
+constexpr size_t kReadAhead = 512 * 1024;
+
+std::string Holdings(const std::vector<StoreFileEntry>& files) {
+  if (files.empty()) return "the store is empty";
+  return absl::StrCat("the store holds ", files.front().name, " to ", files.back().name);
+}
+
+}  // namespace
+
+StoreReader::~StoreReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::StatusOr<std::unique_ptr<StoreReader>> StoreReader::Open(const BinlogStore* store,
+                                                               const BinlogPosition& start) {
+  std::vector<StoreFileEntry> files = store->Files();
+  auto it = std::find_if(files.begin(), files.end(),
+                         [&](const StoreFileEntry& f) { return f.name == start.file; });
+  if (it == files.end()) {
+    return absl::NotFoundError(absl::StrCat("binlog '", start.file,
+                                            "' is not in binrelay's store (", Holdings(files),
+                                            "); start from a stored file"));
+  }
+  if (start.offset < 4 || start.offset > it->size) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "position ", start.offset, " is outside binlog '", start.file, "' (stored size ",
+        it->size, "); start at an event boundary between 4 and the end of the file"));
+  }
+  std::unique_ptr<StoreReader> r(new StoreReader(store));
+  BR_RETURN_IF_ERROR(r->OpenFile(start.file));
+  r->position_ = start;
+  return r;
+}
+
+absl::Status StoreReader::OpenFile(const std::string& name) {
+  std::string path = absl::StrCat(store_->dir(), "/", name);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat("cannot open stored binlog ", path, ": ",
+                                            std::strerror(errno),
+                                            " (purged while a dump needed it?)"));
+  }
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+  buf_len_ = 0;
+  buf_offset_ = 0;
+  limit_ = 0;
+  return absl::OkStatus();
+}
+
+void StoreReader::RefreshLimit(std::string* next_file) {
+  next_file->clear();
+  CommittedEnd end = store_->committed();
+  seen_sequence_ = end.sequence;
+  if (end.position.file.empty()) return;
+  int cmp = CompareBinlogNames(position_.file, end.position.file);
+  if (cmp == 0) {
+    limit_ = end.position.offset;
+  } else if (cmp < 0) {
+    // An older file is closed: all of it is committed.
+    std::vector<StoreFileEntry> files = store_->Files();
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (files[i].name != position_.file) continue;
+      limit_ = files[i].size;
+      if (i + 1 < files.size()) *next_file = files[i + 1].name;
+      return;
+    }
+  }
+}
+
+absl::Status StoreReader::Load(uint64_t offset, size_t n) {
+  if (offset >= buf_offset_ && offset + n <= buf_offset_ + buf_len_) return absl::OkStatus();
+  size_t want = std::max<size_t>(n, std::min<uint64_t>(kReadAhead, limit_ > offset ? limit_ - offset : n));
+  if (buf_.size() < want) buf_.resize(want);
+  size_t got = 0;
+  while (got < want) {
+    ssize_t r = ::pread(fd_, buf_.data() + got, want - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      return absl::UnavailableError(absl::StrCat("cannot read stored binlog ", position_.file,
+                                                 " at ", offset + got, ": ", std::strerror(errno)));
+    }
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  buf_offset_ = offset;
+  buf_len_ = got;
+  if (got < n) {
+    return absl::DataLossError(absl::StrCat("stored binlog ", position_.file, " ends at ",
+                                            offset + got, " inside an event starting at ", offset));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<protocol::EventView> StoreReader::ReadAt(uint64_t offset) {
+  BR_RETURN_IF_ERROR(Load(offset, protocol::kEventHeaderLen));
+  BR_ASSIGN_OR_RETURN(protocol::EventHeader h,
+                      protocol::ParseEventHeader(std::string_view(Data(offset), protocol::kEventHeaderLen)));
+  const uint64_t end = offset + h.event_size;
+  if (h.log_pos != 0 && h.log_pos != static_cast<uint32_t>(end)) {
+    return absl::DataLossError(absl::StrCat(
+        "no event starts at ", position_.file, ":", offset, " (the header there ends at ",
+        h.log_pos, ", not ", end, "): start a dump at an event boundary"));
+  }
+  if (limit_ != 0 && end > limit_) {
+    return absl::DataLossError(absl::StrCat("event at ", position_.file, ":", offset, " of ",
+                                            h.event_size, " bytes runs past the stored end ",
+                                            limit_));
+  }
+  BR_RETURN_IF_ERROR(Load(offset, h.event_size));
+  const bool is_fde = h.type == protocol::kFormatDescriptionEvent;
+  const bool crc = is_fde ? false : format_.events_have_crc();
+  std::string_view bytes(Data(offset), h.event_size);
+  if (is_fde) {
+    BR_ASSIGN_OR_RETURN(format_, protocol::ParseFormatDescription(bytes));
+    return protocol::MakeEventView(bytes, format_.checksum_aware, offset);
+  }
+  return protocol::MakeEventView(bytes, crc, offset);
+}
+
+absl::StatusOr<protocol::EventView> StoreReader::PeekAt(uint64_t offset) {
+  if (limit_ == 0) {
+    std::string ignored;
+    RefreshLimit(&ignored);
+  }
+  return ReadAt(offset);
+}
+
+absl::StatusOr<StoreReader::Step> StoreReader::Next(protocol::EventView* event) {
+  if (position_.offset + protocol::kEventHeaderLen > limit_) {
+    std::string next;
+    RefreshLimit(&next);
+    if (position_.offset >= limit_) {
+      if (next.empty()) return Step::kCaughtUp;
+      if (position_.offset != limit_) {
+        return absl::DataLossError(absl::StrCat("dump position ", position_.ToString(),
+                                                " is past the end of the closed file (",
+                                                limit_, " bytes)"));
+      }
+      BR_RETURN_IF_ERROR(OpenFile(next));
+      position_ = BinlogPosition{next, 4};
+      return Step::kNextFile;
+    }
+  }
+  BR_ASSIGN_OR_RETURN(*event, ReadAt(position_.offset));
+  position_.offset += event->header.event_size;
+  return Step::kEvent;
+}
+
+}  // namespace binrelay::replication

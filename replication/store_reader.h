@@ -1,0 +1,80 @@
+// StoreReader: reads a BinlogStore's events in order from a position, for a
+// dump. It never reads past the store's committed end, so a reader only ever
+// sees whole, durable transactions (a crash can never take back an event a
+// replica already received). At the end of a closed file it moves to the next
+// one and says so (the sender then emits a fake ROTATE).
+//
+// Reads are preads into one buffer that grows to the largest event seen; an
+// event view stays valid until the next call.
+//
+// Thread safety: a reader belongs to one dump; the store may be written
+// concurrently (only committed bytes are read, and they never change).
+// Lifetime: the store must outlive the reader.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "protocol/event_header.h"
+#include "protocol/format_description.h"
+#include "replication/binlog_position.h"
+#include "replication/binlog_store.h"
+
+namespace binrelay::replication {
+
+class StoreReader {
+ public:
+  enum class Step { kEvent, kNextFile, kCaughtUp };
+
+  // Opens `start.file` at `start.offset`. Errors (NotFound/OutOfRange) name
+  // the file, the offset and what the store holds: a file that is not (or no
+  // longer) stored, an offset below 4 or beyond the stored end.
+  static absl::StatusOr<std::unique_ptr<StoreReader>> Open(const BinlogStore* store,
+                                                           const BinlogPosition& start);
+  ~StoreReader();
+  StoreReader(const StoreReader&) = delete;
+  StoreReader& operator=(const StoreReader&) = delete;
+
+  // kEvent: *event is the next event (a view into the reader's buffer; its
+  // offset is where it starts). kNextFile: the current file ended and the
+  // reader moved to offset 4 of the next one, where its FDE is the next
+  // event. kCaughtUp: nothing committed beyond position(). DataLoss if
+  // stored bytes do not frame as events (or the start was not at an event).
+  absl::StatusOr<Step> Next(protocol::EventView* event);
+
+  // Reads the event at `offset` of the current file (the FDE at 4), without
+  // moving. The view is valid until the next call.
+  absl::StatusOr<protocol::EventView> PeekAt(uint64_t offset);
+
+  // Where the next event starts.
+  const BinlogPosition& position() const { return position_; }
+  // The format of the current file (from its FDE, once read or peeked).
+  const protocol::FormatDescription& format() const { return format_; }
+  // The committed end observed by the last Next() that returned kCaughtUp.
+  uint64_t seen_sequence() const { return seen_sequence_; }
+
+ private:
+  explicit StoreReader(const BinlogStore* store) : store_(store) {}
+  absl::Status OpenFile(const std::string& name);
+  // Refreshes limit_ (how far the current file may be read) from the store;
+  // sets *has_next if the current file is closed and a newer one exists.
+  void RefreshLimit(std::string* next_file);
+  absl::StatusOr<protocol::EventView> ReadAt(uint64_t offset);
+  // Makes the buffer hold the file's bytes [offset, offset + n).
+  absl::Status Load(uint64_t offset, size_t n);
+  const char* Data(uint64_t offset) const { return buf_.data() + (offset - buf_offset_); }
+
+  const BinlogStore* store_;
+  int fd_ = -1;
+  BinlogPosition position_;
+  uint64_t limit_ = 0;        // readable end of the current file
+  uint64_t seen_sequence_ = 0;
+  std::string buf_;           // file bytes [buf_offset_, buf_offset_ + buf_len_)
+  uint64_t buf_offset_ = 0;
+  size_t buf_len_ = 0;
+  protocol::FormatDescription format_;
+};
+
+}  // namespace binrelay::replication

@@ -1,0 +1,288 @@
+#include "tests/harness/serve_fixture.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::testing {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+// Offset of the FDE's flags in a binlog file: 4 magic bytes + 18 header bytes
+// (timestamp 4, type 1, server_id 4, size 4, log_pos 4) - flags are LE u16.
+constexpr size_t kFdeFlagsOffset = 4 + 4 + 1 + 4 + 4 + 4;
+constexpr uint8_t kBinlogInUse = 0x01;
+
+bool TryConnect(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+std::string LastLines(const std::string& text, size_t lines) {
+  std::vector<absl::string_view> all = absl::StrSplit(text, '\n');
+  size_t from = all.size() > lines ? all.size() - lines : 0;
+  return absl::StrJoin(all.begin() + from, all.end(), "\n");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<MariaDbSandbox>> StartServeSource(
+    const std::vector<std::string>& extra_args) {
+  MariaDbSandboxOptions o;
+  o.server_id = kSourceServerId;
+  // The workload's 20 MiB row is built server-side (REPEAT), bounded by
+  // max_allowed_packet; its UPDATE logs a 40 MiB event.
+  o.extra_args = {"--max-allowed-packet=256M"};
+  o.extra_args.insert(o.extra_args.end(), extra_args.begin(), extra_args.end());
+  BR_ASSIGN_OR_RETURN(std::unique_ptr<MariaDbSandbox> sb, MariaDbSandbox::Start(o));
+  BR_RETURN_IF_ERROR(sb->CreateUser(kRelayUser, kRelayPassword,
+                                    "REPLICATION SLAVE, BINLOG MONITOR, SELECT"));
+  BR_RETURN_IF_ERROR(sb->CreateUser(kReplUser, kReplPassword, "REPLICATION SLAVE"));
+  return sb;
+}
+
+absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Create(const MariaDbSandbox& source,
+                                                                   const ServeOptions& options) {
+  std::unique_ptr<ServeProcess> p(new ServeProcess());
+  std::string pattern = ::testing::TempDir() + "binrelay-serve-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("mkdtemp(", pattern, "): ", std::strerror(errno)));
+  }
+  p->dir_ = pattern;
+  BR_ASSIGN_OR_RETURN(p->listen_port_, FindFreePort());
+  BR_ASSIGN_OR_RETURN(p->http_port_, FindFreePort());
+  p->overrides_ = options.overrides;
+  std::ofstream out(p->config_path());
+  out << "[source]\nhost = 127.0.0.1\nport = " << source.Port() << "\nuser = " << kRelayUser
+      << "\npassword = " << kRelayPassword << "\nserver_id = 4001\nstart = " << options.start
+      << "\nheartbeat = " << options.heartbeat << "\n"
+      << "[store]\ndir = " << p->store_dir() << "\nsync = " << options.sync << "\n"
+      << "[listen]\naddress = 127.0.0.1\nport = " << p->listen_port_
+      << "\nserver_id = " << kSourceServerId << "\nuser = " << kReplUser
+      << "\npassword = " << kReplPassword << "\n"
+      << "[http]\naddress = 127.0.0.1:" << p->http_port_ << "\n";
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("writing ", p->config_path()));
+  return p;
+}
+
+ServeProcess::~ServeProcess() {
+  Kill();
+  if (!dir_.empty() && !std::getenv("BINRELAY_KEEP_SANDBOX")) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+}
+
+absl::Status ServeProcess::Start(milliseconds timeout) {
+  if (Running()) return absl::FailedPreconditionError("binrelay serve is already running");
+  Reap(milliseconds(0), SIGKILL);  // collect a run that exited on its own
+  std::vector<std::string> args = {"serve", "--config", config_path()};
+  args.insert(args.end(), overrides_.begin(), overrides_.end());
+  BR_ASSIGN_OR_RETURN(proc_, BackgroundBinrelay::Start(args, {}));
+  ++starts_;
+  const auto deadline = Clock::now() + timeout;
+  auto alive = [this] { return Running(); };
+  auto left = [&] {
+    return std::max(milliseconds(1),
+                    std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+  };
+  absl::Status s = WaitPortAccepts(http_port_, left(), alive);
+  // Before the listener existed (or under BINRELAY_ITEST_DIRECT) replicas
+  // do not need it; otherwise a relay that does not listen is not ready.
+  if (s.ok() && !DirectReplicasRequested()) s = WaitPortAccepts(listen_port_, left(), alive);
+  if (!s.ok()) {
+    return Annotate(s, absl::StrCat("binrelay serve (start #", starts_, ") not ready; stderr:\n",
+                                    StderrTail()));
+  }
+  return absl::OkStatus();
+}
+
+void ServeProcess::Reap(milliseconds timeout, int sig) {
+  if (!proc_) return;
+  if (sig != 0) proc_->Signal(sig);
+  last_exit_ = proc_->Wait(timeout);
+  absl::StrAppend(&past_stderr_, "--- run ", starts_, " (", last_exit_.Describe().substr(0, 60),
+                  ") ---\n", last_exit_.err);
+  proc_.reset();
+}
+
+void ServeProcess::Kill() { Reap(std::chrono::seconds(10), SIGKILL); }
+
+absl::Status ServeProcess::Stop(milliseconds timeout) {
+  if (!proc_) return absl::FailedPreconditionError("binrelay serve is not running");
+  Reap(timeout, SIGTERM);
+  if (last_exit_.timed_out || last_exit_.exit_code != 0) {
+    return absl::InternalError(absl::StrCat("binrelay serve did not stop cleanly on SIGTERM: ",
+                                            last_exit_.Describe()));
+  }
+  return absl::OkStatus();
+}
+
+bool ServeProcess::Running() const { return proc_ != nullptr && !proc_->OutputClosed(); }
+
+std::string ServeProcess::Stderr() const {
+  std::string out = past_stderr_;
+  if (proc_) absl::StrAppend(&out, "--- run ", starts_, " (running) ---\n", proc_->StderrSoFar());
+  return out;
+}
+
+std::string ServeProcess::StderrTail(size_t lines) const { return LastLines(Stderr(), lines); }
+
+bool DirectReplicasRequested() {
+  const char* v = std::getenv("BINRELAY_ITEST_DIRECT");
+  return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+}
+
+MasterEndpoint ReplicaEndpoint(const ServeProcess& serve, const MariaDbSandbox& source) {
+  if (DirectReplicasRequested()) return {source.Port(), kReplUser, kReplPassword};
+  return {serve.listen_port(), kReplUser, kReplPassword};
+}
+
+absl::Status WaitPortAccepts(uint16_t port, milliseconds timeout,
+                             const std::function<bool()>& alive) {
+  const auto deadline = Clock::now() + timeout;
+  while (true) {
+    if (TryConnect(port)) return absl::OkStatus();
+    if (!alive()) {
+      return absl::UnavailableError(
+          absl::StrCat("the process exited before 127.0.0.1:", port, " accepted connections"));
+    }
+    if (Clock::now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "127.0.0.1:", port, " did not accept connections within ", timeout.count(), " ms"));
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+}
+
+absl::StatusOr<std::vector<std::string>> SourceBinlogFiles(MariaDbSandbox& source) {
+  BR_ASSIGN_OR_RETURN(SqlRows rows, source.Query("SHOW BINARY LOGS"));
+  std::vector<std::string> files;
+  for (const auto& row : rows) {
+    if (!row.empty() && row[0]) files.push_back(*row[0]);
+  }
+  if (files.empty()) return absl::FailedPreconditionError("SHOW BINARY LOGS returned no files");
+  return files;
+}
+
+absl::Status WaitStoreReached(const ServeProcess& serve, MariaDbSandbox& source,
+                              milliseconds timeout) {
+  BR_ASSIGN_OR_RETURN(SqlRows rows, source.Query("SHOW MASTER STATUS"));
+  if (rows.size() != 1 || rows[0].size() < 2 || !rows[0][0] || !rows[0][1]) {
+    return absl::FailedPreconditionError("SHOW MASTER STATUS returned no binlog position");
+  }
+  const std::string file = *rows[0][0];
+  const uint64_t pos = std::stoull(*rows[0][1]);
+  const std::string path = serve.store_dir() + "/" + file;
+  const auto deadline = Clock::now() + timeout;
+  uintmax_t size = 0;
+  while (Clock::now() < deadline) {
+    std::error_code ec;
+    size = fs::file_size(path, ec);
+    if (!ec && size >= pos) return absl::OkStatus();
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "binrelay's store did not reach the source's end ", file, ":", pos, " within ",
+      timeout.count(), " ms (stored: ", size, " bytes of ", path, ", binrelay ",
+      serve.Running() ? "running" : "NOT running", "); stderr:\n", serve.StderrTail()));
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+absl::Status CompareBinlogBytes(std::string_view original, const std::string& copy_path,
+                                std::string_view what, CopyCompare mode) {
+  std::error_code ec;
+  if (!fs::exists(copy_path, ec)) {
+    return absl::NotFoundError(absl::StrCat(AV(what), ": the copy ", copy_path, " is missing"));
+  }
+  std::string copy = ReadWholeFile(copy_path);
+  const bool prefix = mode != CopyCompare::kExact;
+  // The first differing byte says more than the sizes: report it first.
+  size_t n = std::min(copy.size(), original.size());
+  for (size_t i = 0; i < n; ++i) {
+    uint8_t a = static_cast<uint8_t>(original[i]);
+    uint8_t b = static_cast<uint8_t>(copy[i]);
+    if (mode == CopyCompare::kPrefixIgnoringInUseFlag && i == kFdeFlagsOffset) {
+      a &= ~kBinlogInUse;
+      b &= ~kBinlogInUse;
+    }
+    if (a != b) {
+      return absl::DataLossError(absl::StrFormat(
+          "%s: %s differs from the original at byte %u (original 0x%02x, copy 0x%02x); sizes: "
+          "original %u, copy %u",
+          AV(what), copy_path, i, a, b, original.size(), copy.size()));
+    }
+  }
+  if (mode == CopyCompare::kExact && copy.size() != original.size()) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: %s has %u bytes, the original %u (identical up to the shorter length)", AV(what),
+        copy_path, copy.size(), original.size()));
+  }
+  if (prefix && (copy.size() > original.size() || copy.size() < 4)) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: %s has %u bytes; expected a non-empty prefix of the original's %u bytes", AV(what),
+        copy_path, copy.size(), original.size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CompareBinlogCopy(const std::string& original_path, const std::string& copy_path,
+                               CopyCompare mode) {
+  std::error_code ec;
+  if (!fs::exists(original_path, ec)) {
+    return absl::NotFoundError(absl::StrCat("the original ", original_path, " is missing"));
+  }
+  return CompareBinlogBytes(ReadWholeFile(original_path), copy_path,
+                            fs::path(original_path).filename().string(), mode);
+}
+
+CommandResult RunShellCommand(const std::string& command, std::chrono::seconds timeout) {
+  CommandResult r;
+  std::string full = absl::StrCat("timeout -k 5 ", timeout.count(), " ", command, " 2>&1");
+  FILE* f = popen(full.c_str(), "r");
+  if (f == nullptr) {
+    r.output = absl::StrCat("popen failed: ", std::strerror(errno));
+    return r;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.output.append(buf, n);
+  int status = pclose(f);
+  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  return r;
+}
+
+}  // namespace binrelay::testing

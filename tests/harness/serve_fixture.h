@@ -1,0 +1,156 @@
+// Serve fixture: what the `binrelay serve` integration tests share.
+//  - a source sandbox with binrelay's account and the replicas' account;
+//  - ServeProcess: a config file (source, temp store, free listen and HTTP
+//    ports), and `binrelay serve` started, waited for (listen port accepts),
+//    killed with SIGKILL, restarted on the same store, or stopped cleanly;
+//  - comparisons of stored/downloaded binlog files with the source's bytes.
+// Replica helpers are in replica_fixture.h, workloads in workload.h.
+//
+// Debugging aid: with BINRELAY_ITEST_DIRECT=1 in the environment,
+// ReplicaEndpoint() points replicas (and the listener attacks) at the
+// source itself instead of binrelay's listener, so a failing test can be
+// told apart from a harness bug: a test that fails directly is broken.
+//
+// Thread safety: a ServeProcess is driven from the test thread; the
+// free functions are independent. Lifetime: a ServeProcess kills its child
+// (if running) and removes its temp dir (kept if BINRELAY_KEEP_SANDBOX is
+// set) on destruction; returned strings are copies.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tests/harness/binrelay_process.h"
+#include "tests/harness/mariadb_sandbox.h"
+
+namespace binrelay::testing {
+
+// binrelay's account on the source.
+inline constexpr char kRelayUser[] = "relay";
+inline constexpr char kRelayPassword[] = "relay-pw";
+// The replicas' account: [listen] user/password, and the same account on
+// the source for BINRELAY_ITEST_DIRECT.
+inline constexpr char kReplUser[] = "repl";
+inline constexpr char kReplPassword[] = "repl-pw";
+// The server_id binrelay reports to its replicas: the source's own.
+inline constexpr uint32_t kSourceServerId = 1;
+
+// Starts a source (server_id 1) with room for the workload's 40 MiB row
+// events and creates both accounts. `extra_args` go to mariadbd.
+absl::StatusOr<std::unique_ptr<MariaDbSandbox>> StartServeSource(
+    const std::vector<std::string>& extra_args = {});
+
+struct ServeOptions {
+  std::string start = "earliest";   // [source] start
+  std::string sync = "transaction";  // [store] sync
+  std::string heartbeat = "1s";      // [source] heartbeat
+  // More --section.key=value arguments for every start.
+  std::vector<std::string> overrides;
+};
+
+class ServeProcess {
+ public:
+  // Writes the config; does not start binrelay.
+  static absl::StatusOr<std::unique_ptr<ServeProcess>> Create(const MariaDbSandbox& source,
+                                                              const ServeOptions& options = {});
+  ~ServeProcess();
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+
+  // Starts `binrelay serve --config FILE` and waits (bounded) until the
+  // HTTP port and the listen port accept connections. An exit before that
+  // is an error carrying binrelay's stderr.
+  absl::Status Start(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // SIGKILL and reap (no chance to flush anything). No-op if not running.
+  void Kill();
+  // SIGTERM; an exit other than 0 within `timeout` is an error.
+  absl::Status Stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // True while the current child has not exited (its output is open).
+  bool Running() const;
+
+  uint16_t listen_port() const { return listen_port_; }
+  uint16_t http_port() const { return http_port_; }
+  const std::string& dir() const { return dir_; }
+  std::string store_dir() const { return dir_ + "/store"; }
+  std::string config_path() const { return dir_ + "/binrelay.cnf"; }
+  int starts() const { return starts_; }
+  // stderr of every run so far, each headed by "--- run N ---".
+  std::string Stderr() const;
+  // The last `lines` lines of Stderr(), for failure messages.
+  std::string StderrTail(size_t lines = 40) const;
+
+ private:
+  ServeProcess() = default;
+  void Reap(std::chrono::milliseconds timeout, int sig);
+
+  std::string dir_;
+  uint16_t listen_port_ = 0;
+  uint16_t http_port_ = 0;
+  std::vector<std::string> overrides_;
+  std::unique_ptr<BackgroundBinrelay> proc_;
+  std::string past_stderr_;
+  ProcessResult last_exit_;
+  int starts_ = 0;
+};
+
+// Where a replica connects (CHANGE MASTER TO ...).
+struct MasterEndpoint {
+  uint16_t port = 0;
+  std::string user;
+  std::string password;
+};
+// True when BINRELAY_ITEST_DIRECT is set (see the file comment).
+bool DirectReplicasRequested();
+// binrelay's listener, or the source under BINRELAY_ITEST_DIRECT.
+MasterEndpoint ReplicaEndpoint(const ServeProcess& serve, const MariaDbSandbox& source);
+
+// Polls connect() to 127.0.0.1:port every 20 ms until it succeeds, `alive`
+// returns false (error), or `timeout` passes (DeadlineExceeded).
+absl::Status WaitPortAccepts(uint16_t port, std::chrono::milliseconds timeout,
+                             const std::function<bool()>& alive);
+
+// SHOW BINARY LOGS: the source's files, oldest first (the last is open).
+absl::StatusOr<std::vector<std::string>> SourceBinlogFiles(MariaDbSandbox& source);
+
+// Waits until binrelay's store holds the source's current binlog end (SHOW
+// MASTER STATUS): its copy of that file is at least that long. The store
+// publishes at transaction ends, so the source's newest file must hold a
+// transaction (a file just rotated to has only its header, which the store
+// writes together with the file's first transaction).
+absl::Status WaitStoreReached(const ServeProcess& serve, MariaDbSandbox& source,
+                              std::chrono::milliseconds timeout);
+
+enum class CopyCompare {
+  kExact,
+  // The copy is a prefix of the original (an open file, or one still
+  // being written), not empty.
+  kPrefix,
+  // kPrefix, except the FDE's LOG_EVENT_BINLOG_IN_USE_F (byte 22): dump
+  // streams clear it, while the source's open file has it set.
+  kPrefixIgnoringInUseFlag,
+};
+// Compares two files; the error names the first differing byte offset and
+// both sizes.
+absl::Status CompareBinlogCopy(const std::string& original_path, const std::string& copy_path,
+                               CopyCompare mode);
+// The same with the original's bytes in memory (e.g. saved before PURGE).
+absl::Status CompareBinlogBytes(std::string_view original, const std::string& copy_path,
+                                std::string_view what, CopyCompare mode);
+
+std::string ReadWholeFile(const std::string& path);
+
+struct CommandResult {
+  int exit_code = -1;  // 124: the timeout fired
+  std::string output;  // stdout and stderr together
+};
+// Runs `command` with /bin/sh under coreutils `timeout`.
+CommandResult RunShellCommand(const std::string& command, std::chrono::seconds timeout);
+
+}  // namespace binrelay::testing

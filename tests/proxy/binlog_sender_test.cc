@@ -1,0 +1,320 @@
+// BinlogSender: what a dump from binrelay's store puts on the wire. Stores
+// are built from recorded binlogs; the output is parsed back packet by
+// packet, so every test checks bytes a real replica would read.
+#include "proxy/binlog_sender.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/binlog_file_reader.h"
+#include "protocol/checksum.h"
+#include "protocol/control_events.h"
+#include "protocol/event_type.h"
+#include "protocol/gtid_events.h"
+#include "protocol/packet_framer.h"
+#include "tests/harness/fixtures.h"
+#include "tests/harness/status_matchers.h"
+#include "tests/harness/store_feed.h"
+
+namespace binrelay::proxy {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FixturePath;
+using testing::ReadFileOrDie;
+
+const char kMysql1[] = "percona-binlog-server/data_80045_gtid__binlog.000001";
+const char kMysql2[] = "percona-binlog-server/data_80045_gtid__binlog.000002";
+const char kMaria[] = "rust_mysql_common/mariadb-bin.000001";
+
+// Every packet payload of a dump's output, checked for sequence ids
+// first_seq, first_seq + 1, ...
+std::vector<std::string> Payloads(const std::string& wire, uint8_t first_seq = 1) {
+  protocol::PacketReader reader;
+  reader.set_next_seq(first_seq);
+  char* dst = nullptr;
+  size_t room = reader.PrepareWrite(wire.size(), &dst);
+  EXPECT_GE(room, wire.size());
+  std::memcpy(dst, wire.data(), wire.size());
+  reader.CommitWrite(wire.size());
+  std::vector<std::string> out;
+  while (true) {
+    auto p = reader.Next();
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (!p.ok() || !p->has_value()) break;
+    out.emplace_back((*p)->payload);
+  }
+  return out;
+}
+
+// The event inside a stream packet (after the 0x00 status byte).
+std::string_view EventOf(const std::string& payload) {
+  EXPECT_FALSE(payload.empty());
+  EXPECT_EQ(payload[0], '\0');
+  return std::string_view(payload).substr(1);
+}
+
+protocol::EventHeader HeaderOf(std::string_view event) {
+  auto h = protocol::ParseEventHeader(event);
+  EXPECT_TRUE(h.ok()) << h.status();
+  return h.ok() ? *h : protocol::EventHeader{};
+}
+
+class BinlogSenderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "/binlog_sender_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    BR_ASSERT_OK_AND_ASSIGN(store_, replication::BinlogStore::Open(dir_));
+    store_->SetCommitListener([this] { signal_.Notify(); });
+    context_ = {store_.get(), &signal_, &registry_, 99};
+  }
+  void TearDown() override {
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+  void StoreMysql(bool both = true) {
+    mysql1_ = ReadFileOrDie(FixturePath(kMysql1));
+    mysql2_ = ReadFileOrDie(FixturePath(kMysql2));
+    BR_ASSERT_OK(testing::FeedAsDump(mysql1_, "binlog.000001", 4, *store_));
+    if (both) {
+      BR_ASSERT_OK(testing::FeedAsDump(mysql2_, "binlog.000002", 4, *store_));
+    }
+    BR_ASSERT_OK(store_->Flush());
+  }
+  static DumpRequest Request(std::string file, uint64_t pos, bool non_blocking = true) {
+    DumpRequest r;
+    r.file = std::move(file);
+    r.position = pos;
+    r.server_id = non_blocking ? 0 : 5;
+    r.user_variables["master_binlog_checksum"] = "NONE";  // as mysqlbinlog
+    return r;
+  }
+  // Runs a dump to its end (non-blocking) or until caught up.
+  std::vector<std::string> Drain(BinlogSender& sender, DumpStream::Progress* last = nullptr,
+                                 uint8_t first_seq = 1) {
+    std::string wire;
+    while (true) {
+      auto p = sender.Fill(&wire, 4096);
+      EXPECT_TRUE(p.ok()) << p.status();
+      if (!p.ok() || *p != DumpStream::Progress::kMore) {
+        if (last != nullptr && p.ok()) *last = *p;
+        break;
+      }
+    }
+    return Payloads(wire, first_seq);
+  }
+
+  std::string dir_;
+  std::unique_ptr<replication::BinlogStore> store_;
+  CommitSignal signal_;
+  DumpRegistry registry_;
+  BinlogSenderContext context_;
+  std::string mysql1_, mysql2_;
+};
+
+// Guards: the stream differing from the stored files (any event changed,
+// dropped or added), a missing fake ROTATE per file, the FDE's in-use flag,
+// and the non-blocking dump not ending with EOF.
+TEST_F(BinlogSenderTest, DumpFromFourReplaysEveryStoredFileByteForByteThenEof) {
+  StoreMysql();
+  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, Request("", 4)));
+  std::vector<std::string> packets = Drain(*sender);
+  ASSERT_FALSE(packets.empty());
+  EXPECT_EQ(static_cast<uint8_t>(packets.back()[0]), 0xFE) << "EOF expected last";
+  std::map<std::string, std::string> rebuilt;
+  std::string file;
+  for (size_t i = 0; i + 1 < packets.size(); ++i) {
+    std::string_view ev = EventOf(packets[i]);
+    protocol::EventHeader h = HeaderOf(ev);
+    if (h.type == protocol::kRotateEvent && h.artificial()) {
+      EXPECT_EQ(h.log_pos, 0u);
+      EXPECT_EQ(h.server_id, 99u);
+      // The first has no CRC (the client said NONE); later ones follow the
+      // CRC32 of the FDE already sent.
+      const bool crc = !rebuilt.empty();
+      EXPECT_EQ(protocol::EventCrcMatches(ev), crc);
+      file = std::string(ev.substr(19 + 8, ev.size() - 19 - 8 - (crc ? 4 : 0)));
+      EXPECT_EQ(ev.substr(19, 1), std::string_view("\x04", 1));
+      rebuilt[file] = "\xfe" "bin";
+      continue;
+    }
+    rebuilt[file].append(ev);
+  }
+  ASSERT_EQ(rebuilt.size(), 2u);
+  EXPECT_EQ(rebuilt["binlog.000001"], mysql1_);
+  EXPECT_EQ(rebuilt["binlog.000002"], mysql2_);
+}
+
+// Guards: a mid-file start without the FDE (the replica could not parse the
+// events), or with the FDE's log_pos/created/CRC left as stored.
+TEST_F(BinlogSenderTest, MidFileStartSendsFdeWithZeroLogPosAndValidCrc) {
+  StoreMysql();
+  // The third event of binlog.000002.
+  BR_ASSERT_OK_AND_ASSIGN(auto r, protocol::BinlogFileReader::Open(mysql2_, "binlog.000002"));
+  protocol::EventView ev;
+  uint64_t third = 0;
+  for (int i = 0; i < 3; ++i) {
+    BR_ASSERT_OK_AND_ASSIGN(bool more, r.Next(&ev));
+    ASSERT_TRUE(more);
+    third = ev.offset;
+  }
+  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, Request("binlog.000002", third)));
+  std::vector<std::string> packets = Drain(*sender);
+  ASSERT_GE(packets.size(), 4u);
+  std::string_view rotate = EventOf(packets[0]);
+  EXPECT_EQ(HeaderOf(rotate).type, protocol::kRotateEvent);
+  EXPECT_EQ(static_cast<uint8_t>(rotate[19]), third & 0xFF);
+  std::string_view fde = EventOf(packets[1]);
+  protocol::EventHeader fh = HeaderOf(fde);
+  EXPECT_EQ(fh.type, protocol::kFormatDescriptionEvent);
+  EXPECT_EQ(fh.log_pos, 0u);
+  EXPECT_EQ(fde.substr(19 + 52, 4), std::string_view("\0\0\0\0", 4));
+  EXPECT_TRUE(protocol::EventCrcMatches(fde));
+  EXPECT_EQ(EventOf(packets[2]), std::string_view(mysql2_).substr(third, EventOf(packets[2]).size()));
+}
+
+// Guards: a dump from a file or position binrelay does not hold being
+// accepted (the replica would silently get a different stream).
+TEST_F(BinlogSenderTest, UnknownFileAndImpossiblePositionsAreRefused) {
+  StoreMysql();
+  auto missing = BinlogSender::Create(context_, Request("binlog.000009", 4));
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(std::string(missing.status().message()).find("binlog.000009"), std::string::npos);
+  auto beyond = BinlogSender::Create(context_, Request("binlog.000001", 1u << 30));
+  EXPECT_EQ(beyond.status().code(), absl::StatusCode::kOutOfRange);
+  // Inside an event: accepted, then the first read fails naming the spot.
+  BR_ASSERT_OK_AND_ASSIGN(auto inside, BinlogSender::Create(context_, Request("binlog.000001", 130)));
+  std::string wire;
+  auto p = inside->Fill(&wire, 1 << 20);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(std::string(p.status().message()).find("binlog.000001:130"), std::string::npos)
+      << p.status();
+}
+
+// Guards: serving CRC32 events to a client that never declared it can
+// handle checksums (a real primary refuses with 1236 too).
+TEST_F(BinlogSenderTest, ClientThatDeclaredNoChecksumIsRefused) {
+  StoreMysql();
+  DumpRequest r = Request("", 4);
+  r.user_variables.clear();
+  auto s = BinlogSender::Create(context_, r);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(std::string(s.status().message()).find("checksum"), std::string::npos);
+}
+
+// Guards: a blocking dump that polls or never wakes: it must report caught
+// up, arm a wake-up, and be woken by the store's next commit.
+TEST_F(BinlogSenderTest, BlockingDumpWakesOnTheNextCommit) {
+  StoreMysql(/*both=*/false);
+  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, Request("", 4, false)));
+  DumpStream::Progress last;
+  size_t first = Drain(*sender, &last).size();
+  EXPECT_EQ(last, DumpStream::Progress::kCaughtUp);
+  std::atomic<int> woken{0};
+  ASSERT_TRUE(sender->ArmWake([&] { ++woken; }));
+  BR_ASSERT_OK(testing::FeedAsDump(mysql2_, "binlog.000002", 4, *store_));
+  BR_ASSERT_OK(store_->Flush());
+  EXPECT_GE(woken.load(), 1);
+  std::vector<std::string> more = Drain(*sender, &last, static_cast<uint8_t>(1 + first));
+  EXPECT_EQ(last, DumpStream::Progress::kCaughtUp);
+  ASSERT_FALSE(more.empty());
+  protocol::EventHeader h = HeaderOf(EventOf(more[0]));
+  EXPECT_EQ(h.type, protocol::kRotateEvent);
+  EXPECT_TRUE(h.artificial());
+  // Nothing new: arming succeeds and nothing fires.
+  woken = 0;
+  EXPECT_TRUE(sender->ArmWake([&] { ++woken; }));
+  sender->DisarmWake();
+  EXPECT_EQ(woken.load(), 0);
+  // The registry shows the dump at the end of the store.
+  auto dumps = registry_.Snapshot();
+  ASSERT_EQ(dumps.size(), 1u);
+  EXPECT_EQ(dumps[0].position, store_->committed().position);
+}
+
+// Guards: heartbeats that a replica cannot parse (wrong position or name).
+TEST_F(BinlogSenderTest, HeartbeatCarriesTheNextPositionWithCrcWhenDeclared) {
+  StoreMysql(false);
+  DumpRequest r = Request("", 4, false);
+  r.user_variables["master_binlog_checksum"] = "CRC32";
+  r.user_variables["master_heartbeat_period"] = "1000000000";
+  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, r));
+  EXPECT_EQ(sender->heartbeat_period(), std::chrono::seconds(1));
+  Drain(*sender);
+  std::string wire;
+  sender->AppendHeartbeat(&wire);
+  // Sequence ids continue the stream; parse the single packet directly.
+  ASSERT_GT(wire.size(), 5u);
+  std::string_view ev = std::string_view(wire).substr(5);
+  protocol::EventHeader h = HeaderOf(ev);
+  EXPECT_EQ(h.type, protocol::kHeartbeatEvent);
+  EXPECT_EQ(h.log_pos, mysql1_.size());
+  EXPECT_TRUE(protocol::EventCrcMatches(ev));
+  EXPECT_EQ(ev.substr(19, ev.size() - 19 - 4), "binlog.000001");
+}
+
+// Guards: a MariaDB GTID dump resending transactions the replica already
+// has, or not moving its position with a fake GTID_LIST.
+TEST_F(BinlogSenderTest, MariaDbGtidDumpSkipsToTheRequestedGtidAndSendsFakeGtidList) {
+  std::string maria = ReadFileOrDie(FixturePath(kMaria));
+  BR_ASSERT_OK(testing::FeedAsDump(maria, "mariadb-bin.000001", 4, *store_));
+  BR_ASSERT_OK(store_->Flush());
+  ASSERT_EQ(store_->committed().gtid_state, "0-1-2");
+  DumpRequest r = Request("", 4);
+  r.user_variables["master_binlog_checksum"] = "CRC32";
+  r.user_variables["mariadb_slave_capability"] = "4";
+  r.user_variables["slave_connect_state"] = "0-1-1";
+  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, r));
+  std::vector<std::string> packets = Drain(*sender);
+  std::vector<std::string> gtids;
+  int fake_lists = 0;
+  for (size_t i = 0; i + 1 < packets.size(); ++i) {
+    std::string_view ev = EventOf(packets[i]);
+    protocol::EventHeader h = HeaderOf(ev);
+    if (h.type == protocol::kMariaGtidEvent) {
+      auto v = protocol::MakeEventView(ev, true);
+      ASSERT_TRUE(v.ok());
+      auto g = protocol::ParseMariaGtid(*v);
+      ASSERT_TRUE(g.ok()) << g.status();
+      gtids.push_back(g->ToString());
+    }
+    if (h.type == protocol::kGtidListEvent && h.artificial()) {
+      ++fake_lists;
+      EXPECT_TRUE(gtids.empty()) << "the fake GTID_LIST precedes the first sent group";
+      auto v = protocol::MakeEventView(ev, true);
+      auto list = protocol::ParseMariaGtidList(*v);
+      ASSERT_TRUE(list.ok()) << list.status();
+      EXPECT_EQ(list->ToString(), "0-1-1");
+      EXPECT_TRUE(protocol::EventCrcMatches(ev));
+    }
+  }
+  EXPECT_EQ(fake_lists, 1);
+  EXPECT_EQ(gtids, std::vector<std::string>{"0-1-2"});
+}
+
+// Guards: a replica ahead of binrelay's store (or on another domain) being
+// streamed from the wrong place instead of refused.
+TEST_F(BinlogSenderTest, MariaDbGtidAheadOfTheStoreIsRefused) {
+  std::string maria = ReadFileOrDie(FixturePath(kMaria));
+  BR_ASSERT_OK(testing::FeedAsDump(maria, "mariadb-bin.000001", 4, *store_));
+  BR_ASSERT_OK(store_->Flush());
+  DumpRequest r = Request("", 4);
+  r.user_variables["mariadb_slave_capability"] = "4";
+  r.user_variables["slave_connect_state"] = "0-1-9";
+  EXPECT_EQ(BinlogSender::Create(context_, r).status().code(), absl::StatusCode::kNotFound);
+  r.user_variables["slave_connect_state"] = "7-1-1";
+  EXPECT_EQ(BinlogSender::Create(context_, r).status().code(), absl::StatusCode::kNotFound);
+  // And a client that is not GTID-aware cannot read a MariaDB stream.
+  r.user_variables.erase("slave_connect_state");
+  r.user_variables.erase("mariadb_slave_capability");
+  EXPECT_EQ(BinlogSender::Create(context_, r).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace binrelay::proxy
