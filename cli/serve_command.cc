@@ -166,17 +166,16 @@ absl::Status Serve(const ServeConfig& config) {
   BR_ASSIGN_OR_RETURN(std::unique_ptr<proxy::RelayAdmin> admin,
                       proxy::RelayAdmin::Create(store.get(), &status, admin_options));
   proxy::DumpService dump_service({store.get(), &commits, &dumps, config.listen.server_id});
-  if (!config.listen.ssl_cert.empty()) {
-    return absl::UnimplementedError(
-        "[listen] ssl_cert/ssl_key: TLS for replicas connecting to binrelay is not "
-        "implemented yet; remove the keys (the upstream [source] ssl_mode is supported)");
-  }
   proxy::asio::io_context ioc;
   proxy::ListenerOptions listen;
   listen.address = config.listen.address;
   listen.port = config.listen.port;
   listen.session.auth.user = config.listen.user;
   listen.session.auth.password = config.listen.password;
+  if (!config.listen.ssl_cert.empty()) {
+    BR_ASSIGN_OR_RETURN(listen.tls_context,
+                        proxy::MakeServerTlsContext(config.listen.ssl_cert, config.listen.ssl_key));
+  }
   BR_ASSIGN_OR_RETURN(std::unique_ptr<proxy::Listener> listener,
                       proxy::Listener::Create(ioc, listen, admin.get(), &dump_service));
   listener->Start();

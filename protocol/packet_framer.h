@@ -63,6 +63,13 @@ class PacketReader {
   void set_check_sequence(bool check) { check_sequence_ = check; }
 
   size_t buffered() const { return end_ - begin_ - pending_consume_; }
+  // Removes and returns the bytes received after the last returned packet
+  // (a TLS ClientHello that arrived with the SSLRequest belongs to TLS).
+  std::string TakeBuffered() {
+    std::string rest = buf_.substr(begin_ + pending_consume_, buffered());
+    begin_ = end_ = pending_consume_ = wanted_ = 0;
+    return rest;
+  }
 
  private:
   absl::Status CheckSeq(uint8_t got, uint8_t want, size_t offset) const;

@@ -18,6 +18,7 @@ struct Listener::Connection {
   tcp::socket socket;
   asio::steady_timer timer;  // watchdog of the current read or write
   asio::steady_timer idle;   // a caught-up dump waits on it
+  std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls;  // after an SSLRequest
   uint64_t watchdog_generation = 0;
   uint64_t registry_id = 0;
   std::string peer;
@@ -42,11 +43,47 @@ struct Listener::Connection {
     ++watchdog_generation;
     timer.cancel();
   }
+
+  asio::awaitable<size_t> ReadSome(asio::mutable_buffer b, boost::system::error_code& ec) {
+    if (tls) co_return co_await tls->async_read_some(b, asio::redirect_error(asio::use_awaitable, ec));
+    co_return co_await socket.async_read_some(b, asio::redirect_error(asio::use_awaitable, ec));
+  }
+  asio::awaitable<void> WriteAll(asio::const_buffer b, boost::system::error_code& ec) {
+    if (tls) {
+      co_await asio::async_write(*tls, b, asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+      co_await asio::async_write(socket, b, asio::redirect_error(asio::use_awaitable, ec));
+    }
+  }
 };
+
+absl::StatusOr<std::shared_ptr<asio::ssl::context>> MakeServerTlsContext(
+    const std::string& cert_file, const std::string& key_file) {
+  auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+  boost::system::error_code ec;
+  ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                       asio::ssl::context::no_tlsv1_1,
+                   ec);
+  if (!ec) ctx->use_certificate_chain_file(cert_file, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(absl::StrCat("[listen] ssl_cert '", cert_file,
+                                                   "' is not a usable PEM certificate: ", ec.message()));
+  }
+  ctx->use_private_key_file(key_file, asio::ssl::context::pem, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(absl::StrCat("[listen] ssl_key '", key_file,
+                                                   "' is not a usable PEM key for ssl_cert: ",
+                                                   ec.message()));
+  }
+  return ctx;
+}
 
 Listener::Listener(asio::io_context& ioc, ListenerOptions options, AdminHandler* admin,
                    DumpHandler* dump)
-    : ioc_(ioc), options_(std::move(options)), admin_(admin), dump_(dump), acceptor_(ioc) {}
+    : ioc_(ioc), options_(std::move(options)), admin_(admin), dump_(dump), acceptor_(ioc) {
+  if (options_.tls_context) options_.session.auth.tls_available = true;
+}
 
 Listener::~Listener() { Stop(); }
 
@@ -177,6 +214,21 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
       session.EndDump();
       continue;
     }
+    if (session.state() == ServerSession::State::kStartTls) {
+      std::string early = session.TakeTlsBytes();
+      conn->tls = std::make_unique<asio::ssl::stream<tcp::socket&>>(conn->socket,
+                                                                    *options_.tls_context);
+      conn->Arm(options_.read_timeout, conn);
+      co_await conn->tls->async_handshake(asio::ssl::stream_base::server, asio::buffer(early),
+                                          asio::redirect_error(asio::use_awaitable, ec));
+      conn->Disarm();
+      if (ec) {
+        st = absl::UnavailableError(absl::StrCat("TLS handshake failed: ", ec.message()));
+        break;
+      }
+      session.TlsStarted();
+      continue;
+    }
     if (session.state() != ServerSession::State::kAuth &&
         session.state() != ServerSession::State::kCommand) {
       break;
@@ -184,8 +236,7 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
     char* dst = nullptr;
     size_t room = session.PrepareRead(4096, &dst);
     conn->Arm(options_.read_timeout, conn);
-    size_t n = co_await conn->socket.async_read_some(asio::buffer(dst, room),
-                                                      asio::redirect_error(asio::use_awaitable, ec));
+    size_t n = co_await conn->ReadSome(asio::buffer(dst, room), ec);
     conn->Disarm();
     if (ec) {
       st = ec == asio::error::eof
@@ -216,8 +267,7 @@ asio::awaitable<absl::Status> Listener::Write(std::shared_ptr<Connection> conn,
                                               const std::string& out) {
   boost::system::error_code ec;
   conn->Arm(options_.read_timeout, conn);
-  co_await asio::async_write(conn->socket, asio::buffer(out),
-                             asio::redirect_error(asio::use_awaitable, ec));
+  co_await conn->WriteAll(asio::buffer(out), ec);
   conn->Disarm();
   if (ec) {
     co_return absl::UnavailableError(

@@ -5,8 +5,10 @@
 // connection that sends nothing for `read_timeout` (a stalled or half-open
 // client must not hold a session forever).
 //
-// TODO(TLS): CLIENT_SSL is not advertised yet; add an ssl::stream and set
-// AuthOptions::secure_transport when ssl_cert/ssl_key are configured.
+// TLS: with a tls_context, CLIENT_SSL is announced; a client's SSLRequest
+// switches the connection to an ssl::stream over the same socket (bytes the
+// client sent early are handed to the TLS handshake), and authentication
+// continues encrypted.
 // A session whose dump the DumpHandler accepted hands its DumpStream to the
 // connection, which streams it: it writes what the stream fills, and when the
 // stream has caught up waits for a commit wake-up or the replica's heartbeat
@@ -40,10 +42,16 @@ struct ListenerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0: any free port (see Listener::port())
   std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};
+  // Set: TLS is offered to clients (MakeServerTlsContext).
+  std::shared_ptr<asio::ssl::context> tls_context;
   // Template for every connection; connection_id and the peer host are
   // filled in per connection.
   ServerSessionOptions session;
 };
+
+// A TLS server context from PEM files; errors name the file.
+absl::StatusOr<std::shared_ptr<asio::ssl::context>> MakeServerTlsContext(
+    const std::string& cert_file, const std::string& key_file);
 
 class Listener {
  public:

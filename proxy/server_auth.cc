@@ -47,6 +47,7 @@ absl::StatusOr<std::string> ServerAuth::Greeting(std::string server_version,
   g.connection_id = connection_id;
   g.nonce = nonce_;
   g.auth_plugin = options_.plugin;
+  if (options_.tls_available) g.capabilities |= static_cast<uint32_t>(protocol::cap::kSsl);
   return protocol::BuildInitialHandshake(g);
 }
 
@@ -81,17 +82,24 @@ ServerAuth::Step ServerAuth::OnClientPacket(std::string_view payload) {
 }
 
 ServerAuth::Step ServerAuth::OnHandshakeResponse(std::string_view payload) {
-  auto parsed = protocol::ParseClientHandshake(payload, protocol::kServerDefaultCaps);
+  const uint64_t server_caps =
+      protocol::kServerDefaultCaps | (options_.tls_available ? protocol::cap::kSsl : 0);
+  auto parsed = protocol::ParseClientHandshake(payload, server_caps);
   if (!parsed.ok()) {
     state_ = State::kDone;
     return Fail(kErHandshakeError, "08S01",
                 absl::StrCat("Bad handshake: ", parsed.status().message()));
   }
   if (parsed->ssl_request) {
-    // binrelay does not advertise CLIENT_SSL yet, so the AND above cleared it
-    // and this cannot happen; kept as a clear error for when TLS lands.
-    state_ = State::kDone;
-    return Fail(kErHandshakeError, "08S01", "Bad handshake: TLS is not supported by this listener");
+    if (!options_.tls_available || tls_requested_) {
+      state_ = State::kDone;
+      return Fail(kErHandshakeError, "08S01",
+                  tls_requested_ ? "Bad handshake: a second SSLRequest"
+                                 : "Bad handshake: TLS is not configured on this listener "
+                                   "([listen] ssl_cert/ssl_key)");
+    }
+    tls_requested_ = true;
+    return Step{Step::Kind::kStartTls, {}};
   }
   user_ = std::string(parsed->user);
   client_caps_ = parsed->capabilities;

@@ -29,6 +29,9 @@ struct AuthOptions {
   std::string plugin = "mysql_native_password";
   std::string peer_host = "localhost";  // for the "Access denied for 'u'@'host'" text
   bool secure_transport = false;        // TLS (or a local socket) is active
+  // The transport can switch to TLS: CLIENT_SSL is announced and an
+  // SSLRequest answered with Step::kStartTls.
+  bool tls_available = false;
   // caching_sha2: behave as if the user were not cached and demand full
   // authentication (exercises that path; needs a secure transport).
   bool sha2_full_auth = false;
@@ -53,6 +56,7 @@ class ServerAuth {
       kContinue,  // send `replies`, then read the client's next auth packet
       kDone,      // send `replies` (ending with OK): authenticated
       kFailed,    // send `replies` (an ERR), then close
+      kStartTls,  // SSLRequest: run the TLS handshake, then read the real response
     };
     Kind kind = Kind::kContinue;
     std::vector<std::string> replies;
@@ -60,6 +64,8 @@ class ServerAuth {
   // Feed the client's HandshakeResponse41, then every later auth packet.
   Step OnClientPacket(std::string_view payload);
 
+  // The TLS handshake after kStartTls completed.
+  void TlsStarted() { options_.secure_transport = true; }
   const std::string& user() const { return user_; }
   uint64_t client_capabilities() const { return client_caps_; }
 
@@ -76,6 +82,7 @@ class ServerAuth {
   State state_ = State::kHandshakeResponse;
   std::string user_;
   uint64_t client_caps_ = 0;
+  bool tls_requested_ = false;
 };
 
 }  // namespace binrelay::proxy

@@ -112,6 +112,9 @@ absl::Status ServerSession::HandleAuthPacket(std::string_view payload, std::stri
       state_ = State::kCommand;
       reader_.set_next_seq(0);
       return absl::OkStatus();
+    case ServerAuth::Step::Kind::kStartTls:
+      state_ = State::kStartTls;
+      return absl::OkStatus();
     case ServerAuth::Step::Kind::kFailed:
       break;
   }

@@ -43,7 +43,9 @@ struct ServerSessionOptions {
 
 class ServerSession {
  public:
-  enum class State { kNew, kAuth, kCommand, kDumpAccepted, kClosed };
+  // kStartTls: the client sent an SSLRequest; the transport runs the TLS
+  // handshake (feeding it TakeTlsBytes() first) and calls TlsStarted().
+  enum class State { kNew, kAuth, kStartTls, kCommand, kDumpAccepted, kClosed };
 
   ServerSession(ServerSessionOptions options, AdminHandler* admin, DumpHandler* dump);
 
@@ -69,6 +71,11 @@ class ServerSession {
   const std::map<std::string, std::string>& user_variables() const { return user_variables_; }
   const std::optional<ReplicaRegistration>& registration() const { return registration_; }
   const std::optional<DumpRequest>& dump_request() const { return dump_request_; }
+  std::string TakeTlsBytes() { return reader_.TakeBuffered(); }
+  void TlsStarted() {
+    auth_.TlsStarted();
+    state_ = State::kAuth;
+  }
   // The accepted dump's stream (state kDumpAccepted); the transport drives it.
   std::unique_ptr<DumpStream> TakeDumpStream() { return std::move(dump_stream_); }
   // A non-blocking dump ended with EOF: the connection is back in the

@@ -260,7 +260,8 @@ absl::Status BinlogStore::AppendLocked(const StreamEvent& e) {
     BR_ASSIGN_OR_RETURN(file.first_gtid_state, StateEventText(e.event));
     BR_RETURN_IF_ERROR(WriteIndexLocked());
   }
-  if (e.ends_transaction || (!in_txn_ && IsOutsideTransaction(type))) {
+  const bool safe_point = e.ends_transaction || (!in_txn_ && IsOutsideTransaction(type));
+  if (safe_point) {
     in_txn_ = false;
     gtids_.Commit();
     safe_offset_ = size_;
@@ -280,7 +281,10 @@ absl::Status BinlogStore::AppendLocked(const StreamEvent& e) {
     if (absl::Status s = CloseFileLocked(true); !s.ok()) return FailLocked(s);
     return absl::OkStatus();
   }
-  if (e.ends_transaction && options_.sync == SyncPolicy::kEveryTransaction) {
+  // Events between transactions (MariaDB's BINLOG_CHECKPOINT after a
+  // rotation, GTID_LIST) are published too: readers must reach the source's
+  // end even when no transaction follows them.
+  if (safe_point && options_.sync == SyncPolicy::kEveryTransaction) {
     if (absl::Status s = FlushLocked(true); !s.ok()) return FailLocked(s);
   }
   return absl::OkStatus();

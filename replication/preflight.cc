@@ -1,5 +1,7 @@
 #include "replication/preflight.h"
 
+#include "spdlog/spdlog.h"
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -110,6 +112,16 @@ absl::Status CheckServerId(SqlSource& source, const PreflightOptions& options,
     uint32_t id = 0;
     if (row.size() >= 2 && row[0] && absl::SimpleAtoi(*row[0], &id) &&
         id == options.replica_server_id) {
+      if (row[1] && *row[1] == "binrelay") {
+        // Most likely this relay's previous process (restarted, or killed
+        // before the source noticed): the source drops that older dump when
+        // this one registers, as it does for any replica reconnecting.
+        spdlog::warn("--server-id {} is still registered on source {} by a binrelay (this "
+                     "relay's previous process?); the source will replace that connection. If "
+                     "another binrelay uses this id, give each its own.",
+                     id, source.Peer());
+        continue;
+      }
       return absl::FailedPreconditionError(absl::StrCat(
           "--server-id ", id, " is already used by replica ", row[1].value_or("?"),
           " registered on source ", source.Peer(),

@@ -318,3 +318,38 @@ TEST_F(BinlogSenderTest, MariaDbGtidAheadOfTheStoreIsRefused) {
 
 }  // namespace
 }  // namespace binrelay::proxy
+
+namespace binrelay::proxy {
+namespace {
+
+// Guards: COM_BINLOG_DUMP_GTID resending transactions the replica executed,
+// starting in the wrong file, or not telling the replica (by heartbeat)
+// where a skipped run ended.
+TEST_F(BinlogSenderTest, MysqlGtidDumpSkipsExecutedTransactionsAndReportsPosition) {
+  StoreMysql();
+  const std::string uuid = "396e294c-1ca4-11f1-9ae7-00155da79c6b";
+  BR_ASSERT_OK_AND_ASSIGN(auto executed, replication::MysqlGtidSet::Parse(uuid + ":1-5"));
+  DumpRequest r = Request("", 4);
+  r.kind = DumpRequest::Kind::kMySqlGtid;
+  r.encoded_gtid_set = executed.Encode();
+  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, r));
+  EXPECT_EQ(sender->position().file, "binlog.000002") << "file 1 holds only GTIDs 1-4";
+  std::vector<std::string> packets = Drain(*sender);
+  std::vector<std::string> gtids;
+  bool heartbeat_before_first = false;
+  for (size_t i = 0; i + 1 < packets.size(); ++i) {
+    std::string_view ev = EventOf(packets[i]);
+    protocol::EventHeader h = HeaderOf(ev);
+    if (h.type == protocol::kHeartbeatEvent && gtids.empty()) heartbeat_before_first = true;
+    if (h.type == protocol::kGtidEvent) {
+      BR_ASSERT_OK_AND_ASSIGN(auto v, protocol::MakeEventView(ev, true));
+      BR_ASSERT_OK_AND_ASSIGN(auto g, protocol::ParseMysqlGtid(v));
+      gtids.push_back(g.ToString());
+    }
+  }
+  EXPECT_EQ(gtids, std::vector<std::string>{uuid + ":6"});
+  EXPECT_TRUE(heartbeat_before_first);
+}
+
+}  // namespace
+}  // namespace binrelay::proxy

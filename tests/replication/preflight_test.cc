@@ -89,6 +89,16 @@ TEST(PreflightTest, ServerIdUsedByAnotherReplicaIsRefused) {
   EXPECT_FALSE(RunPreflight(s, {.replica_server_id = 1}).ok());  // the source's own id
 }
 
+// A binrelay restarted (or killed) before the source noticed the old dump
+// must not refuse to start: the id is its own previous registration.
+TEST(PreflightTest, ServerIdStillRegisteredByABinrelayIsAccepted) {
+  FakeSource s = GoodMariaDb();
+  for (auto& row : s.answers["SHOW SLAVE HOSTS"]) {
+    if (row.size() >= 2 && row[0] == std::optional<std::string>("7")) row[1] = "binrelay";
+  }
+  EXPECT_TRUE(RunPreflight(s, {.replica_server_id = 7}).ok());
+}
+
 TEST(PreflightTest, MissingReplicationPrivilegeIsRefused) {
   FakeSource s = GoodMariaDb();
   s.answers["SHOW GRANTS"] = {{"GRANT SELECT ON *.* TO `br`@`%`"}};
