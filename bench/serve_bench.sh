@@ -260,7 +260,34 @@ read -r END_FILE END_POS < <(tail -1 "$OUT/binlogs" | cut -f1,2)
 mapfile -t FILES < <(cut -f1 "$OUT/binlogs")
 FIRST_FILE=${FILES[0]}
 TOTAL_BYTES=$(awk '{s += $2} END {print s}' "$OUT/binlogs")
-python3 "$HERE/binlog_parts.py" "$OUT/positions" "$OUT/binlogs" serve "$FIRST_FILE" >"$OUT/parts.json"
+# Bytes per part from the marks (pairs of lines "TAG<TAB>part", "file<TAB>pos").
+# A part may span rotations (the small part is 5,000 transactions): it gets
+# the rest of the old file, the files in between and the new file up to the mark.
+python3 - "$OUT/positions" "$OUT/binlogs" >"$OUT/parts.json" <<'EOF'
+import json, sys
+sizes, order = {}, []
+for line in open(sys.argv[2]):
+    name, size = line.split("\t")[:2]
+    sizes[name] = int(size)
+    order.append(name)
+marks, tag = [], None
+for line in open(sys.argv[1]):
+    cols = line.rstrip("\n").split("\t")
+    if cols[0] == "TAG" and len(cols) >= 2:
+        tag = cols[1]
+    elif tag is not None and len(cols) >= 2 and cols[1].isdigit():
+        marks.append((tag, cols[0], int(cols[1])))
+        tag = None
+parts = {}
+for (_, f0, p0), (part, f1, p1) in zip(marks, marks[1:]):
+    i0, i1 = order.index(f0), order.index(f1)
+    if i0 == i1:
+        delta = p1 - p0
+    else:
+        delta = sizes[f0] - p0 + sum(sizes[n] for n in order[i0 + 1:i1]) + p1
+    parts[part] = parts.get(part, 0) + delta
+print(json.dumps({"bytes_parts": parts}))
+EOF
 log "binlog: ${#FILES[@]} files $FIRST_FILE..$END_FILE, $TOTAL_BYTES bytes, end $END_FILE:$END_POS, generated in $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")s"
 
 python3 - "$OUT/meta.json" <<EOF
@@ -314,7 +341,7 @@ settle() {  # between measurements: no dirty page cache left from the last one
 # write_cnf FILE STORE_DIR SYNC LISTEN_PORT HTTP_PORT
 # Every binrelay start registers with a new [source] server_id: after a stop,
 # the source lists the old registration until its dump thread notices the
-# closed connection, and binrelay refuses to start with an id in use.
+# closed connection (binrelay before f6323f3 refused to start then).
 NEXT_SID=4001
 write_cnf() {
   local sid=$NEXT_SID
