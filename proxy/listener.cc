@@ -1,5 +1,6 @@
 #include "proxy/listener.h"
 
+#include <algorithm>
 #include <exception>
 
 #include "absl/strings/str_cat.h"
@@ -16,10 +17,14 @@ struct Listener::Connection {
       : strand(st), socket(std::move(s)), timer(st), idle(st) {}
   asio::strand<asio::io_context::executor_type> strand;
   tcp::socket socket;
-  asio::steady_timer timer;  // watchdog of the current read or write
+  asio::steady_timer timer;  // ticks the watchdog (Listener::Watch)
   asio::steady_timer idle;   // a caught-up dump waits on it
   std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls;  // after an SSLRequest
-  uint64_t watchdog_generation = 0;
+  // When the current read or write must have finished (max: none). Checked
+  // by a ticking watchdog rather than a timer re-armed per operation:
+  // re-arming wakes the reactor thread, a context switch per write.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool finished = false;  // Serve returned: the watchdog ends
   uint64_t registry_id = 0;
   std::string peer;
   // Strand-only state of a dump.
@@ -27,22 +32,14 @@ struct Listener::Connection {
   bool woken = false;     // a commit arrived since the dump last looked
   bool stopping = false;  // the listener is stopping: say so and close
 
-  // Closes the socket unless the operation it guards finished in time. The
-  // generation check covers a timer that fired just before being re-armed.
-  void Arm(std::chrono::milliseconds timeout, std::shared_ptr<Connection> self) {
-    uint64_t gen = ++watchdog_generation;
-    timer.expires_after(timeout);
-    timer.async_wait([self = std::move(self), gen](const boost::system::error_code& ec) {
-      if (!ec && self->watchdog_generation == gen) {
-        boost::system::error_code ignored;
-        self->socket.close(ignored);
-      }
-    });
+  // The socket is closed unless the operation started now ends in time;
+  // while stopping, nothing may take longer than the stop grace.
+  void Arm(std::chrono::milliseconds timeout) {
+    if (stopping) timeout = std::min<std::chrono::milliseconds>(timeout, kStopGrace);
+    deadline = std::chrono::steady_clock::now() + timeout;
   }
-  void Disarm() {
-    ++watchdog_generation;
-    timer.cancel();
-  }
+  void Disarm() { deadline = std::chrono::steady_clock::time_point::max(); }
+  static constexpr std::chrono::milliseconds kStopGrace{2000};
 
   asio::awaitable<size_t> ReadSome(asio::mutable_buffer b, boost::system::error_code& ec) {
     if (tls) co_return co_await tls->async_read_some(b, asio::redirect_error(asio::use_awaitable, ec));
@@ -160,7 +157,7 @@ asio::awaitable<void> Listener::AcceptLoop() {
             // The dump loop sends ER_SERVER_SHUTDOWN and closes; if it is
             // stuck writing to a stalled replica, the watchdog closes.
             c->idle.cancel();
-            c->Arm(std::chrono::seconds(2), c);
+            c->deadline = std::min(c->deadline, std::chrono::steady_clock::now() + Connection::kStopGrace);
             return;
           }
           boost::system::error_code ignored;
@@ -171,6 +168,7 @@ asio::awaitable<void> Listener::AcceptLoop() {
     });
     if (!id) co_return;  // stopping: the socket closes with `conn`
     conn->registry_id = *id;
+    asio::co_spawn(strand, Watch(conn), asio::detached);
     asio::co_spawn(strand, Serve(conn), [](std::exception_ptr e) {
       if (!e) return;
       try {
@@ -181,6 +179,23 @@ asio::awaitable<void> Listener::AcceptLoop() {
         spdlog::error("proxy connection ended by a non-standard exception");
       }
     });
+  }
+}
+
+asio::awaitable<void> Listener::Watch(std::shared_ptr<Connection> conn) {
+  const auto tick = std::clamp<std::chrono::milliseconds>(
+      options_.read_timeout / 4, std::chrono::milliseconds(10), std::chrono::seconds(1));
+  boost::system::error_code ec;
+  while (!conn->finished) {
+    conn->timer.expires_after(tick);
+    co_await conn->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (conn->finished) break;
+    if (std::chrono::steady_clock::now() >= conn->deadline) {
+      // The pending read or write fails, and Serve ends the connection.
+      boost::system::error_code ignored;
+      conn->socket.close(ignored);
+      conn->Disarm();
+    }
   }
 }
 
@@ -219,7 +234,7 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
       std::string early = session.TakeTlsBytes();
       conn->tls = std::make_unique<asio::ssl::stream<tcp::socket&>>(conn->socket,
                                                                     *options_.tls_context);
-      conn->Arm(options_.read_timeout, conn);
+      conn->Arm(options_.read_timeout);
       co_await conn->tls->async_handshake(asio::ssl::stream_base::server, asio::buffer(early),
                                           asio::redirect_error(asio::use_awaitable, ec));
       conn->Disarm();
@@ -236,7 +251,7 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
     }
     char* dst = nullptr;
     size_t room = session.PrepareRead(4096, &dst);
-    conn->Arm(options_.read_timeout, conn);
+    conn->Arm(options_.read_timeout);
     size_t n = co_await conn->ReadSome(asio::buffer(dst, room), ec);
     conn->Disarm();
     if (ec) {
@@ -261,13 +276,15 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
   if (session.registration()) admin_->ReplicaDisconnected(session.registration()->server_id);
   conn->socket.shutdown(tcp::socket::shutdown_both, ec);
   conn->socket.close(ec);
+  conn->finished = true;
+  conn->timer.cancel();
   connections_.Remove(conn->registry_id);
 }
 
 asio::awaitable<absl::Status> Listener::Write(std::shared_ptr<Connection> conn,
                                               const std::string& out) {
   boost::system::error_code ec;
-  conn->Arm(options_.read_timeout, conn);
+  conn->Arm(options_.read_timeout);
   co_await conn->WriteAll(asio::buffer(out), ec);
   conn->Disarm();
   if (ec) {

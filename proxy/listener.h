@@ -78,6 +78,8 @@ class Listener {
            DumpHandler* dump);
   asio::awaitable<void> AcceptLoop();
   asio::awaitable<void> Serve(std::shared_ptr<Connection> conn);
+  // Closes the connection when a read or write outlives its deadline.
+  asio::awaitable<void> Watch(std::shared_ptr<Connection> conn);
   // Streams one dump. True: a non-blocking dump ended (command phase again).
   asio::awaitable<absl::StatusOr<bool>> StreamDump(std::shared_ptr<Connection> conn,
                                                    DumpStream& dump);

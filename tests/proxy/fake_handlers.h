@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/packet_framer.h"
+#include "protocol/server_packets.h"
 #include "protocol/status_macros.h"
 #include "proxy/admin_handler.h"
 
@@ -95,16 +97,29 @@ class FakeAdminHandler : public AdminHandler {
   std::vector<ReplicaRegistration> registrations_;
 };
 
-// A dump with nothing to send: a blocking dump waits (heartbeats only), a
-// non-blocking one ends with EOF at once.
+// A dump with nothing to send: a non-blocking one ends with EOF at once, a
+// blocking one with an error (so clients under test exit instead of
+// waiting for events that never come).
 class FakeDumpStream : public DumpStream {
  public:
-  absl::StatusOr<Progress> Fill(std::string*, size_t) override { return Progress::kCaughtUp; }
+  explicit FakeDumpStream(bool non_blocking) : non_blocking_(non_blocking) {}
+  absl::StatusOr<Progress> Fill(std::string* out, size_t) override {
+    if (!non_blocking_) return absl::UnimplementedError("fake dump: no events to stream");
+    uint8_t seq = 1;
+    protocol::AppendFramedPacket(out, protocol::BuildEofPacket(), &seq);
+    return Progress::kFinished;
+  }
   void AppendHeartbeat(std::string*) override {}
-  void AppendError(std::string*, uint16_t, std::string_view) override {}
+  void AppendError(std::string* out, uint16_t code, std::string_view message) override {
+    uint8_t seq = 1;
+    protocol::AppendFramedPacket(out, protocol::BuildErrPacket(code, "HY000", message), &seq);
+  }
   std::chrono::nanoseconds heartbeat_period() const override { return {}; }
   bool ArmWake(std::function<void()>) override { return true; }
   void DisarmWake() override {}
+
+ private:
+  bool non_blocking_;
 };
 
 class FakeDumpHandler : public DumpHandler {
@@ -113,7 +128,7 @@ class FakeDumpHandler : public DumpHandler {
     std::lock_guard<std::mutex> l(mu_);
     requests_.push_back(request);
     if (!result_.ok()) return result_;
-    return std::unique_ptr<DumpStream>(new FakeDumpStream());
+    return std::unique_ptr<DumpStream>(new FakeDumpStream(request.NonBlocking()));
   }
   void set_result(absl::Status s) {
     std::lock_guard<std::mutex> l(mu_);
