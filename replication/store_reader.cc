@@ -1,6 +1,8 @@
 #include "replication/store_reader.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +16,6 @@
 namespace binrelay::replication {
 namespace {
 
-constexpr size_t kReadAhead = 512 * 1024;
-
 std::string Holdings(const std::vector<StoreFileEntry>& files) {
   if (files.empty()) return "the store is empty";
   return absl::StrCat("the store holds ", files.front().name, " to ", files.back().name);
@@ -24,7 +24,14 @@ std::string Holdings(const std::vector<StoreFileEntry>& files) {
 }  // namespace
 
 StoreReader::~StoreReader() {
+  Unmap();
   if (fd_ >= 0) ::close(fd_);
+}
+
+void StoreReader::Unmap() {
+  if (map_ != nullptr) ::munmap(map_, map_len_);
+  map_ = nullptr;
+  map_len_ = 0;
 }
 
 absl::StatusOr<std::unique_ptr<StoreReader>> StoreReader::Open(const BinlogStore* store,
@@ -56,10 +63,9 @@ absl::Status StoreReader::OpenFile(const std::string& name) {
                                             std::strerror(errno),
                                             " (purged while a dump needed it?)"));
   }
+  Unmap();
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
-  buf_len_ = 0;
-  buf_offset_ = 0;
   limit_ = 0;
   return absl::OkStatus();
 }
@@ -85,26 +91,30 @@ void StoreReader::RefreshLimit(std::string* next_file) {
 }
 
 absl::Status StoreReader::Load(uint64_t offset, size_t n) {
-  if (offset >= buf_offset_ && offset + n <= buf_offset_ + buf_len_) return absl::OkStatus();
-  size_t want = std::max<size_t>(n, std::min<uint64_t>(kReadAhead, limit_ > offset ? limit_ - offset : n));
-  if (buf_.size() < want) buf_.resize(want);
-  size_t got = 0;
-  while (got < want) {
-    ssize_t r = ::pread(fd_, buf_.data() + got, want - got, static_cast<off_t>(offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      return absl::UnavailableError(absl::StrCat("cannot read stored binlog ", position_.file,
-                                                 " at ", offset + got, ": ", std::strerror(errno)));
-    }
-    if (r == 0) break;
-    got += static_cast<size_t>(r);
+  if (offset + n <= map_len_) return absl::OkStatus();
+  // Map everything readable now, so the next events need no call at all.
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot stat stored binlog ", position_.file, ": ",
+                                               std::strerror(errno)));
   }
-  buf_offset_ = offset;
-  buf_len_ = got;
-  if (got < n) {
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  if (offset + n > file_size) {
     return absl::DataLossError(absl::StrCat("stored binlog ", position_.file, " ends at ",
-                                            offset + got, " inside an event starting at ", offset));
+                                            file_size, " inside an event starting at ", offset));
   }
+  // Never past the file's end: a page wholly beyond it would fault (SIGBUS).
+  const size_t want = static_cast<size_t>(std::min(file_size, std::max(offset + n, limit_)));
+  void* m = map_ == nullptr ? ::mmap(nullptr, want, PROT_READ, MAP_SHARED, fd_, 0)
+                            : ::mremap(map_, map_len_, want, MREMAP_MAYMOVE);
+  if (m == MAP_FAILED) {
+    int err = errno;
+    Unmap();
+    return absl::UnavailableError(absl::StrCat("cannot map stored binlog ", position_.file, " (",
+                                               want, " bytes): ", std::strerror(err)));
+  }
+  map_ = static_cast<char*>(m);
+  map_len_ = want;
   return absl::OkStatus();
 }
 

@@ -4,8 +4,11 @@
 // replica already received). At the end of a closed file it moves to the next
 // one and says so (the sender then emits a fake ROTATE).
 //
-// Reads are preads into one buffer that grows to the largest event seen; an
-// event view stays valid until the next call.
+// The current file is memory-mapped up to its readable end, so events are
+// viewed in the page cache without a copy (several dumps of one file share
+// those pages). Committed bytes never change or shrink, so the mapping
+// stays valid; it grows with mremap as the committed end moves. An event
+// view stays valid until the next call (a growing mapping may move).
 //
 // Thread safety: a reader belongs to one dump; the store may be written
 // concurrently (only committed bytes are read, and they never change).
@@ -62,18 +65,18 @@ class StoreReader {
   // sets *has_next if the current file is closed and a newer one exists.
   void RefreshLimit(std::string* next_file);
   absl::StatusOr<protocol::EventView> ReadAt(uint64_t offset);
-  // Makes the buffer hold the file's bytes [offset, offset + n).
+  // Makes the mapping cover the file's bytes [offset, offset + n).
   absl::Status Load(uint64_t offset, size_t n);
-  const char* Data(uint64_t offset) const { return buf_.data() + (offset - buf_offset_); }
+  const char* Data(uint64_t offset) const { return map_ + offset; }
+  void Unmap();
 
   const BinlogStore* store_;
   int fd_ = -1;
   BinlogPosition position_;
   uint64_t limit_ = 0;        // readable end of the current file
   uint64_t seen_sequence_ = 0;
-  std::string buf_;           // file bytes [buf_offset_, buf_offset_ + buf_len_)
-  uint64_t buf_offset_ = 0;
-  size_t buf_len_ = 0;
+  char* map_ = nullptr;       // the file's bytes [0, map_len_)
+  size_t map_len_ = 0;
   protocol::FormatDescription format_;
 };
 
