@@ -267,11 +267,23 @@ absl::Status UpstreamSession::Stream() {
     done_ = true;  // nothing between the start and the end of binlog
     return absl::OkStatus();
   }
+  // Reads wait in short slices so RequestStop() (SIGTERM) is honoured within
+  // one slice even while the source is idle; a timed-out read leaves the
+  // connection usable. The connection is dead only after read_timeout
+  // without any packet.
+  const auto slice = std::min<std::chrono::milliseconds>(read_timeout,
+                                                         std::chrono::milliseconds(200));
+  auto last_packet = Clock::now();
   while (!stop_.load(std::memory_order_relaxed) && !done_) {
-    auto packet = conn_->ReadPacket(read_timeout);
+    auto packet = conn_->ReadPacket(slice);
     if (!packet.ok()) {
+      if (absl::IsDeadlineExceeded(packet.status()) &&
+          Clock::now() - last_packet < read_timeout) {
+        continue;
+      }
       return Annotate(packet.status(), absl::StrCat("reading the binlog stream from ", Where()));
     }
+    last_packet = Clock::now();
     std::string_view p = *packet;
     if (p.empty()) return absl::DataLossError(absl::StrCat("empty packet from ", Where()));
     uint8_t first = static_cast<uint8_t>(p[0]);

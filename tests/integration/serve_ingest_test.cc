@@ -69,7 +69,7 @@ TEST(ServeIngestTest, KeepsAByteIdenticalCopyAndStopsCleanly) {
   const std::string config = dir + "/binrelay.cnf";
   std::ofstream(config) << "[source]\nhost = 127.0.0.1\nport = " << sb->Port()
                         << "\nuser = relay\npassword = relay-pw\nserver_id = 4001\n"
-                        << "start = earliest\nheartbeat = 1s\n"
+                        << "start = earliest\nheartbeat = 30s\n"
                         << "[store]\ndir = " << dir << "/store\nsync = transaction\n"
                         << "[listen]\nport = " << listen_port
                         << "\nserver_id = 1\nuser = replica\npassword = r\n"
@@ -91,9 +91,14 @@ TEST(ServeIngestTest, KeepsAByteIdenticalCopyAndStopsCleanly) {
   EXPECT_TRUE(absl::StrContains(status, "\"upstream_state\":\"streaming\"")) << status;
   EXPECT_TRUE(absl::StrContains(HttpGet(http_port, "/metrics"), "binrelay_events_received_total"));
 
+  // With an idle source and a 30 s heartbeat, the stop must not wait for
+  // the next packet from the source.
+  const auto stop_started = std::chrono::steady_clock::now();
   serve->Signal(SIGTERM);
   ProcessResult r = serve->Wait(seconds(30));
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_started, seconds(10))
+      << "SIGTERM waited for the source's next heartbeat";
   // The open file: a prefix of the source's, as long as it after the stop.
   const std::string second = "mysql-bin.000002";
   std::string stored = ReadAll(dir + "/store/" + second);
