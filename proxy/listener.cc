@@ -10,6 +10,25 @@
 
 namespace binrelay::proxy {
 
+namespace {
+
+// Completion handler of a detached coroutine: an exception escaping it is
+// logged (coroutines return Status; this only catches the unexpected).
+auto LogIfThrown(const char* what) {
+  return [what](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      spdlog::error("{} ended by exception: {}", what, ex.what());
+    } catch (...) {
+      spdlog::error("{} ended by a non-standard exception", what);
+    }
+  };
+}
+
+}  // namespace
+
 // Everything one connection coroutine owns; shared with its watchdog timer
 // handler, which may outlive the coroutine's current await.
 struct Listener::Connection {
@@ -114,16 +133,7 @@ absl::StatusOr<std::unique_ptr<Listener>> Listener::Create(asio::io_context& ioc
 }
 
 void Listener::Start() {
-  asio::co_spawn(ioc_, AcceptLoop(), [](std::exception_ptr e) {
-    if (!e) return;
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-      spdlog::error("proxy accept loop ended by exception: {}", ex.what());
-    } catch (...) {
-      spdlog::error("proxy accept loop ended by a non-standard exception");
-    }
-  });
+  asio::co_spawn(ioc_, AcceptLoop(), LogIfThrown("proxy accept loop"));
 }
 
 void Listener::Stop() {
@@ -169,16 +179,7 @@ asio::awaitable<void> Listener::AcceptLoop() {
     if (!id) co_return;  // stopping: the socket closes with `conn`
     conn->registry_id = *id;
     asio::co_spawn(strand, Watch(conn), asio::detached);
-    asio::co_spawn(strand, Serve(conn), [](std::exception_ptr e) {
-      if (!e) return;
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& ex) {
-        spdlog::error("proxy connection ended by exception: {}", ex.what());
-      } catch (...) {
-        spdlog::error("proxy connection ended by a non-standard exception");
-      }
-    });
+    asio::co_spawn(strand, Serve(conn), LogIfThrown("proxy connection"));
   }
 }
 
