@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/status_macros.h"
 #include "replication/binlog_store.h"
 #include "replication/store_index.h"
 #include "replication/upstream_session.h"
@@ -80,18 +81,26 @@ class StoreTest : public ::testing::Test {
     BR_ASSERT_OK(sb_->Execute(absl::StrCat("ALTER TABLE ", t, " ADD COLUMN extra INT DEFAULT 7")));
   }
 
-  // Streams the source into the store up to its current end.
-  void SyncStore() {
-    BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
+  // A session copying the source into `store` from where the store needs it
+  // (earliest when empty) up to the source's current end.
+  absl::StatusOr<replication::UpstreamOptions> UntilEndOptions(const BinlogStore& store,
+                                                               uint32_t server_id) {
     replication::UpstreamOptions o;
     o.connect = sb_->ClientOptions(kUser, kPassword);
-    o.server_id = 4242;
+    o.server_id = server_id;
     StartSpec earliest;
     earliest.kind = StartSpec::Kind::kEarliest;
-    BR_ASSERT_OK_AND_ASSIGN(o.start, store->StartFor(earliest));
+    BR_ASSIGN_OR_RETURN(o.start, store.StartFor(earliest));
     o.until_end = true;
     o.annotate_rows = true;  // ANNOTATE_ROWS are part of the source's files
     o.whole_files = true;
+    return o;
+  }
+
+  // Streams the source into the store up to its current end.
+  void SyncStore() {
+    BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
+    BR_ASSERT_OK_AND_ASSIGN(replication::UpstreamOptions o, UntilEndOptions(*store, 4242));
     replication::UpstreamSession session(o, store.get());
     BR_ASSERT_OK(session.Run());
     BR_ASSERT_OK(store->Close());
@@ -257,15 +266,7 @@ TEST_F(StoreTest, DiskFullDuringALiveSessionIsRetriedAndLosesNothing) {
     return ::pwrite(fd, data, n, offset);
   };
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_, so));
-  replication::UpstreamOptions o;
-  o.connect = sb_->ClientOptions(kUser, kPassword);
-  o.server_id = 4243;
-  StartSpec earliest;
-  earliest.kind = StartSpec::Kind::kEarliest;
-  BR_ASSERT_OK_AND_ASSIGN(o.start, store->StartFor(earliest));
-  o.until_end = true;
-  o.annotate_rows = true;
-  o.whole_files = true;
+  BR_ASSERT_OK_AND_ASSIGN(replication::UpstreamOptions o, UntilEndOptions(*store, 4243));
   o.reconnect_timeout = std::chrono::seconds(60);
   replication::UpstreamSession session(o, store.get());
   BR_ASSERT_OK(session.Run());

@@ -15,6 +15,7 @@
 #include "protocol/event_type.h"
 #include "protocol/gtid_events.h"
 #include "protocol/packet_framer.h"
+#include "tests/harness/binlog_fixtures.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
 #include "tests/harness/temp_dir.h"
@@ -27,9 +28,6 @@ namespace fs = std::filesystem;
 using testing::FixturePath;
 using testing::ReadFileOrDie;
 
-const char kMysql1[] = "percona-binlog-server/data_80045_gtid__binlog.000001";
-const char kMysql2[] = "percona-binlog-server/data_80045_gtid__binlog.000002";
-const char kMaria[] = "rust_mysql_common/mariadb-bin.000001";
 
 // Every packet payload of a dump's output, checked for sequence ids
 // first_seq, first_seq + 1, ...
@@ -77,8 +75,8 @@ class BinlogSenderTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
   void StoreMysql(bool both = true) {
-    mysql1_ = ReadFileOrDie(FixturePath(kMysql1));
-    mysql2_ = ReadFileOrDie(FixturePath(kMysql2));
+    mysql1_ = ReadFileOrDie(FixturePath(testing::kMysqlBinlog1));
+    mysql2_ = ReadFileOrDie(FixturePath(testing::kMysqlBinlog2));
     BR_ASSERT_OK(testing::FeedAsDump(mysql1_, "binlog.000001", 4, *store_));
     if (both) {
       BR_ASSERT_OK(testing::FeedAsDump(mysql2_, "binlog.000002", 4, *store_));
@@ -264,7 +262,7 @@ TEST_F(BinlogSenderTest, HeartbeatCarriesTheNextPositionWithCrcWhenDeclared) {
 // Guards: a MariaDB GTID dump resending transactions the replica already
 // has, or not moving its position with a fake GTID_LIST.
 TEST_F(BinlogSenderTest, MariaDbGtidDumpSkipsToTheRequestedGtidAndSendsFakeGtidList) {
-  std::string maria = ReadFileOrDie(FixturePath(kMaria));
+  std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   BR_ASSERT_OK(testing::FeedAsDump(maria, "mariadb-bin.000001", 4, *store_));
   BR_ASSERT_OK(store_->Flush());
   ASSERT_EQ(store_->committed().gtid_state, "0-1-2");
@@ -303,7 +301,7 @@ TEST_F(BinlogSenderTest, MariaDbGtidDumpSkipsToTheRequestedGtidAndSendsFakeGtidL
 // Guards: a replica ahead of binrelay's store (or on another domain) being
 // streamed from the wrong place instead of refused.
 TEST_F(BinlogSenderTest, MariaDbGtidAheadOfTheStoreIsRefused) {
-  std::string maria = ReadFileOrDie(FixturePath(kMaria));
+  std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   BR_ASSERT_OK(testing::FeedAsDump(maria, "mariadb-bin.000001", 4, *store_));
   BR_ASSERT_OK(store_->Flush());
   DumpRequest r = Request("", 4);

@@ -18,6 +18,7 @@
 #include "protocol/server_error.h"
 #include "proxy/admin_responder.h"
 #include "replication/binlog_store.h"
+#include "tests/harness/binlog_fixtures.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
 #include "tests/harness/temp_dir.h"
@@ -31,21 +32,6 @@ using replication::BinlogStore;
 using testing::FeedBinlogFile;
 using testing::FixturePath;
 using testing::ReadFileOrDie;
-
-// MySQL 8.0.45, CRC32: binlog.000001 (1516 bytes, empty PREVIOUS_GTIDS, GTIDs
-// 1-4, ROTATE) and binlog.000002 (847 bytes, PREVIOUS_GTIDS uuid:1-4, GTIDs
-// 5-6, STOP).
-const char kMysql1[] = "percona-binlog-server/data_80045_gtid__binlog.000001";
-const char kMysql2[] = "percona-binlog-server/data_80045_gtid__binlog.000002";
-const char kUuid[] = "396e294c-1ca4-11f1-9ae7-00155da79c6b";
-// MariaDB 10.5, CRC32, 1074 bytes: FDE 4, GTID_LIST (empty) 256, CHECKPOINT
-// 285, GTID 0-1-1 at 330 (ends 372), XID ends 702, GTID 0-1-2 at 702 (ends
-// 744), XID ends 1074.
-const char kMaria[] = "rust_mysql_common/mariadb-bin.000001";
-// MariaDB 10.0, checksum NONE, 884 bytes: GTID_LIST [0-3704-2814] at 248,
-// CHECKPOINT 287, GTID 0-3704-2815 (standalone) at 326 (ends 364), QUERY ends
-// 627, GTID 0-3704-2816 at 627 (ends 665), XID ends 884.
-const char kMaria10[] = "binlog-parser/mysql-bin.07";
 
 constexpr uint32_t kServerId = 4242;
 constexpr char kRelayUuid[] = "0e0b5c1a-4f5e-4d3c-9b2a-1a2b3c4d5e6f";
@@ -83,8 +69,8 @@ class RelayAdminTest : public ::testing::Test {
   }
   void StoreMysql() {
     OpenStore();
-    Feed(kMysql1, "binlog.000001");
-    Feed(kMysql2, "binlog.000002");
+    Feed(testing::kMysqlBinlog1, "binlog.000001");
+    Feed(testing::kMysqlBinlog2, "binlog.000002");
     NewAdmin();
   }
 
@@ -124,7 +110,7 @@ TEST_F(RelayAdminTest, MysqlReplicaQuestionsAreAnsweredFromTheStoredStream) {
   EXPECT_EQ(ShowVariable("SERVER_UUID"), kRelayUuid);
   EXPECT_EQ(Value("SELECT @@GLOBAL.GTID_MODE"), "ON");
   EXPECT_EQ(Value("SELECT @@global.rpl_semi_sync_source_enabled"), "0");
-  EXPECT_EQ(Value("SELECT @@global.gtid_executed"), absl::StrCat(kUuid, ":1-6"));
+  EXPECT_EQ(Value("SELECT @@global.gtid_executed"), absl::StrCat(testing::kMysqlBinlogUuid, ":1-6"));
   // binlog.000001 opens with an empty PREVIOUS_GTIDS: nothing is purged yet.
   EXPECT_EQ(Value("SELECT @@global.gtid_purged"), "");
   EXPECT_EQ(Value("SELECT @@gtid_binlog_pos"), "");  // a MariaDB variable
@@ -142,7 +128,7 @@ TEST_F(RelayAdminTest, MysqlReplicaQuestionsAreAnsweredFromTheStoredStream) {
 // connect state comes from gtid_binlog_pos/gtid_current_pos).
 TEST_F(RelayAdminTest, MariaDbReplicaQuestionsAreAnsweredFromTheStoredStream) {
   OpenStore();
-  Feed(kMaria, "mariadb-bin.000001");
+  Feed(testing::kMariaBinlog, "mariadb-bin.000001");
   NewAdmin(nullptr, "5.5.5-10.11.0-binrelay");
   EXPECT_EQ(ShowVariable("SERVER_ID"), "4242");
   EXPECT_EQ(Value("SELECT @@GLOBAL.gtid_domain_id"), "0");
@@ -159,7 +145,7 @@ TEST_F(RelayAdminTest, MariaDbReplicaQuestionsAreAnsweredFromTheStoredStream) {
 // (a NONE source announced as CRC32 makes replicas reject every event).
 TEST_F(RelayAdminTest, ChecksumNoneComesFromTheStoredFde) {
   OpenStore();
-  Feed(kMaria10, "mysql-bin.07");
+  Feed(testing::kMaria10Binlog, "mysql-bin.07");
   NewAdmin();
   EXPECT_EQ(Value("SELECT @@global.binlog_checksum"), "NONE");
   EXPECT_EQ(Value("SELECT @@gtid_binlog_pos"), "0-3704-2816");
@@ -205,13 +191,13 @@ TEST_F(RelayAdminTest, MasterStatusIsTheCommittedEnd) {
                                                         "Executed_Gtid_Set"}));
   ASSERT_EQ(r.result.rows.size(), 1u);
   EXPECT_EQ(r.result.rows[0], (protocol::TextRow{"binlog.000002", "847", "", "",
-                                                 absl::StrCat(kUuid, ":1-6")}));
+                                                 absl::StrCat(testing::kMysqlBinlogUuid, ":1-6")}));
   EXPECT_EQ(Ask("show binary log status;").result.rows, r.result.rows);
 }
 
 TEST_F(RelayAdminTest, MariaDbMasterStatusHasFourColumns) {
   OpenStore();
-  Feed(kMaria, "mariadb-bin.000001");
+  Feed(testing::kMariaBinlog, "mariadb-bin.000001");
   NewAdmin();  // the MySQL-style greeting does not matter: the source is MariaDB
   AdminReply r = Ask("SHOW MASTER STATUS");
   ASSERT_EQ(r.result.rows.size(), 1u);
@@ -226,8 +212,8 @@ TEST_F(RelayAdminTest, BinaryLogsListOnlyDurableBytes) {
   lazy.sync = replication::SyncPolicy::kOff;
   lazy.sync_interval = std::chrono::hours(1);  // nothing is published by the flusher
   OpenStore(lazy);
-  Feed(kMysql1, "binlog.000001");  // its ROTATE closes and publishes it
-  std::string part = ReadFileOrDie(FixturePath(kMysql2)).substr(0, 529);
+  Feed(testing::kMysqlBinlog1, "binlog.000001");  // its ROTATE closes and publishes it
+  std::string part = ReadFileOrDie(FixturePath(testing::kMysqlBinlog2)).substr(0, 529);
   BR_ASSERT_OK(FeedBinlogFile(part, "binlog.000002", 4, *store_));
   NewAdmin();
   AdminReply r = Ask("SHOW BINARY LOGS");
@@ -337,7 +323,7 @@ TEST_F(RelayAdminTest, PurgeBinaryLogsToHonoursPinsAndNamesTheConsumer) {
   EXPECT_EQ(Ask("SHOW BINARY LOGS").result.rows,
             (std::vector<protocol::TextRow>{{"binlog.000002", "847", "No"}}));
   // What is gone is now purged history: binlog.000002's PREVIOUS_GTIDS.
-  EXPECT_EQ(Value("SELECT @@GLOBAL.gtid_purged"), absl::StrCat(kUuid, ":1-4"));
+  EXPECT_EQ(Value("SELECT @@GLOBAL.gtid_purged"), absl::StrCat(testing::kMysqlBinlogUuid, ":1-4"));
   EXPECT_EQ(store_->purged_files(), 1u);
 }
 
@@ -346,7 +332,7 @@ TEST_F(RelayAdminTest, PurgeBinaryLogsToHonoursPinsAndNamesTheConsumer) {
 // event, or answering for bytes past the end.
 TEST_F(RelayAdminTest, BinlogGtidPosFollowsMariaDbSemantics) {
   OpenStore();
-  Feed(kMaria, "mariadb-bin.000001");
+  Feed(testing::kMariaBinlog, "mariadb-bin.000001");
   NewAdmin();
   struct Case {
     uint64_t pos;
@@ -369,7 +355,7 @@ TEST_F(RelayAdminTest, BinlogGtidPosFollowsMariaDbSemantics) {
 // index), and NONE-checksum files framed as if they had CRCs.
 TEST_F(RelayAdminTest, BinlogGtidPosStartsFromTheFilesGtidList) {
   OpenStore();
-  Feed(kMaria10, "mysql-bin.07");
+  Feed(testing::kMaria10Binlog, "mysql-bin.07");
   NewAdmin();
   EXPECT_EQ(Value("SELECT binlog_gtid_pos('mysql-bin.07', 4)"), "0-3704-2814");
   EXPECT_EQ(Value("SELECT binlog_gtid_pos('mysql-bin.07', 326)"), "0-3704-2814");
@@ -390,7 +376,7 @@ TEST_F(RelayAdminTest, BinlogGtidPosOfAMysqlBinlogIsEmpty) {
 // a torn file answered with a made-up state instead of an error.
 TEST_F(RelayAdminTest, BinlogGtidPosOfADamagedFileIsAnError) {
   OpenStore();
-  Feed(kMaria, "mariadb-bin.000001");
+  Feed(testing::kMariaBinlog, "mariadb-bin.000001");
   BR_ASSERT_OK(store_->Close());
   NewAdmin();
   const std::string path = dir_ + "/mariadb-bin.000001";
@@ -419,7 +405,7 @@ TEST_F(RelayAdminTest, AnswersStayConsistentWhileTheStoreIsWritten) {
   o.buffer_bytes = 64;  // many small writes
   OpenStore(o);
   NewAdmin();
-  std::string maria = ReadFileOrDie(FixturePath(kMaria));
+  std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   std::atomic<bool> done{false};
   std::thread writer([&] {
     // Feed in slices so the reader sees several committed ends.

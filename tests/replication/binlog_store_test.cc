@@ -21,6 +21,7 @@
 #include "protocol/format_description.h"
 #include "replication/store_index.h"
 #include "replication/transaction_boundary.h"
+#include "tests/harness/binlog_fixtures.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
 #include "tests/harness/store_feed.h"
@@ -33,13 +34,6 @@ namespace fs = std::filesystem;
 using testing::FixturePath;
 using testing::ReadFileOrDie;
 
-// MySQL 8.0.45: binlog.000001 ends with ROTATE to binlog.000002, which ends
-// with STOP. Both closed (BINLOG_IN_USE clear).
-const char kMysql1[] = "percona-binlog-server/data_80045_gtid__binlog.000001";
-const char kMysql2[] = "percona-binlog-server/data_80045_gtid__binlog.000002";
-// MariaDB 10.5, the source's open file (BINLOG_IN_USE set), CRC32.
-const char kMaria[] = "rust_mysql_common/mariadb-bin.000001";
-const char kUuid[] = "396e294c-1ca4-11f1-9ae7-00155da79c6b";
 
 
 void WriteFile(const std::string& path, const std::string& data) {
@@ -51,8 +45,8 @@ class BinlogStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTestTempDir("binlog_store");
-    mysql1_ = ReadFileOrDie(FixturePath(kMysql1));
-    mysql2_ = ReadFileOrDie(FixturePath(kMysql2));
+    mysql1_ = ReadFileOrDie(FixturePath(testing::kMysqlBinlog1));
+    mysql2_ = ReadFileOrDie(FixturePath(testing::kMysqlBinlog2));
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -74,13 +68,13 @@ TEST_F(BinlogStoreTest, ClosedMysqlFilesAreStoredByteForByte) {
   CommittedEnd c = store->committed();
   EXPECT_EQ(c.position, (BinlogPosition{"binlog.000002", 847}));
   // PREVIOUS_GTIDS of file 2 is uuid:1-4; file 2 adds GTIDs 5 and 6.
-  EXPECT_EQ(c.gtid_state, absl::StrCat(kUuid, ":1-6"));
+  EXPECT_EQ(c.gtid_state, absl::StrCat(testing::kMysqlBinlogUuid, ":1-6"));
 }
 
 // Guards: the open file losing the BINLOG_IN_USE flag the source's open file
 // has (it must stay a prefix of the source's file), MariaDB GTID state.
 TEST_F(BinlogStoreTest, OpenMariaDbFileKeepsInUseFlagAndGtidState) {
-  std::string maria = ReadFileOrDie(FixturePath(kMaria));
+  std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   ASSERT_EQ(maria[21] & 1, 1);  // the fixture is the source's open file
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   BR_ASSERT_OK(testing::FeedBinlogFile(maria, "mariadb-bin.000001", 4, *store));
@@ -177,11 +171,11 @@ TEST_F(BinlogStoreTest, IndexListsFilesWithFirstGtidStateAndIsRebuilt) {
     EXPECT_EQ(idx[0].name, "binlog.000001");
     EXPECT_EQ(idx[0].first_gtid_state, "");  // PREVIOUS_GTIDS with 0 sids
     EXPECT_EQ(idx[1].name, "binlog.000002");
-    EXPECT_EQ(idx[1].first_gtid_state, absl::StrCat(kUuid, ":1-4"));
+    EXPECT_EQ(idx[1].first_gtid_state, absl::StrCat(testing::kMysqlBinlogUuid, ":1-4"));
   };
   expect_index();
   EXPECT_EQ(Stored(std::string(kStoreIndexName)),
-            absl::StrCat("binlog.000001\t\nbinlog.000002\t", kUuid, ":1-4\n"));
+            absl::StrCat("binlog.000001\t\nbinlog.000002\t", testing::kMysqlBinlogUuid, ":1-4\n"));
   fs::remove(dir_ + "/" + std::string(kStoreIndexName));
   { BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_)); }
   expect_index();
@@ -197,10 +191,10 @@ TEST_F(BinlogStoreTest, GtidPositionMapsToFileThroughTheIndex) {
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
   // binlog.000002 opens with uuid:1-4 (PREVIOUS_GTIDS), binlog.000001 with "".
-  EXPECT_EQ(store->FileForGtid(absl::StrCat(kUuid, ":1-4")).value_or("?"), "binlog.000002");
-  EXPECT_EQ(store->FileForGtid(absl::StrCat(kUuid, ":1-6")).value_or("?"), "binlog.000002");
-  EXPECT_EQ(store->FileForGtid(absl::StrCat(kUuid, ":1-3")).value_or("?"), "binlog.000001");
-  EXPECT_EQ(store->FileForGtid(absl::StrCat(kUuid, ":2-4")).value_or("?"), "binlog.000001");
+  EXPECT_EQ(store->FileForGtid(absl::StrCat(testing::kMysqlBinlogUuid, ":1-4")).value_or("?"), "binlog.000002");
+  EXPECT_EQ(store->FileForGtid(absl::StrCat(testing::kMysqlBinlogUuid, ":1-6")).value_or("?"), "binlog.000002");
+  EXPECT_EQ(store->FileForGtid(absl::StrCat(testing::kMysqlBinlogUuid, ":1-3")).value_or("?"), "binlog.000001");
+  EXPECT_EQ(store->FileForGtid(absl::StrCat(testing::kMysqlBinlogUuid, ":2-4")).value_or("?"), "binlog.000001");
 }
 
 // Guards: MariaDB GTID_LIST states with several servers per domain, domains
@@ -418,7 +412,7 @@ TEST_F(BinlogStoreTest, GroupCommitPublishesABurstThatEndsWithoutACue) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_, o));
   BurstConsumer burst(store.get());
   // The source's open file: no ROTATE/STOP at its end to force a sync.
-  std::string maria = ReadFileOrDie(FixturePath(kMaria));
+  std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   BR_ASSERT_OK(testing::FeedBinlogFile(maria, "mariadb-bin.000001", 4, burst));
   CommittedEnd end = store->committed();
   for (int i = 0; i < 50 && end.position.offset != 1074; ++i) {
@@ -434,7 +428,7 @@ TEST_F(BinlogStoreTest, IntervalPolicyPublishesAndWakesWaiters) {
   options.sync_interval = std::chrono::milliseconds(20);
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_, options));
   uint64_t seq = store->committed().sequence;
-  std::string maria = ReadFileOrDie(FixturePath(kMaria));
+  std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   std::thread writer([&] { BR_EXPECT_OK(testing::FeedBinlogFile(maria, "mariadb-bin.000001", 4, *store)); });
   CommittedEnd c;
   bool reached = false;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "replication/binlog_store.h"
 #include "replication/store_index.h"
+#include "tests/harness/binlog_fixtures.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
 #include "tests/harness/temp_dir.h"
@@ -26,12 +27,10 @@ using testing::FeedBinlogFile;
 using testing::FixturePath;
 using testing::ReadFileOrDie;
 
-// MySQL 8.0.45: binlog.000001 is 1516 bytes and ends with a ROTATE to
-// binlog.000002 (847 bytes, ends with STOP). After a STOP any later name may
-// follow, so binlog.000002's bytes are stored again as binlog.000003: three
-// files, 1516 + 847 + 847 = 3210 bytes.
-const char kMysql1[] = "percona-binlog-server/data_80045_gtid__binlog.000001";
-const char kMysql2[] = "percona-binlog-server/data_80045_gtid__binlog.000002";
+// binlog.000001 is 1516 bytes and ends with a ROTATE to binlog.000002 (847
+// bytes, ends with STOP). After a STOP any later name may follow, so
+// binlog.000002's bytes are stored again as binlog.000003: three files,
+// 1516 + 847 + 847 = 3210 bytes.
 constexpr uint64_t kSize1 = 1516, kSize2 = 847, kSize3 = 847;
 
 class StoreRetentionTest : public ::testing::Test {
@@ -41,8 +40,8 @@ class StoreRetentionTest : public ::testing::Test {
     auto s = BinlogStore::Open(dir_);
     ASSERT_TRUE(s.ok()) << s.status();
     store_ = *std::move(s);
-    std::string m2 = ReadFileOrDie(FixturePath(kMysql2));
-    BR_ASSERT_OK(FeedBinlogFile(ReadFileOrDie(FixturePath(kMysql1)), "binlog.000001", 4, *store_));
+    std::string m2 = ReadFileOrDie(FixturePath(testing::kMysqlBinlog2));
+    BR_ASSERT_OK(FeedBinlogFile(ReadFileOrDie(FixturePath(testing::kMysqlBinlog1)), "binlog.000001", 4, *store_));
     BR_ASSERT_OK(FeedBinlogFile(m2, "binlog.000002", 4, *store_));
     BR_ASSERT_OK(FeedBinlogFile(m2, "binlog.000003", 4, *store_));
     ASSERT_EQ(Names(), (std::vector<std::string>{"binlog.000001", "binlog.000002",

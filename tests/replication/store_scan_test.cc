@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "tests/harness/binlog_fixtures.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
 #include "tests/harness/temp_dir.h"
@@ -23,16 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::FixturePath;
 using testing::ReadFileOrDie;
-
-// MariaDB 10.5, CRC32, 1074 bytes. Event starts: FDE 4, GTID_LIST (empty)
-// 256, BINLOG_CHECKPOINT 285, GTID 0-1-1 330, ANNOTATE 372, TABLE_MAP 476,
-// WRITE_ROWS 612, XID 671, GTID 0-1-2 702, ANNOTATE 744, TABLE_MAP 848,
-// WRITE_ROWS 984, XID 1043; end 1074.
-const char kMaria[] = "rust_mysql_common/mariadb-bin.000001";
-// MariaDB 10.0, checksum NONE, 884 bytes: FDE 4 (244 bytes), GTID_LIST
-// [0-3704-2814] 248, CHECKPOINT 287, GTID 0-3704-2815 326 (38 bytes), ...
-const char kMaria10[] = "binlog-parser/mysql-bin.07";
-const char kMysql2[] = "percona-binlog-server/data_80045_gtid__binlog.000002";
 
 class StoreScanTest : public ::testing::Test {
  protected:
@@ -52,12 +43,12 @@ class StoreScanTest : public ::testing::Test {
 // Guards: the source's flavour or checksum misread from its FDE.
 TEST_F(StoreScanTest, ReadsTheFdeOfRecordedFiles) {
   BR_ASSERT_OK_AND_ASSIGN(protocol::FormatDescription my,
-                          ReadStoredFormat(FixturePath(kMysql2)));
+                          ReadStoredFormat(FixturePath(testing::kMysqlBinlog2)));
   EXPECT_EQ(my.server_version, "8.0.45");
   EXPECT_FALSE(my.is_mariadb);
   EXPECT_EQ(my.checksum_alg, protocol::ChecksumAlg::kCrc32);
   BR_ASSERT_OK_AND_ASSIGN(protocol::FormatDescription ma,
-                          ReadStoredFormat(FixturePath(kMaria10)));
+                          ReadStoredFormat(FixturePath(testing::kMaria10Binlog)));
   EXPECT_EQ(ma.server_version, "10.0.15-MariaDB-log");
   EXPECT_TRUE(ma.is_mariadb);
   EXPECT_EQ(ma.checksum_alg, protocol::ChecksumAlg::kOff);
@@ -66,7 +57,7 @@ TEST_F(StoreScanTest, ReadsTheFdeOfRecordedFiles) {
 // Guards: a short, foreign or corrupt file head read as an FDE, or a huge
 // event_size allocated.
 TEST_F(StoreScanTest, HostileFileHeadsAreErrors) {
-  std::string fde = ReadFileOrDie(FixturePath(kMysql2)).substr(0, 126);
+  std::string fde = ReadFileOrDie(FixturePath(testing::kMysqlBinlog2)).substr(0, 126);
   EXPECT_TRUE(absl::IsNotFound(ReadStoredFormat(dir_ + "/missing").status()));
   EXPECT_TRUE(absl::IsDataLoss(ReadStoredFormat(Write("a", "GIF89a....")).status()));
   EXPECT_TRUE(absl::IsOutOfRange(ReadStoredFormat(Write("b", fde.substr(0, 4))).status()));
@@ -85,7 +76,7 @@ TEST_F(StoreScanTest, HostileFileHeadsAreErrors) {
 // Guards: binlog_gtid_pos answering for offsets inside events, counting a
 // transaction only at its commit, or ignoring offsets 0..3 (MariaDB: 4).
 TEST_F(StoreScanTest, MariaGtidPosAtEveryOffsetOfARecordedBinlog) {
-  const std::string path = FixturePath(kMaria);
+  const std::string path = FixturePath(testing::kMariaBinlog);
   const std::map<uint64_t, std::string> boundaries = {
       {4, ""},        {256, ""},      {285, ""},      {330, ""},      {372, "0-1-1"},
       {476, "0-1-1"}, {612, "0-1-1"}, {671, "0-1-1"}, {702, "0-1-1"}, {744, "0-1-2"},
@@ -103,7 +94,7 @@ TEST_F(StoreScanTest, MariaGtidPosAtEveryOffsetOfARecordedBinlog) {
 
 // Guards: bytes past the readable end (not yet durable) being used.
 TEST_F(StoreScanTest, MariaGtidPosStopsAtTheReadableEnd) {
-  const std::string path = FixturePath(kMaria);
+  const std::string path = FixturePath(testing::kMariaBinlog);
   EXPECT_EQ(MariaGtidPosAt(path, 744, 702).value_or("?"), std::nullopt);
   EXPECT_EQ(MariaGtidPosAt(path, 702, 702).value_or("?"), "0-1-1");
   EXPECT_EQ(MariaGtidPosAt(path, 702, 720).value_or("?"), "0-1-1");  // mid-event end
@@ -113,7 +104,7 @@ TEST_F(StoreScanTest, MariaGtidPosStopsAtTheReadableEnd) {
 // Guards: a corrupted GTID event trusted (its CRC is checked) or a broken
 // event_size chain walked past.
 TEST_F(StoreScanTest, DamagedEventsAreDataLossNamingTheOffset) {
-  std::string data = ReadFileOrDie(FixturePath(kMaria));
+  std::string data = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   std::string bad_crc = data;
   bad_crc[702 + 19] ^= 0x01;  // seq_no of GTID 0-1-2
   auto s = MariaGtidPosAt(Write("crc", bad_crc), 744, 1074);
@@ -137,7 +128,7 @@ TEST_F(StoreScanTest, DamagedEventsAreDataLossNamingTheOffset) {
 // "first entry" instead of MariaDB's "last entry wins", in the scan and in
 // the index text alike.
 TEST_F(StoreScanTest, GtidListWithSeveralServersPerDomainKeepsTheLastEntry) {
-  std::string src = ReadFileOrDie(FixturePath(kMaria10));  // checksum NONE: no CRCs after FDE
+  std::string src = ReadFileOrDie(FixturePath(testing::kMaria10Binlog));  // checksum NONE: no CRCs after FDE
   std::string list;
   auto u32 = [](std::string* out, uint32_t v) {
     for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
@@ -185,7 +176,7 @@ TEST(MariaPositionFromGtidListTest, Table) {
 
 // Guards: a MySQL binlog (no GTID_LIST) given a MariaDB state: '' as MariaDB.
 TEST_F(StoreScanTest, MysqlBinlogHasNoMariaDbState) {
-  const std::string path = FixturePath(kMysql2);
+  const std::string path = FixturePath(testing::kMysqlBinlog2);
   EXPECT_EQ(MariaGtidPosAt(path, 529, 847).value_or("?"), "");
   EXPECT_EQ(MariaGtidPosAt(path, 4, 847).value_or("?"), "");
 }
