@@ -220,6 +220,13 @@ TEST_F(TailReconnectTest, SourceStopAndRestartResumesWithoutLossOrDuplicates) {
       auto tail, BackgroundBinrelay::Start(TailArgs(*sandbox_, kUser, db + ".a," + db + ".b",
                                                     {"--start", start, "--heartbeat", "1"}),
                                            Env()));
+  // The stop must hit a stream, not binrelay's first connection (a source
+  // gone before the first dump is a configuration error, not a reconnect):
+  // under sanitizers startup alone can outlast the workload below.
+  for (int i = 0; i < 300 && tail->StderrSoFar().find("dumping from") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_NE(tail->StderrSoFar().find("dumping from"), std::string::npos) << tail->StderrSoFar();
   Workload w{db};
   {
     BR_ASSERT_OK_AND_ASSIGN(auto conn, SqlConn::Open(*sandbox_));
