@@ -97,7 +97,9 @@ absl::Status BinlogSender::CheckGtidStartAgainstStore(const std::string& state) 
 
 absl::Status BinlogSender::Init() {
   BR_RETURN_IF_ERROR(ReadClientVariables());
-  std::vector<replication::StoreFileEntry> files = ctx_.store->Files();
+  // Only what is committed: a file the store has just started may not even
+  // hold its FDE on disk yet.
+  std::vector<replication::StoreFileEntry> files = ctx_.store->CommittedFiles();
   if (files.empty()) {
     return absl::UnavailableError(
         "binrelay's store is still empty (it has not received the source's first file yet); "

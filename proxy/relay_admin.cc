@@ -237,13 +237,9 @@ absl::StatusOr<ResultSet> RelayAdmin::BinaryLogs() {
   ResultSet rs;
   rs.columns = {"Log_name", "File_size"};
   if (!flavour.mariadb) rs.columns.push_back("Encrypted");  // MySQL 8.0.14+
-  replication::CommittedEnd end = store_->committed();
-  if (end.position.file.empty()) return rs;
-  for (const replication::StoreFileEntry& f : store_->Files()) {
-    // Only durable bytes: a replica may ask for any position listed here.
-    int c = CompareBinlogNames(f.name, end.position.file);
-    if (c > 0) break;
-    protocol::TextRow row = {f.name, absl::StrCat(c == 0 ? end.position.offset : f.size)};
+  // Only durable bytes: a replica may ask for any position listed here.
+  for (const replication::StoreFileEntry& f : store_->CommittedFiles()) {
+    protocol::TextRow row = {f.name, absl::StrCat(f.size)};
     if (!flavour.mariadb) row.push_back(std::string("No"));
     rs.rows.push_back(std::move(row));
   }

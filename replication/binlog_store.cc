@@ -353,9 +353,21 @@ std::vector<StoreFileEntry> BinlogStore::Files() const {
   return out;
 }
 
-absl::StatusOr<std::string> BinlogStore::FileForGtid(std::string_view gtid) const {
+std::vector<StoreFileEntry> BinlogStore::CommittedFiles() const {
+  // One snapshot of both under mu_ (publication happens under it too).
   absl::MutexLock l(&mu_);
-  return FileForGtidPosition(files_, gtid);
+  std::vector<StoreFileEntry> out = files_;
+  const BinlogPosition end = committed().position;
+  while (!out.empty() &&
+         (end.file.empty() || CompareBinlogNames(out.back().name, end.file) > 0)) {
+    out.pop_back();
+  }
+  if (!out.empty() && out.back().name == end.file) out.back().size = end.offset;
+  return out;
+}
+
+absl::StatusOr<std::string> BinlogStore::FileForGtid(std::string_view gtid) const {
+  return FileForGtidPosition(CommittedFiles(), gtid);
 }
 
 }  // namespace binrelay::replication

@@ -186,7 +186,11 @@ class BinlogStore : public StreamConsumer {
   void SetCommitListener(std::function<void()> listener);
 
   std::vector<StoreFileEntry> Files() const;  // oldest first, with sizes
-  // The stored file a dump from GTID position `gtid` starts in (index
+  // What readers may see: the files up to the committed end, the last one
+  // with its committed size. A file the writer has started but not yet made
+  // durable (even its FDE) is left out, so a dump never selects it early.
+  std::vector<StoreFileEntry> CommittedFiles() const;
+  // The committed file a dump from GTID position `gtid` starts in (index
   // lookup, no file scan); see FileForGtidPosition.
   absl::StatusOr<std::string> FileForGtid(std::string_view gtid) const;
   const std::string& dir() const { return dir_; }

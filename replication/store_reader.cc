@@ -36,7 +36,7 @@ void StoreReader::Unmap() {
 
 absl::StatusOr<std::unique_ptr<StoreReader>> StoreReader::Open(const BinlogStore* store,
                                                                const BinlogPosition& start) {
-  std::vector<StoreFileEntry> files = store->Files();
+  std::vector<StoreFileEntry> files = store->CommittedFiles();
   auto it = std::find_if(files.begin(), files.end(),
                          [&](const StoreFileEntry& f) { return f.name == start.file; });
   if (it == files.end()) {

@@ -62,6 +62,20 @@ protocol::EventHeader HeaderOf(std::string_view event) {
   return h.ok() ? *h : protocol::EventHeader{};
 }
 
+// Where the first GTID event of a recorded binlog image starts.
+size_t FirstGtidEventOffset(const std::string& image) {
+  auto reader = protocol::BinlogFileReader::Open(image, "image");
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  protocol::EventView ev;
+  while (reader.ok()) {
+    auto more = reader->Next(&ev);
+    if (!more.ok() || !*more) break;
+    if (ev.type() == protocol::kGtidEvent) return ev.offset;
+  }
+  ADD_FAILURE() << "no GTID event";
+  return image.size();
+}
+
 class BinlogSenderTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -300,6 +314,43 @@ TEST_F(BinlogSenderTest, MariaDbGtidDumpSkipsToTheRequestedGtidAndSendsFakeGtidL
 
 // Guards: a replica ahead of binrelay's store (or on another domain) being
 // streamed from the wrong place instead of refused.
+// Guards: a dump choosing a file the store has started but not yet made
+// durable. A GTID dump looked the new file up in the index while its FDE was
+// still in the write buffer, and failed fatally ("stored binlog ... ends at 0
+// inside an event starting at 4"; seen after a kill -9 restart in CI).
+TEST_F(BinlogSenderTest, FileStartedButNotYetCommittedIsInvisibleToDumps) {
+  store_.reset();
+  fs::remove_all(dir_);
+  replication::BinlogStoreOptions lazy;
+  lazy.sync = replication::SyncPolicy::kInterval;
+  lazy.sync_interval = std::chrono::hours(1);  // nothing published unless flushed
+  BR_ASSERT_OK_AND_ASSIGN(store_, replication::BinlogStore::Open(dir_, lazy));
+  StoreMysql(/*both=*/false);
+  // The next file's FDE and PREVIOUS_GTIDS arrive but are not yet durable.
+  const std::string head = mysql2_.substr(0, FirstGtidEventOffset(mysql2_));
+  BR_ASSERT_OK(testing::FeedAsDump(head, "binlog.000002", 4, *store_));
+  ASSERT_EQ(store_->Files().size(), 2u);
+  ASSERT_EQ(store_->CommittedFiles().size(), 1u);
+
+  // By file and position: not stored yet, so the replica retries.
+  EXPECT_EQ(BinlogSender::Create(context_, Request("binlog.000002", 4)).status().code(),
+            absl::StatusCode::kUnavailable);
+  // By GTID: binlog.000002's first state (1-4) is passed, but only the
+  // committed binlog.000001 may be chosen.
+  const std::string uuid = "396e294c-1ca4-11f1-9ae7-00155da79c6b";
+  BR_ASSERT_OK_AND_ASSIGN(auto executed, replication::MysqlGtidSet::Parse(uuid + ":1-5"));
+  DumpRequest r = Request("", 4);
+  r.kind = DumpRequest::Kind::kMySqlGtid;
+  r.encoded_gtid_set = executed.Encode();
+  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, r));
+  EXPECT_EQ(sender->position().file, "binlog.000001");
+  Drain(*sender);  // reads to the committed end without touching the new file's bytes
+
+  // Once flushed, the new file is served.
+  BR_ASSERT_OK(store_->Flush());
+  BR_EXPECT_OK(BinlogSender::Create(context_, Request("binlog.000002", 4)).status());
+}
+
 TEST_F(BinlogSenderTest, MariaDbGtidAheadOfTheStoreIsRefused) {
   std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   BR_ASSERT_OK(testing::FeedAsDump(maria, "mariadb-bin.000001", 4, *store_));
