@@ -339,7 +339,10 @@ absl::StatusOr<DumpStream::Progress> BinlogSender::Fill(std::string* out, size_t
         }
         return Progress::kCaughtUp;
       case replication::StoreReader::Step::kNextFile:
-        pin_.Advance(reader_->position());
+        // The pin stays on the finished file: what was sent may still sit
+        // in socket buffers, and a replica that drops before reading the
+        // rotation comes back asking for that file's end.
+        pin_.Advance(reader_->finished_file_end());
         AppendEvent(out, protocol::BuildFakeRotate(ctx_.server_id, reader_->position().file, 4,
                                                    client_crc_));
         break;

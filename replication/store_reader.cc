@@ -39,6 +39,13 @@ absl::StatusOr<std::unique_ptr<StoreReader>> StoreReader::Open(const BinlogStore
   std::vector<StoreFileEntry> files = store->CommittedFiles();
   auto it = std::find_if(files.begin(), files.end(),
                          [&](const StoreFileEntry& f) { return f.name == start.file; });
+  if (it == files.end() && !files.empty() &&
+      CompareBinlogNames(start.file, files.front().name) < 0) {
+    return absl::NotFoundError(absl::StrCat(
+        "binlog '", start.file, "' was purged from binrelay's store (", Holdings(files),
+        "; [store] retention_hours, retention_bytes and retention_hard_cap_bytes decide what "
+        "is kept): point the replica at a stored file, or reseed it"));
+  }
   if (it == files.end()) {
     return absl::NotFoundError(absl::StrCat("binlog '", start.file,
                                             "' is not in binrelay's store (", Holdings(files),
@@ -166,6 +173,7 @@ absl::StatusOr<StoreReader::Step> StoreReader::Next(protocol::EventView* event) 
                                                 limit_, " bytes)"));
       }
       BR_RETURN_IF_ERROR(OpenFile(next));
+      finished_ = std::move(position_);
       position_ = BinlogPosition{next, 4};
       return Step::kNextFile;
     }

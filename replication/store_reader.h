@@ -53,6 +53,8 @@ class StoreReader {
 
   // Where the next event starts.
   const BinlogPosition& position() const { return position_; }
+  // Where the file finished by the last kNextFile ended (empty before one).
+  const BinlogPosition& finished_file_end() const { return finished_; }
   // The format of the current file (from its FDE, once read or peeked).
   const protocol::FormatDescription& format() const { return format_; }
   // The committed end observed by the last Next() that returned kCaughtUp.
@@ -73,6 +75,7 @@ class StoreReader {
   const BinlogStore* store_;
   int fd_ = -1;
   BinlogPosition position_;
+  BinlogPosition finished_;
   uint64_t limit_ = 0;        // readable end of the current file
   uint64_t seen_sequence_ = 0;
   char* map_ = nullptr;       // the file's bytes [0, map_len_)

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/binlog_file_reader.h"
 #include "protocol/checksum.h"
@@ -325,6 +326,8 @@ TEST_F(BinlogSenderTest, FileStartedButNotYetCommittedIsInvisibleToDumps) {
   lazy.sync = replication::SyncPolicy::kInterval;
   lazy.sync_interval = std::chrono::hours(1);  // nothing published unless flushed
   BR_ASSERT_OK_AND_ASSIGN(store_, replication::BinlogStore::Open(dir_, lazy));
+  store_->SetCommitListener([this] { signal_.Notify(); });
+  context_.store = store_.get();
   StoreMysql(/*both=*/false);
   // The next file's FDE and PREVIOUS_GTIDS arrive but are not yet durable.
   const std::string head = mysql2_.substr(0, FirstGtidEventOffset(mysql2_));
@@ -349,6 +352,41 @@ TEST_F(BinlogSenderTest, FileStartedButNotYetCommittedIsInvisibleToDumps) {
   // Once flushed, the new file is served.
   BR_ASSERT_OK(store_->Flush());
   BR_EXPECT_OK(BinlogSender::Create(context_, Request("binlog.000002", 4)).status());
+}
+
+// Guards: a replica whose file binrelay purged being told only that the file
+// is "not in the store", instead of that it was purged and what decides it.
+TEST_F(BinlogSenderTest, DumpFromAPurgedFileSaysItWasPurged) {
+  StoreMysql();
+  replication::PurgeOptions purge;
+  purge.before_file = "binlog.000002";
+  BR_ASSERT_OK(store_->Purge(purge).status());
+  absl::Status s = BinlogSender::Create(context_, Request("binlog.000001", 4)).status();
+  EXPECT_TRUE(absl::IsNotFound(s)) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "'binlog.000001' was purged")) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "holds binlog.000002 to binlog.000002")) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "retention_bytes")) << s;
+}
+
+// Guards: a dump's pin moving to the next file as soon as the rotation is
+// sent. A replica that drops before reading it (it was still in socket
+// buffers) comes back asking for the finished file's end, which retention
+// may meanwhile have purged: a 1236 and a reseed.
+TEST_F(BinlogSenderTest, PinStaysOnTheFinishedFileUntilTheNextRotation) {
+  StoreMysql();
+  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(
+                                           context_, Request("binlog.000001", 4, /*non_blocking=*/false)));
+  Drain(*sender);
+  EXPECT_EQ(sender->position().file, "binlog.000002");
+  std::vector<replication::PinInfo> pins = store_->Pins();
+  ASSERT_EQ(pins.size(), 1u);
+  EXPECT_EQ(pins[0].position, (replication::BinlogPosition{"binlog.000001", 1516}));
+  sender.reset();  // the replica disconnects; its pin lingers
+  replication::PurgeOptions everything;
+  everything.max_total_bytes = 1;
+  BR_ASSERT_OK_AND_ASSIGN(replication::PurgeResult r, store_->Purge(everything));
+  EXPECT_TRUE(r.removed.empty());
+  EXPECT_EQ(r.kept_for_pin, "binlog.000001");
 }
 
 TEST_F(BinlogSenderTest, MariaDbGtidAheadOfTheStoreIsRefused) {
