@@ -226,6 +226,7 @@ absl::Status Serve(const ServeConfig& config) {
     BR_RETURN_IF_ERROR(http.Start(config.http.address, config.http.port));
     spdlog::info("status on http://{}:{}/status", config.http.address, http.port());
   }
+  store->SetFileClosedListener([&retention] { retention.RunSoon(); });
   g_serve_session.store(&session);
   std::signal(SIGINT, OnServeSignal);
   std::signal(SIGTERM, OnServeSignal);
@@ -241,6 +242,7 @@ absl::Status Serve(const ServeConfig& config) {
   io.reset();
   listener.reset();
   store->SetCommitListener(nullptr);
+  store->SetFileClosedListener(nullptr);
   retention.Stop();
   http.Stop();
   // Whatever was received is made durable before exiting, even after an error.

@@ -314,6 +314,7 @@ absl::Status BinlogStore::CloseFileLocked(bool clean) {
   state_ = FileState::kClosed;
   files_.back().size = size_;
   PublishLocked();
+  if (file_closed_listener_) file_closed_listener_();
   return absl::OkStatus();
 }
 

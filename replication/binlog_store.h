@@ -184,6 +184,11 @@ class BinlogStore : public StreamConsumer {
   // thread with store locks held: it must be quick and must not call into
   // the store (dumps only post a wake-up to their io thread).
   void SetCommitListener(std::function<void()> listener);
+  // Called when a stored file is closed (the source rotated), on the
+  // writer's thread under the store's lock: as quick and non-reentrant as
+  // the commit listener. Retention runs a pass then, as MySQL expires its
+  // binlogs at rotation.
+  void SetFileClosedListener(std::function<void()> listener);
 
   std::vector<StoreFileEntry> Files() const;  // oldest first, with sizes
   // What readers may see: the files up to the committed end, the last one
@@ -245,6 +250,7 @@ class BinlogStore : public StreamConsumer {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  std::function<void()> file_closed_listener_ ABSL_GUARDED_BY(mu_);
   std::thread flusher_;
 
   mutable absl::Mutex commit_mu_;

@@ -95,6 +95,11 @@ void BinlogStore::PublishLocked() {
   if (commit_listener_) commit_listener_();
 }
 
+void BinlogStore::SetFileClosedListener(std::function<void()> listener) {
+  absl::MutexLock l(&mu_);
+  file_closed_listener_ = std::move(listener);
+}
+
 void BinlogStore::SetCommitListener(std::function<void()> listener) {
   absl::MutexLock l(&commit_mu_);
   commit_listener_ = std::move(listener);

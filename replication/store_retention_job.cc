@@ -49,12 +49,19 @@ void RetentionJob::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void RetentionJob::RunSoon() {
+  absl::MutexLock l(&mu_);
+  run_soon_ = true;
+}
+
 void RetentionJob::Loop() {
+  auto woken = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_ || run_soon_; };
   while (true) {
     (void)RunOnce();  // recorded in stats_ and logged
     absl::MutexLock l(&mu_);
-    mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::FromChrono(interval_));
+    mu_.AwaitWithTimeout(absl::Condition(&woken), absl::FromChrono(interval_));
     if (stopping_) return;
+    run_soon_ = false;
   }
 }
 

@@ -2,6 +2,11 @@
 // retention_hours, retention_bytes, retention_hard_cap_bytes) by calling
 // BinlogStore::Purge, once now and then every interval on its own thread.
 //
+// A pass also runs soon after each rotation (RunSoon, wired to the store's
+// file-closed listener), as MySQL applies binlog_expire_logs_seconds when it
+// rotates: the store's size is checked when it grows by a file, not only once
+// a minute.
+//
 // Files older than max_age or beyond max_bytes are purged, oldest first,
 // unless a pin (a consumer still reading) needs them: then they stay, and the
 // store may grow past max_bytes. Past hard_cap_bytes the pinned files go too,
@@ -66,6 +71,9 @@ class RetentionJob {
   void Start();
   // Stops and joins the thread. Idempotent.
   void Stop();
+  // Asks the job's thread for a pass now instead of at the next interval.
+  // Only signals: safe under the store's lock (its file-closed listener).
+  void RunSoon();
   // One pass on the calling thread (tests; a purge on demand). Errors are
   // also recorded in stats() and logged.
   absl::StatusOr<PurgeResult> RunOnce();
@@ -83,6 +91,7 @@ class RetentionJob {
 
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool run_soon_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   RetentionStats stats_ ABSL_GUARDED_BY(mu_);
 };

@@ -235,6 +235,37 @@ TEST_F(StoreRetentionTest, RetentionJobThreadPurgesByAgeUntilStopped) {
   EXPECT_EQ(s.kept_for, "");
 }
 
+// Guards: retention waiting for its next interval (a minute in serve) while
+// rotations grow the store: each closed file must prompt a pass, as MySQL
+// expires binlogs at rotation. The interval here is an hour, so only the
+// file-closed listener can purge within the test.
+TEST_F(StoreRetentionTest, RotationPromptsAPassWithoutWaitingForTheInterval) {
+  BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_ + "/rotating"));
+  RetentionJob job(store.get(), MakeRetentionPolicy(0, 1000, 0), std::chrono::hours(1));
+  store->SetFileClosedListener([&job] { job.RunSoon(); });
+  job.Start();
+  for (int i = 0; i < 500 && job.stats().runs < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(job.stats().runs, 1u);
+  std::string m2 = ReadFileOrDie(FixturePath(testing::kMysqlBinlog2));
+  BR_ASSERT_OK(FeedBinlogFile(ReadFileOrDie(FixturePath(testing::kMysqlBinlog1)), "binlog.000001", 4, *store));
+  BR_ASSERT_OK(FeedBinlogFile(m2, "binlog.000002", 4, *store));
+  BR_ASSERT_OK(FeedBinlogFile(m2, "binlog.000003", 4, *store));
+  // 3210 bytes > 1000: everything but the newest file goes.
+  std::vector<std::string> names;
+  for (int i = 0; i < 500; ++i) {
+    names.clear();
+    for (const auto& f : store->Files()) names.push_back(f.name);
+    if (names.size() == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"binlog.000003"});
+  EXPECT_GE(job.stats().runs, 2u);
+  store->SetFileClosedListener(nullptr);
+  job.Stop();
+}
+
 // Guards: a kept file not reported (operators need to see who holds space).
 TEST_F(StoreRetentionTest, RetentionJobReportsWhoKeepsFiles) {
   StorePin pin = store_->Pin({"binlog.000002", 4}, "replica C");
