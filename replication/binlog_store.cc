@@ -285,8 +285,10 @@ absl::Status BinlogStore::AppendLocked(const StreamEvent& e) {
   // Group commit: while more of the stream is already waiting, the sync is
   // left to the burst's last transaction (or the flusher, sync_interval
   // later); nothing is published before it is durable.
-  if (safe_point && options_.sync == SyncPolicy::kEveryTransaction && !e.more_buffered) {
-    if (absl::Status s = FlushLocked(true); !s.ok()) return FailLocked(s);
+  // kOff writes and publishes at the same points, without the fdatasync:
+  // there is no durability to wait for, so replicas need not wait either.
+  if (safe_point && options_.sync != SyncPolicy::kInterval && !e.more_buffered) {
+    if (absl::Status s = FlushLocked(durable()); !s.ok()) return FailLocked(s);
   }
   return absl::OkStatus();
 }

@@ -21,8 +21,8 @@
 // except that transactions arriving in one burst (StreamEvent::more_buffered)
 // share the fdatasync of the burst's last one (group commit; a background
 // flusher bounds the wait by sync_interval);
-// kInterval fdatasyncs at most every sync_interval; kOff only writes (at
-// most sync_interval late). New files and index rewrites also fsync the
+// kInterval fdatasyncs at most every sync_interval; kOff writes where
+// kEveryTransaction would sync (at a burst's last transaction), never syncs. New files and index rewrites also fsync the
 // directory (not with kOff). After each durable point the committed end
 // (file, offset, GTID state) is published for readers.
 //
@@ -67,9 +67,9 @@ enum class SyncPolicy { kEveryTransaction, kInterval, kOff };
 
 struct BinlogStoreOptions {
   SyncPolicy sync = SyncPolicy::kEveryTransaction;
-  // kInterval: longest time a transaction stays not durable. kOff: longest
-  // time it stays in the buffer (unwritten, so invisible to readers).
-  // kEveryTransaction: longest a group commit waits for its burst to end.
+  // kInterval: longest time a transaction stays not durable.
+  // kEveryTransaction and kOff: longest a burst's transactions wait for its
+  // end to be written (and synced), i.e. to become visible to readers.
   std::chrono::milliseconds sync_interval{10};
   size_t buffer_bytes = 1 << 20;  // a write is issued when this much is buffered
   // Replaces ::pwrite (tests inject disk-full errors with it).

@@ -209,8 +209,8 @@ TEST_F(RelayAdminTest, MariaDbMasterStatusHasFourColumns) {
 // ask for a position the store may still lose).
 TEST_F(RelayAdminTest, BinaryLogsListOnlyDurableBytes) {
   replication::BinlogStoreOptions lazy;
-  lazy.sync = replication::SyncPolicy::kOff;
-  lazy.sync_interval = std::chrono::hours(1);  // nothing is published by the flusher
+  lazy.sync = replication::SyncPolicy::kInterval;
+  lazy.sync_interval = std::chrono::hours(1);  // nothing is published unless flushed
   OpenStore(lazy);
   Feed(testing::kMysqlBinlog1, "binlog.000001");  // its ROTATE closes and publishes it
   std::string part = ReadFileOrDie(FixturePath(testing::kMysqlBinlog2)).substr(0, 529);
