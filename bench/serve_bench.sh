@@ -11,11 +11,15 @@
 #            and dd conv=fdatasync as the disk's own durable write rate
 #   replica  a fresh MariaDB replica catching up from binrelay vs from the source
 #   fanout   FANOUT concurrent mariadb-binlog --raw readers from binrelay vs source
+#   latency  a live replica of binrelay (sync=transaction) vs one of the source:
+#            commit on the source -> event read by the replica's IO thread
 #
 # Environment:
 #   SCALE=1.0         scales every row count (1.0: about 1 GiB of binlog)
 #   RUNS=3            timed runs per cell (the median is reported)
-#   PARTS="ingest replica fanout"
+#   PARTS="ingest replica fanout latency"
+#   LATENCY_N=300     single-row transactions timed in the latency part
+#   SERVE_SYNC=transaction  [store] sync of the binrelay that replicas read from
 #   INGEST_TOOLS="binrelay-off binrelay-txn binrelay-interval mariadb-binlog dd"
 #   SYNC_INTERVAL=100ms   [store] sync of binrelay-interval
 #   FANOUT=8          concurrent readers in the fan-out part
@@ -36,7 +40,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 SCALE=${SCALE:-1.0}
 RUNS=${RUNS:-3}
-PARTS=${PARTS:-"ingest replica fanout"}
+PARTS=${PARTS:-"ingest replica fanout latency"}
+LATENCY_N=${LATENCY_N:-300}
+SERVE_SYNC=${SERVE_SYNC:-transaction}
 INGEST_TOOLS=${INGEST_TOOLS:-"binrelay-off binrelay-txn binrelay-interval mariadb-binlog dd"}
 SYNC_INTERVAL=${SYNC_INTERVAL:-100ms}
 FANOUT=${FANOUT:-8}
@@ -442,7 +448,7 @@ fi
 # ---------------------------------------------------------------- binrelay serving
 LISTEN_PORT=""
 SERVING=0
-if [ $HAVE_BINRELAY = 1 ] && { part_on replica || part_on fanout; }; then
+if [ $HAVE_BINRELAY = 1 ] && { part_on replica || part_on fanout || part_on latency; }; then
   if [ -z "$SERVE_STORE" ]; then
     log "preparing a store for the serving parts (untimed ingest, sync=transaction)"
     mkdir -p "$TMP/prep"
@@ -456,7 +462,7 @@ if [ $HAVE_BINRELAY = 1 ] && { part_on replica || part_on fanout; }; then
   fi
   LISTEN_PORT=$(free_port)
   SERVE_HTTP=$(free_port)
-  write_cnf "$TMP/serve.cnf" "$SERVE_STORE" transaction "$LISTEN_PORT" "$SERVE_HTTP"
+  write_cnf "$TMP/serve.cnf" "$SERVE_STORE" "$SERVE_SYNC" "$LISTEN_PORT" "$SERVE_HTTP"
   "$BINRELAY" serve --config "$TMP/serve.cnf" 2>>"$OUT/serve.stderr" &
   PIDS[binrelay]=$!
   # The store already holds everything: serving starts once the listener answers.
@@ -554,6 +560,46 @@ if part_on fanout; then
   for ((r = 0; r <= RUNS; r++)); do
     for up in "${upstreams[@]}"; do fanout_one "$up" "$r"; done
   done
+fi
+
+# ---------------------------------------------------------------- part 4: latency
+# Two live replicas from the source's current end: one of the source, one of
+# binrelay (following the source with sync=transaction: each event is
+# fdatasynced before any replica sees it). Single-row autocommits on the
+# source; each sample is commit -> read by the replica's IO thread.
+latency_part() {
+  local lat_file lat_pos res ups=(source)
+  [ $SERVING = 1 ] && ups=(source binrelay)
+  [ -d "$TMP/replica-template" ] || install_db "$TMP/replica-template" install-replica
+  read -r lat_file lat_pos < <(sql -e 'SHOW MASTER STATUS' | cut -f1,2)
+  sql -e "CREATE DATABASE latdb; CREATE TABLE latdb.t (id INT PRIMARY KEY) ENGINE=InnoDB"
+  local args=()
+  for up in "${ups[@]}"; do
+    upstream_args "$up"
+    rm -rf "$TMP/lat-$up"
+    cp -a "$TMP/replica-template" "$TMP/lat-$up"
+    REPLICA_SID=$((REPLICA_SID + 1))
+    start_mariadbd "lat_$up" "$TMP/lat-$up" --server-id="$REPLICA_SID" --skip-slave-start \
+      --relay-log="$TMP/lat-$up/relay" --relay-log-index="$TMP/lat-$up/relay.index"
+    local sock_var="SOCK_lat_$up"
+    mariadb --no-defaults --socket="${!sock_var}" -uroot -e "CHANGE MASTER TO
+      MASTER_HOST='127.0.0.1', MASTER_PORT=$UP_PORT, MASTER_USER='$UP_USER', MASTER_PASSWORD='$PW',
+      MASTER_LOG_FILE='$lat_file', MASTER_LOG_POS=$lat_pos, MASTER_USE_GTID=no; START SLAVE"
+    args+=(--replica "$up=${!sock_var}")
+  done
+  res=$(python3 "$TIMED" latency --socket "$SOCK_source" "${args[@]}" --n "$LATENCY_N" \
+    --warmup 10 --gap 0.02 --timeout 30 --log "$OUT/latency.log")
+  rec latency replicas 1 "$res" "sync=\"$SERVE_SYNC\""
+  log "  latency: $(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r.get("note") or "", " ".join("%s median %.2f ms p99 %.2f ms" % (k, v["median"] or 0, v["p99"] or 0) for k, v in r["by"].items()))' "$res" 2>/dev/null || echo "$res")"
+  for up in "${ups[@]}"; do
+    cp "$TMP/lat_$up.err" "$OUT/latency.$up.err" 2>/dev/null || true
+    stop_pid "lat_$up"
+    rm -rf "$TMP/lat-$up"
+  done
+}
+if part_on latency; then
+  log "part 4: latency of single-row transactions to a live replica of ${upstreams[*]}"
+  latency_part
 fi
 
 if [ -n "${PIDS[binrelay]:-}" ]; then

@@ -26,6 +26,17 @@ Modes:
       does (t_exec). Times count from just before START SLAVE is sent.
       {"wall": t_io, "exec": t_exec|null, "ok", "note", "polls", "last": {...}}
 
+  serve_timed.py latency --socket SOURCE_SOCK --replica NAME=SOCK [--replica ...]
+                 [--n N] [--warmup K] [--gap S] [--timeout S]
+      N times: one single-row INSERT autocommitted on the source, SHOW MASTER
+      STATUS for its end, then SHOW SLAVE STATUS on every replica (one thread
+      each, polling as fast as it answers) until its IO thread has read up to
+      that end (Master_Log_File:Read_Master_Log_Pos). A sample is commit ->
+      read, from the INSERT's return; it includes up to one poll round trip. --gap seconds pass between INSERTs; the first K (replicas
+      still connecting) are not counted.
+      {"ok", "note", "n", "by": {NAME: {"ms": [samples], "median", "p90", "p99",
+       "max"}}}. The table is latdb.t (id INT PRIMARY KEY), replicated already.
+
   serve_timed.py compare --src DIR --dst DIR -- FILE...
       Byte comparison of binlog copies: {"identical", "files", "bytes", "diffs":
       ["FILE: what differs", ...], "in_use_flag_only": [FILE, ...]} (a diff names
@@ -44,6 +55,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -270,6 +282,70 @@ def mode_replica(a):
             "ok": ok, "note": note, "polls": polls, "last": last}
 
 
+def percentile(sorted_ms, q):
+    if not sorted_ms:
+        return None
+    i = min(len(sorted_ms) - 1, int(round(q * (len(sorted_ms) - 1))))
+    return sorted_ms[i]
+
+
+def mode_latency(a):
+    log = open(a.log, "a") if a.log else None
+    src = Cli(a.socket, log)
+    replicas = {}
+    for spec in a.replica:
+        name, sock = spec.split("=", 1)
+        replicas[name] = Cli(sock, None)
+    samples = {name: [] for name in replicas}
+    note = ""
+    try:
+        for i in range(a.warmup + a.n):
+            time.sleep(a.gap)
+            src.query("INSERT INTO latdb.t VALUES (%d)" % (i + 1))
+            t_commit = time.monotonic()
+            cols = [l for l in src.query("SHOW MASTER STATUS") if l]
+            end_file, end_pos = cols[1].split("\t")[:2]
+            end_pos = int(end_pos)
+            deadline = t_commit + a.timeout
+            errors = []
+
+            def watch(name):  # one thread per replica: no replica waits on another's poll
+                while True:
+                    st = slave_status(replicas[name])
+                    if reached(st.get("Master_Log_File", ""),
+                               int(st.get("Read_Master_Log_Pos") or 0), end_file, end_pos):
+                        if i >= a.warmup:
+                            samples[name].append((time.monotonic() - t_commit) * 1000.0)
+                        return
+                    if st.get("Slave_IO_Running") == "No":
+                        errors.append("%s: IO thread stopped: %s" % (name, st.get("Last_IO_Error")))
+                        return
+                    if time.monotonic() > deadline:
+                        errors.append("insert %d not read by %s within %.0fs" % (i + 1, name,
+                                                                               a.timeout))
+                        return
+
+            watchers = [threading.Thread(target=watch, args=(n,)) for n in replicas]
+            for t in watchers:
+                t.start()
+            for t in watchers:
+                t.join()
+            if errors:
+                note = "; ".join(errors)
+                break
+    finally:
+        src.close()
+        for c in replicas.values():
+            c.close()
+    by = {}
+    for name, ms in samples.items():
+        o = sorted(ms)
+        by[name] = {"ms": [round(x, 3) for x in ms], "median": percentile(o, 0.5),
+                    "p90": percentile(o, 0.9), "p99": percentile(o, 0.99),
+                    "max": o[-1] if o else None}
+    return {"ok": not note, "note": note, "n": a.n, "by": by}
+
+
 # The FDE's flags start after the 4-byte magic and 13 header bytes; bit 0 is
 # LOG_EVENT_BINLOG_IN_USE_F, set in the source's open file and cleared in the
 # FDE a dump stream sends.
@@ -319,7 +395,7 @@ def mode_compare(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["ingest", "fanout", "replica", "compare"])
+    ap.add_argument("mode", choices=["ingest", "fanout", "replica", "latency", "compare"])
     ap.add_argument("--status-url")
     ap.add_argument("--file")
     ap.add_argument("--offset", type=int)
@@ -333,6 +409,9 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--src")
     ap.add_argument("--dst")
+    ap.add_argument("--replica", action="append", default=[])
+    ap.add_argument("--gap", type=float, default=0.02)
+    ap.add_argument("--warmup", type=int, default=10)
     argv = sys.argv[1:]
     cmd = []
     if "--" in argv:
@@ -348,6 +427,8 @@ def main():
         res = mode_fanout(a)
     elif a.mode == "replica":
         res = mode_replica(a)
+    elif a.mode == "latency":
+        res = mode_latency(a)
     else:
         res = mode_compare(a)
     sys.stdout.write(json.dumps(res) + "\n")
