@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -100,6 +101,33 @@ absl::StatusOr<std::string> CatchUpAndStop(MariaDbSandbox& source, MariaDbSandbo
   return *rows[0]["Master_Log_File"];
 }
 
+// A source, binrelay serve with the given [store] retention settings, and a
+// replica of binrelay by file/position. `rounds` of WriteAndRotate, then the
+// replica catches up and stops (STOP SLAVE): `held` is the file it will ask
+// for when it comes back.
+struct StoppedReplicaSetup {
+  std::unique_ptr<MariaDbSandbox> source;
+  std::unique_ptr<ServeProcess> serve;
+  std::unique_ptr<MariaDbSandbox> replica;
+  std::string held;
+};
+
+absl::StatusOr<StoppedReplicaSetup> StartWithStoppedReplica(const std::string& retention_bytes,
+                                                            const std::string& hard_cap,
+                                                            int rounds) {
+  StoppedReplicaSetup s;
+  BR_ASSIGN_OR_RETURN(s.source, StartServeSource());
+  BR_ASSIGN_OR_RETURN(s.serve, ServeProcess::Create(
+                                   *s.source, {.overrides = {"--store.retention_bytes=" + retention_bytes,
+                                                             "--store.retention_hard_cap_bytes=" + hard_cap}}));
+  BR_RETURN_IF_ERROR(s.serve->Start());
+  BR_ASSIGN_OR_RETURN(s.replica, StartReplicaOf(ReplicaEndpoint(*s.serve, *s.source),
+                                                {.server_id = 2, .mode = Mode::kFilePosition}));
+  BR_RETURN_IF_ERROR(WriteAndRotate(*s.source, rounds));
+  BR_ASSIGN_OR_RETURN(s.held, CatchUpAndStop(*s.source, *s.replica));
+  return s;
+}
+
 // Guards: the size limit never applied inside serve (the job only ran at
 // start, or once a minute), or applied to files a stopped replica still
 // needs: it would come back to a 1236 and need reseeding. Files before the
@@ -107,15 +135,8 @@ absl::StatusOr<std::string> CatchUpAndStop(MariaDbSandbox& source, MariaDbSandbo
 // retention_bytes; the replica resumes and converges.
 TEST(ServeRetentionTest, SizeLimitPurgesButKeepsWhatAStoppedReplicaNeeds) {
   if (DirectReplicasRequested()) GTEST_SKIP() << "tests binrelay's own retention";
-  BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource());
-  BR_ASSERT_OK_AND_ASSIGN(
-      auto serve, ServeProcess::Create(*source, {.overrides = {"--store.retention_bytes=64K",
-                                                               "--store.retention_hard_cap_bytes=64M"}}));
-  BR_ASSERT_OK(serve->Start());
-  BR_ASSERT_OK_AND_ASSIGN(auto replica, StartReplicaOf(ReplicaEndpoint(*serve, *source),
-                                                       {.server_id = 2, .mode = Mode::kFilePosition}));
-  BR_ASSERT_OK(WriteAndRotate(*source, 3));
-  BR_ASSERT_OK_AND_ASSIGN(const std::string held, CatchUpAndStop(*source, *replica));
+  BR_ASSERT_OK_AND_ASSIGN(StoppedReplicaSetup setup, StartWithStoppedReplica("64K", "64M", 3));
+  auto& [source, serve, replica, held] = setup;
 
   BR_ASSERT_OK(WriteAndRotate(*source, 8));
   BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(60)));
@@ -150,15 +171,8 @@ TEST(ServeRetentionTest, SizeLimitPurgesButKeepsWhatAStoppedReplicaNeeds) {
 // "not found" instead of being told its file was purged and what decides it.
 TEST(ServeRetentionTest, HardCapPurgesAStoppedReplicasFilesAndItIsToldWhy) {
   if (DirectReplicasRequested()) GTEST_SKIP() << "tests binrelay's own retention";
-  BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource());
-  BR_ASSERT_OK_AND_ASSIGN(
-      auto serve, ServeProcess::Create(*source, {.overrides = {"--store.retention_bytes=32K",
-                                                               "--store.retention_hard_cap_bytes=128K"}}));
-  BR_ASSERT_OK(serve->Start());
-  BR_ASSERT_OK_AND_ASSIGN(auto replica, StartReplicaOf(ReplicaEndpoint(*serve, *source),
-                                                       {.server_id = 2, .mode = Mode::kFilePosition}));
-  BR_ASSERT_OK(WriteAndRotate(*source, 1));
-  BR_ASSERT_OK_AND_ASSIGN(const std::string held, CatchUpAndStop(*source, *replica));
+  BR_ASSERT_OK_AND_ASSIGN(StoppedReplicaSetup setup, StartWithStoppedReplica("32K", "128K", 1));
+  auto& [source, serve, replica, held] = setup;
 
   BR_ASSERT_OK(WriteAndRotate(*source, 8));  // about 360 KB: far past the cap
   BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(60)));

@@ -106,6 +106,16 @@ class BinlogSenderTest : public ::testing::Test {
     r.user_variables["master_binlog_checksum"] = "NONE";  // as mysqlbinlog
     return r;
   }
+  // COM_BINLOG_DUMP_GTID (non-blocking) from a replica that executed
+  // `executed` (MySQL GTID set text).
+  static DumpRequest MysqlGtidRequest(const std::string& executed) {
+    DumpRequest r = Request("", 4);
+    r.kind = DumpRequest::Kind::kMySqlGtid;
+    absl::StatusOr<replication::MysqlGtidSet> set = replication::MysqlGtidSet::Parse(executed);
+    EXPECT_TRUE(set.ok()) << set.status();
+    if (set.ok()) r.encoded_gtid_set = set->Encode();
+    return r;
+  }
   // Runs a dump to its end (non-blocking) or until caught up.
   std::vector<std::string> Drain(BinlogSender& sender, DumpStream::Progress* last = nullptr,
                                  uint8_t first_seq = 1) {
@@ -340,12 +350,9 @@ TEST_F(BinlogSenderTest, FileStartedButNotYetCommittedIsInvisibleToDumps) {
             absl::StatusCode::kUnavailable);
   // By GTID: binlog.000002's first state (1-4) is passed, but only the
   // committed binlog.000001 may be chosen.
-  const std::string uuid = "396e294c-1ca4-11f1-9ae7-00155da79c6b";
-  BR_ASSERT_OK_AND_ASSIGN(auto executed, replication::MysqlGtidSet::Parse(uuid + ":1-5"));
-  DumpRequest r = Request("", 4);
-  r.kind = DumpRequest::Kind::kMySqlGtid;
-  r.encoded_gtid_set = executed.Encode();
-  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, r));
+  BR_ASSERT_OK_AND_ASSIGN(
+      auto sender, BinlogSender::Create(context_, MysqlGtidRequest(absl::StrCat(
+                                                      testing::kMysqlBinlogUuid, ":1-5"))));
   EXPECT_EQ(sender->position().file, "binlog.000001");
   Drain(*sender);  // reads to the committed end without touching the new file's bytes
 
@@ -417,12 +424,9 @@ namespace {
 // where a skipped run ended.
 TEST_F(BinlogSenderTest, MysqlGtidDumpSkipsExecutedTransactionsAndReportsPosition) {
   StoreMysql();
-  const std::string uuid = "396e294c-1ca4-11f1-9ae7-00155da79c6b";
-  BR_ASSERT_OK_AND_ASSIGN(auto executed, replication::MysqlGtidSet::Parse(uuid + ":1-5"));
-  DumpRequest r = Request("", 4);
-  r.kind = DumpRequest::Kind::kMySqlGtid;
-  r.encoded_gtid_set = executed.Encode();
-  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, r));
+  const std::string uuid = testing::kMysqlBinlogUuid;
+  BR_ASSERT_OK_AND_ASSIGN(auto sender,
+                          BinlogSender::Create(context_, MysqlGtidRequest(uuid + ":1-5")));
   EXPECT_EQ(sender->position().file, "binlog.000002") << "file 1 holds only GTIDs 1-4";
   std::vector<std::string> packets = Drain(*sender);
   std::vector<std::string> gtids;
