@@ -41,8 +41,12 @@ absl::StatusOr<std::unique_ptr<BinlogSender>> BinlogSender::Create(
 BinlogSender::~BinlogSender() {
   DisarmWake();
   // A replica that reconnects soon finds its files still there (retention
-  // honours recently connected consumers, not only connected ones).
-  pin_.Linger(kReconnectGrace);
+  // honours recently connected consumers, not only connected ones). The
+  // claim goes back to the end of the file before the last rotation sent:
+  // that rotation may have been still in socket buffers when the replica
+  // dropped, and then it asks for that file again.
+  pin_.Linger(kReconnectGrace,
+              reader_ != nullptr ? reader_->finished_file_end() : replication::BinlogPosition{});
   if (registry_id_ != 0) ctx_.registry->Remove(registry_id_);
 }
 
@@ -339,10 +343,7 @@ absl::StatusOr<DumpStream::Progress> BinlogSender::Fill(std::string* out, size_t
         }
         return Progress::kCaughtUp;
       case replication::StoreReader::Step::kNextFile:
-        // The pin stays on the finished file: what was sent may still sit
-        // in socket buffers, and a replica that drops before reading the
-        // rotation comes back asking for that file's end.
-        pin_.Advance(reader_->finished_file_end());
+        pin_.Advance(reader_->position());
         AppendEvent(out, protocol::BuildFakeRotate(ctx_.server_id, reader_->position().file, 4,
                                                    client_crc_));
         break;

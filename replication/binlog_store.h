@@ -122,8 +122,9 @@ class BinlogStore;
 
 // A reader's claim on every file from `position` on; Purge never removes
 // them unless PurgeOptions::hard_cap_bytes forces it, which marks the pin
-// lost: the reader must then end its consumer with lost_reason(). A lost pin
-// no longer holds anything back. Move-only; released on destruction.
+// lost: the reader must then end its consumer with lost_reason(). A lost pin,
+// or one whose file is no longer stored, holds nothing back. Move-only;
+// released on destruction.
 class StorePin {
  public:
   StorePin() = default;
@@ -132,8 +133,9 @@ class StorePin {
   ~StorePin() { Release(); }
   // The reader went away but may come back (a replica reconnecting): the
   // claim stays in the store for `grace`, then ends by itself. This object
-  // no longer holds it.
-  void Linger(absl::Duration grace);
+  // no longer holds it. A non-empty `from` moves the claim back there first
+  // (what the consumer may really have received, if less than was sent).
+  void Linger(absl::Duration grace, const BinlogPosition& from = {});
   void Advance(const BinlogPosition& position);  // the reader moved on
   void Release();
   bool active() const { return store_ != nullptr; }

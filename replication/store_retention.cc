@@ -47,11 +47,14 @@ void StorePin::Release() {
   store_ = nullptr;
 }
 
-void StorePin::Linger(absl::Duration grace) {
+void StorePin::Linger(absl::Duration grace, const BinlogPosition& from) {
   if (store_ == nullptr) return;
   absl::MutexLock l(&store_->pin_mu_);
   auto it = store_->pins_.find(id_);
-  if (it != store_->pins_.end()) it->second.expires = absl::Now() + grace;
+  if (it != store_->pins_.end()) {
+    it->second.expires = absl::Now() + grace;
+    if (!from.file.empty()) it->second.position = from;
+  }
   store_ = nullptr;
 }
 
@@ -117,6 +120,12 @@ absl::StatusOr<PurgeResult> BinlogStore::Purge(const PurgeOptions& options) {
     ExpirePinsLocked();
     for (const auto& [id, pin] : pins_) {
       if (!pin.lost_reason.empty()) continue;
+      // A lingering pin moved back onto a file purged meanwhile protects
+      // nothing (its consumer will be told the file is gone), and must not
+      // hold back every stored file.
+      if (!files_.empty() && CompareBinlogNames(pin.position.file, files_.front().name) < 0) {
+        continue;
+      }
       if (!oldest_pin || CompareBinlogNames(pin.position.file, oldest_pin->file) < 0) {
         oldest_pin = pin.position;
         oldest_consumer = pin.consumer;

@@ -141,8 +141,9 @@ TEST(ServeRetentionTest, SizeLimitPurgesButKeepsWhatAStoppedReplicaNeeds) {
   BR_ASSERT_OK(WriteAndRotate(*source, 8));
   BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(60)));
   // A pass follows each rotation: everything before the replica's file goes,
-  // except that a dump's pin stays on the file before a rotation it sent
-  // (the replica may not have read it), so that one file may stay too.
+  // except that a stopped replica's claim goes back to the file before the
+  // last rotation binrelay sent it (it may not have read it), so that one
+  // file may stay too.
   const std::string before_held = PreviousBinlog(held);
   StoredFiles files = WaitForStore(
       *serve,

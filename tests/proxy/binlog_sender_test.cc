@@ -375,11 +375,13 @@ TEST_F(BinlogSenderTest, DumpFromAPurgedFileSaysItWasPurged) {
   EXPECT_TRUE(absl::StrContains(s.message(), "retention_bytes")) << s;
 }
 
-// Guards: a dump's pin moving to the next file as soon as the rotation is
-// sent. A replica that drops before reading it (it was still in socket
-// buffers) comes back asking for the finished file's end, which retention
-// may meanwhile have purged: a 1236 and a reseed.
-TEST_F(BinlogSenderTest, PinStaysOnTheFinishedFileUntilTheNextRotation) {
+// Guards: a disconnected replica's claim starting after the last rotation
+// binrelay sent. That rotation may still have been in socket buffers, so the
+// replica comes back asking for the finished file's end, which retention may
+// meanwhile have purged (a 1236 and a reseed). While connected the claim is
+// the dump's own position, so a hard-cap purge of the previous file does not
+// end a healthy dump.
+TEST_F(BinlogSenderTest, DisconnectedReplicaKeepsTheFileBeforeItsLastRotation) {
   StoreMysql();
   BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(
                                            context_, Request("binlog.000001", 4, /*non_blocking=*/false)));
@@ -387,8 +389,11 @@ TEST_F(BinlogSenderTest, PinStaysOnTheFinishedFileUntilTheNextRotation) {
   EXPECT_EQ(sender->position().file, "binlog.000002");
   std::vector<replication::PinInfo> pins = store_->Pins();
   ASSERT_EQ(pins.size(), 1u);
+  EXPECT_EQ(pins[0].position, (replication::BinlogPosition{"binlog.000002", 4}));
+  sender.reset();  // the replica disconnects; its claim lingers
+  pins = store_->Pins();
+  ASSERT_EQ(pins.size(), 1u);
   EXPECT_EQ(pins[0].position, (replication::BinlogPosition{"binlog.000001", 1516}));
-  sender.reset();  // the replica disconnects; its pin lingers
   replication::PurgeOptions everything;
   everything.max_total_bytes = 1;
   BR_ASSERT_OK_AND_ASSIGN(replication::PurgeResult r, store_->Purge(everything));

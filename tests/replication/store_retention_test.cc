@@ -121,6 +121,25 @@ TEST_F(StoreRetentionTest, LingeringPinProtectsFilesUntilItsGraceEnds) {
   EXPECT_EQ(store_->Pins().size(), 1u) << "the expired pin is not listed";
 }
 
+// Guards: a lingering pin moved back (Linger's `from`) onto a file purged
+// meanwhile holding back every stored file, since all of them come after it.
+TEST_F(StoreRetentionTest, LingeringPinOnAPurgedFileHoldsNothing) {
+  PurgeOptions before2;
+  before2.before_file = "binlog.000002";
+  BR_ASSERT_OK(store_->Purge(before2).status());
+  {
+    StorePin pin = store_->Pin({"binlog.000002", 4}, "replica A");
+    pin.Linger(absl::Hours(1), {"binlog.000001", 1516});
+  }
+  ASSERT_EQ(store_->Pins().size(), 1u);
+  EXPECT_EQ(store_->Pins()[0].position, (BinlogPosition{"binlog.000001", 1516}));
+  PurgeOptions o;
+  o.max_total_bytes = 0;
+  BR_ASSERT_OK_AND_ASSIGN(PurgeResult r, store_->Purge(o));
+  EXPECT_EQ(r.removed, std::vector<std::string>{"binlog.000002"});
+  EXPECT_EQ(Names(), std::vector<std::string>{"binlog.000003"});
+}
+
 // Guards: a lost pin still holding files back, a pin on a later file
 // (untouched by the cap) marked lost, or the newest file removed.
 TEST_F(StoreRetentionTest, OnlyPinsOnRemovedFilesAreLostAndLostPinsHoldNothing) {
