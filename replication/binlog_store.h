@@ -122,9 +122,9 @@ class BinlogStore;
 
 // A reader's claim on every file from `position` on; Purge never removes
 // them unless PurgeOptions::hard_cap_bytes forces it, which marks the pin
-// lost: the reader must then end its consumer with lost_reason(). A lost pin,
-// or one whose file is no longer stored, holds nothing back. Move-only;
-// released on destruction.
+// lost: the reader must then end its consumer with lost_reason(). A lost pin
+// holds nothing back; a pin on a file no longer stored holds every stored
+// file (they all come after it). Move-only; released on destruction.
 class StorePin {
  public:
   StorePin() = default;

@@ -119,13 +119,9 @@ absl::StatusOr<PurgeResult> BinlogStore::Purge(const PurgeOptions& options) {
     absl::MutexLock p(&pin_mu_);
     ExpirePinsLocked();
     for (const auto& [id, pin] : pins_) {
+      // A pin on a file purged meanwhile (a lingering claim moved back
+      // onto it) still needs every file after it: all the stored ones.
       if (!pin.lost_reason.empty()) continue;
-      // A lingering pin moved back onto a file purged meanwhile protects
-      // nothing (its consumer will be told the file is gone), and must not
-      // hold back every stored file.
-      if (!files_.empty() && CompareBinlogNames(pin.position.file, files_.front().name) < 0) {
-        continue;
-      }
       if (!oldest_pin || CompareBinlogNames(pin.position.file, oldest_pin->file) < 0) {
         oldest_pin = pin.position;
         oldest_consumer = pin.consumer;
