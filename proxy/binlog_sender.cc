@@ -155,9 +155,12 @@ absl::Status BinlogSender::Init() {
     start_ = {request_.file.empty() ? files.front().name : request_.file, request_.position};
     const replication::StoreFileEntry& newest = files.back();
     const int cmp = replication::CompareBinlogNames(start_.file, newest.name);
-    if (cmp > 0 || (cmp == 0 && start_.offset > newest.size)) {
+    if (cmp > 0 ||
+        (cmp == 0 && start_.offset > newest.size && !ctx_.store->IsClosed(newest.name))) {
       // The replica is ahead of binrelay (which is catching up with the
       // source, or was just put in front of it): retryable, not fatal.
+      // Past the end of a closed file is impossible: StoreReader::Open
+      // refuses it below (fatal 1236), as the source would.
       return absl::UnavailableError(absl::StrCat(
           "binrelay has not stored ", start_.ToString(), " yet (its store ends at ", newest.name,
           ":", newest.size, "); it is behind the source, retry shortly"));

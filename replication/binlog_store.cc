@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -367,6 +368,14 @@ std::vector<StoreFileEntry> BinlogStore::CommittedFiles() const {
   }
   if (!out.empty() && out.back().name == end.file) out.back().size = end.offset;
   return out;
+}
+
+bool BinlogStore::IsClosed(const std::string& name) const {
+  absl::MutexLock l(&mu_);
+  if (files_.empty()) return false;
+  if (files_.back().name == name) return state_ == FileState::kClosed;
+  return std::any_of(files_.begin(), files_.end(),
+                     [&](const StoreFileEntry& f) { return f.name == name; });
 }
 
 absl::StatusOr<std::string> BinlogStore::FileForGtid(std::string_view gtid) const {

@@ -197,6 +197,9 @@ class BinlogStore : public StreamConsumer {
   // with its committed size. A file the writer has started but not yet made
   // durable (even its FDE) is left out, so a dump never selects it early.
   std::vector<StoreFileEntry> CommittedFiles() const;
+  // True if `name` is stored and complete: it ended with a ROTATE or STOP
+  // (or the source abandoned it), so nothing will ever be appended to it.
+  bool IsClosed(const std::string& name) const;
   // The committed file a dump from GTID position `gtid` starts in (index
   // lookup, no file scan); see FileForGtidPosition.
   absl::StatusOr<std::string> FileForGtid(std::string_view gtid) const;

@@ -318,6 +318,9 @@ TEST(ServeResilienceTest, HostileListenerInputLeavesRelayAndHealthyReplicaStream
     expect_up("a dump of a file binrelay has not stored yet");
     BR_ASSERT_OK_AND_ASSIGN(std::vector<std::string> files, SourceBinlogFiles(*source));
     BR_ASSERT_OK(source->Execute("FLUSH BINARY LOGS"));  // files.back() is now closed
+    // ... in binrelay's store too, once it holds the new file (before that, a
+    // dump past the old file's end is rightly "not stored yet", 1105).
+    BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(30)));
     std::error_code ec;
     const auto size = std::filesystem::file_size(source->DataDir() + "/" + files.back(), ec);
     ASSERT_FALSE(ec) << ec.message();
