@@ -293,9 +293,9 @@ absl::Status RelayAdmin::PurgeBinaryLogsTo(std::string_view file) {
 absl::StatusOr<std::optional<std::string>> RelayAdmin::BinlogGtidPos(std::string_view file,
                                                                      uint64_t position) {
   using Result = std::optional<std::string>;
-  std::vector<replication::StoreFileEntry> files = store_->Files();
-  replication::CommittedEnd end = store_->committed();
-  if (files.empty() || end.position.file.empty()) return Result();
+  // Only durable bytes: the last file's size is its committed end.
+  std::vector<replication::StoreFileEntry> files = store_->CommittedFiles();
+  if (files.empty()) return Result();
   // MariaDB: an empty name means the first binlog of the index.
   const replication::StoreFileEntry* entry = file.empty() ? &files.front() : nullptr;
   for (const auto& f : files) {
@@ -304,9 +304,7 @@ absl::StatusOr<std::optional<std::string>> RelayAdmin::BinlogGtidPos(std::string
   // Unknown (or purged) files and bytes not yet durable are NULL, as MariaDB
   // answers for positions it cannot find.
   if (entry == nullptr) return Result();
-  int c = CompareBinlogNames(entry->name, end.position.file);
-  if (c > 0) return Result();
-  const uint64_t readable_end = c == 0 ? end.position.offset : entry->size;
+  const uint64_t readable_end = entry->size;
   if (position <= 4) {
     // A file's first state is in the index: no file read.
     BR_ASSIGN_OR_RETURN(std::string state,

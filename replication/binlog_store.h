@@ -22,8 +22,9 @@
 // share the fdatasync of the burst's last one (group commit; a background
 // flusher bounds the wait by sync_interval);
 // kInterval fdatasyncs at most every sync_interval; kOff writes where
-// kEveryTransaction would sync (at a burst's last transaction), never syncs. New files and index rewrites also fsync the
-// directory (not with kOff). After each durable point the committed end
+// kEveryTransaction would sync (at a burst's last transaction) and never
+// syncs. New files and index rewrites also fsync the directory (not with
+// kOff). After each durable point the committed end
 // (file, offset, GTID state) is published for readers.
 //
 // Recovery (Open): the newest file is cut after its last complete

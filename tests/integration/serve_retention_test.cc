@@ -29,6 +29,12 @@ using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 using Mode = ReplicaOptions::Mode;
 
+// BINRELAY_ITEST_DIRECT (a harness debugging aid, never set by .ci/run)
+// points replicas at the source itself: there is no binrelay retention then.
+constexpr char kNothingToTestWhenDirect[] =
+    "BINRELAY_ITEST_DIRECT points the replica at the source, which has no binrelay retention "
+    "to test";
+
 // `rounds` times: 40 rows of 1 KiB in one transaction, then FLUSH BINARY
 // LOGS. Each round closes a file of about 45 KB on the source.
 absl::Status WriteAndRotate(MariaDbSandbox& source, int rounds) {
@@ -134,7 +140,7 @@ absl::StatusOr<StoppedReplicaSetup> StartWithStoppedReplica(const std::string& r
 // replica's are gone; its own and later ones stay although they exceed
 // retention_bytes; the replica resumes and converges.
 TEST(ServeRetentionTest, SizeLimitPurgesButKeepsWhatAStoppedReplicaNeeds) {
-  if (DirectReplicasRequested()) GTEST_SKIP() << "tests binrelay's own retention";
+  if (DirectReplicasRequested()) GTEST_SKIP() << kNothingToTestWhenDirect;
   BR_ASSERT_OK_AND_ASSIGN(StoppedReplicaSetup setup, StartWithStoppedReplica("64K", "64M", 3));
   auto& [source, serve, replica, held] = setup;
 
@@ -171,7 +177,7 @@ TEST(ServeRetentionTest, SizeLimitPurgesButKeepsWhatAStoppedReplicaNeeds) {
 // disk fills), the purge not logged, or the replica coming back to a bare
 // "not found" instead of being told its file was purged and what decides it.
 TEST(ServeRetentionTest, HardCapPurgesAStoppedReplicasFilesAndItIsToldWhy) {
-  if (DirectReplicasRequested()) GTEST_SKIP() << "tests binrelay's own retention";
+  if (DirectReplicasRequested()) GTEST_SKIP() << kNothingToTestWhenDirect;
   BR_ASSERT_OK_AND_ASSIGN(StoppedReplicaSetup setup, StartWithStoppedReplica("32K", "128K", 1));
   auto& [source, serve, replica, held] = setup;
 
