@@ -125,7 +125,7 @@ absl::Status BinlogStore::LoadLocked() {
     StoreFileEntry& f = files_.back();
     f.size = size_ = safe_offset_ = buf_offset_ = last->size;
     f.first_gtid_state = last->first_gtid_state;
-    BR_RETURN_IF_ERROR(gtids_.Seed(last->gtid_state));
+    gtids_ = std::move(last->gtids);
     if (last->closed) {
       state_ = FileState::kClosed;
       rotate_to_ = last->rotate_to;

@@ -59,6 +59,7 @@
 #include "absl/time/time.h"
 #include "replication/binlog_position.h"
 #include "replication/gtid_state.h"
+#include "replication/maria_binlog_state.h"
 #include "replication/store_index.h"
 #include "replication/stream_consumer.h"
 
@@ -179,6 +180,11 @@ class BinlogStore : public StreamConsumer {
   absl::Status Close();
 
   CommittedEnd committed() const;
+  // committed().sequence without copying the rest.
+  uint64_t committed_sequence() const;
+  // MariaDB: the binlog state (every server's last GTID per domain) at the
+  // committed end, which a dump checks a replica's GTID position against.
+  MariaBinlogState committed_maria_state() const;
   // Waits until committed().sequence > after_sequence; false on timeout.
   bool WaitForCommitted(uint64_t after_sequence, absl::Duration timeout,
                         CommittedEnd* out) const;
@@ -261,6 +267,7 @@ class BinlogStore : public StreamConsumer {
 
   mutable absl::Mutex commit_mu_;
   CommittedEnd committed_ ABSL_GUARDED_BY(commit_mu_);
+  MariaBinlogState committed_maria_ ABSL_GUARDED_BY(commit_mu_);
   std::function<void()> commit_listener_ ABSL_GUARDED_BY(commit_mu_);
 
   struct PinState {

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "protocol/event_header.h"
 #include "replication/gtid_set.h"
+#include "replication/maria_binlog_state.h"
 
 namespace binrelay::replication {
 
@@ -24,8 +25,6 @@ class GtidState {
   // (they open a file and carry the state of everything before it); GTID
   // events become pending.
   absl::Status OnEvent(const protocol::EventView& ev);
-  // Restores a state printed by ToString() (recovery); "" = nothing known.
-  absl::Status Seed(std::string_view text);
   // The pending GTID (if any) is now part of the state.
   void Commit();
   // The pending transaction was dropped (stream restart, truncation).
@@ -33,8 +32,12 @@ class GtidState {
     pending_maria_.reset();
     pending_mysql_.reset();
   }
-  // "0-1-100,1-2-5" (MariaDB) or "uuid:1-5" (MySQL); "" when nothing known.
+  // "0-1-100,1-2-5" (MariaDB: each domain's last GTID) or "uuid:1-5"
+  // (MySQL); "" when nothing known.
   std::string ToString() const;
+  // MariaDB: every server's last GTID per domain (what a GTID_LIST holds);
+  // empty for a MySQL stream.
+  const MariaBinlogState& maria_state() const { return maria_; }
 
  private:
   enum class Flavour { kNone, kMaria, kMysql };
@@ -44,7 +47,7 @@ class GtidState {
     uint64_t gno = 0;
   };
   Flavour flavour_ = Flavour::kNone;
-  MariaGtidPosition maria_;
+  MariaBinlogState maria_;
   MysqlGtidSet mysql_;
   std::optional<MariaGtid> pending_maria_;
   std::optional<PendingMysql> pending_mysql_;

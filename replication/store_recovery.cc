@@ -56,7 +56,7 @@ absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool du
   if (reader.ok()) {
     TransactionBoundary boundary;
     GtidState gtids;
-    std::string last_kept_gtids;
+    GtidState last_kept_gtids;
     uint8_t last_type = 0;
     uint8_t kept_type = 0;
     std::optional<std::string> rotate_to;
@@ -94,10 +94,10 @@ absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool du
       if (!boundary.in_transaction()) {
         r.size = end.offset;
         kept_type = last_type;
-        last_kept_gtids = gtids.ToString();
+        last_kept_gtids = gtids;
       }
     }
-    r.gtid_state = last_kept_gtids;
+    r.gtids = std::move(last_kept_gtids);
     r.closed = kept_type == protocol::kRotateEvent || kept_type == protocol::kStopEvent;
     if (kept_type == protocol::kRotateEvent) r.rotate_to = rotate_to;
   }

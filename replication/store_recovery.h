@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "replication/gtid_state.h"
 
 namespace binrelay::replication {
 
@@ -25,7 +26,7 @@ struct RecoveredFile {
   bool closed = false;
   std::optional<std::string> rotate_to;  // the next file a closing ROTATE names
   std::string first_gtid_state;          // GTID_LIST / PREVIOUS_GTIDS text
-  std::string gtid_state;                // at `size`
+  GtidState gtids;                       // at `size`
 };
 
 // Recovers `path` in place (ftruncate + fdatasync; clears BINLOG_IN_USE in
