@@ -47,7 +47,9 @@ std::string BuildFakeRotate(uint32_t server_id, std::string_view file, uint64_t 
   return e;
 }
 
-absl::StatusOr<std::string> RewriteFdeForMidFileStart(std::string_view fde, bool has_crc) {
+namespace {
+
+absl::StatusOr<std::string> RewriteFde(std::string_view fde, bool has_crc, bool zero_log_pos) {
   if (fde.size() < kFdeCreatedOffset + 4 + (has_crc ? kChecksumLen : 0)) {
     return absl::DataLossError(
         absl::StrCat("FORMAT_DESCRIPTION event of ", fde.size(), " bytes is too short to rewrite"));
@@ -55,7 +57,7 @@ absl::StatusOr<std::string> RewriteFdeForMidFileStart(std::string_view fde, bool
   std::string e(fde);
   std::string zero;
   AppendFixed(&zero, 0, 4);
-  e.replace(kLogPosOffset, 4, zero);
+  if (zero_log_pos) e.replace(kLogPosOffset, 4, zero);
   e.replace(kFdeCreatedOffset, 4, zero);
   e[kFlagsOffset] = static_cast<char>(static_cast<uint8_t>(e[kFlagsOffset]) & ~kFlagBinlogInUse);
   if (has_crc) {
@@ -64,6 +66,16 @@ absl::StatusOr<std::string> RewriteFdeForMidFileStart(std::string_view fde, bool
     e.replace(e.size() - kChecksumLen, kChecksumLen, crc);
   }
   return e;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RewriteFdeForMidFileStart(std::string_view fde, bool has_crc) {
+  return RewriteFde(fde, has_crc, /*zero_log_pos=*/true);
+}
+
+absl::StatusOr<std::string> RewriteFdeWithoutCreated(std::string_view fde, bool has_crc) {
+  return RewriteFde(fde, has_crc, /*zero_log_pos=*/false);
 }
 
 std::string FdeWithoutInUse(std::string_view fde) {
@@ -110,12 +122,12 @@ std::string BuildHeartbeatV2(uint32_t server_id, std::string_view file, uint64_t
 }
 
 std::string BuildFakeGtidList(uint32_t server_id, const std::vector<MariaGtidList::Entry>& gtids,
-                              uint64_t position, bool with_crc) {
+                              uint64_t position, bool with_crc, uint32_t flags) {
   std::string e;
   uint32_t log_pos = position <= 0xFFFFFFFFu ? static_cast<uint32_t>(position) : 0;
   StartEvent(&e, kGtidListEvent, server_id, 4 + 16 * gtids.size(), log_pos, kFlagArtificial,
              with_crc);
-  AppendFixed(&e, gtids.size(), 4);  // count in the low 28 bits, no flags
+  AppendFixed(&e, (gtids.size() & 0x0FFFFFFF) | flags, 4);  // count in the low 28 bits
   for (const auto& g : gtids) {
     AppendFixed(&e, g.domain_id, 4);
     AppendFixed(&e, g.server_id, 4);

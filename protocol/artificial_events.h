@@ -31,6 +31,10 @@ std::string BuildFakeRotate(uint32_t server_id, std::string_view file, uint64_t 
 // source restart), CRC recomputed if the FDE carries one. `fde` is the whole
 // stored event; `has_crc`: whether it ends in a CRC32 (checksum-aware source).
 absl::StatusOr<std::string> RewriteFdeForMidFileStart(std::string_view fde, bool has_crc);
+// The FDE with BINLOG_IN_USE cleared and `created` 0 but its log_pos kept:
+// what a MariaDB GTID dump sends while the replica's position is not yet
+// reached (so a reconnecting replica keeps its temporary tables).
+absl::StatusOr<std::string> RewriteFdeWithoutCreated(std::string_view fde, bool has_crc);
 
 // The FDE as sent at the head of a file: only BINLOG_IN_USE cleared (its CRC
 // is computed with the flag clear, so the trailer stays valid).
@@ -47,9 +51,10 @@ std::string BuildHeartbeatV2(uint32_t server_id, std::string_view file, uint64_t
                              bool with_crc);
 
 // MariaDB GTID_LIST (163), ARTIFICIAL, log_pos = `position` (the offset just
-// after the last event the replica has logically passed).
+// after the last event the replica has logically passed). `flags` go into
+// the top bits of the count word (1 << 28: the UNTIL position was reached).
 std::string BuildFakeGtidList(uint32_t server_id, const std::vector<MariaGtidList::Entry>& gtids,
-                              uint64_t position, bool with_crc);
+                              uint64_t position, bool with_crc, uint32_t flags = 0);
 
 // MySQL packed integer (net_store_length): the same encoding as the
 // protocol's length-encoded integer (byte_cursor.h AppendLenenc).

@@ -34,6 +34,7 @@ inline constexpr uint16_t kSpecificAccessDenied = 1227;
 inline constexpr uint16_t kMasterFatalReadingBinlog = 1236;
 inline constexpr uint16_t kQueryInterrupted = 1317;     // ER_QUERY_INTERRUPTED
 inline constexpr uint16_t kConnectionKilled = 1927;     // MariaDB ER_CONNECTION_KILLED
+inline constexpr uint16_t kSlaveSameId = 4052;          // MariaDB ER_SLAVE_SAME_ID
 inline constexpr uint16_t kMySqlClientInteractionTimeout = 4031;  // MySQL 8.0.24+ idle disconnect
 }  // namespace server_error
 
