@@ -1,5 +1,6 @@
 #include "cli/serve_command.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -19,6 +20,7 @@
 #include "proxy/listener.h"
 #include "proxy/relay_admin.h"
 #include "proxy/relay_status.h"
+#include "proxy/source_view.h"
 #include "replication/binlog_store.h"
 #include "replication/store_retention_job.h"
 #include "replication/store_scan.h"
@@ -129,6 +131,35 @@ class ServeStatus : public proxy::StatusProvider {
   const proxy::DumpRegistry* dumps_;
 };
 
+// What dumps and admin statements know of binrelay's source: whether the
+// store may lag it, and its variables as of the last connect.
+class ServeSourceView : public proxy::SourceView {
+ public:
+  ServeSourceView(const replication::UpstreamSession* session,
+                  const replication::BinlogStore* store)
+      : session_(session), store_(store) {}
+  bool MayBeBehind() const override {
+    // Caught up only when streaming, everything received is stored, and the
+    // source has been quiet for a moment (under load an event may be on its
+    // way; a replica switched over from the source may already know it).
+    if (session_->state() != replication::UpstreamSession::State::kStreaming) return true;
+    // The store may hold more than the last received transaction end (a
+    // BINLOG_CHECKPOINT after it), never less when caught up.
+    const replication::BinlogPosition received = session_->received();
+    const replication::BinlogPosition stored = store_->committed().position;
+    const int c = replication::CompareBinlogNames(stored.file, received.file);
+    if (c < 0 || (c == 0 && stored.offset < received.offset)) return true;
+    return absl::Now() - session_->last_event_time() < absl::Seconds(1);
+  }
+  std::shared_ptr<const VariableList> Variables() const override {
+    return session_->source_variables();
+  }
+
+ private:
+  const replication::UpstreamSession* session_;
+  const replication::BinlogStore* store_;
+};
+
 // The version binrelay greets replicas with: the source's, as stored (the
 // newest file's FDE), so a MySQL 8 replica sees a MySQL server and a MariaDB
 // replica a MariaDB one ("5.5.5-" prefix, as MariaDB servers send). Cached
@@ -182,6 +213,7 @@ absl::Status Serve(const ServeConfig& config) {
                       replication::BinlogStore::Open(config.store.dir, StoreOptions(config)));
   replication::UpstreamOptions u = config.upstream;
   u.whole_files = true;  // an empty store starts at a file's first byte
+  u.read_source_variables = true;  // SHOW VARIABLES on binrelay's port answers them
   BR_ASSIGN_OR_RETURN(u.start, store->StartFor(config.upstream.start));
   // A relay keeps trying for as long as it runs; operators watch /status.
   u.reconnect_timeout = std::chrono::hours(24 * 365);
@@ -196,7 +228,9 @@ absl::Status Serve(const ServeConfig& config) {
   admin_options.server_id = config.listen.server_id;
   BR_ASSIGN_OR_RETURN(std::unique_ptr<proxy::RelayAdmin> admin,
                       proxy::RelayAdmin::Create(store.get(), &status, admin_options));
-  proxy::DumpService dump_service({store.get(), &commits, &dumps, config.listen.server_id});
+  ServeSourceView source_view(&session, store.get());
+  proxy::DumpService dump_service(
+      {store.get(), &commits, &dumps, config.listen.server_id, &source_view});
   proxy::asio::io_context ioc;
   proxy::ListenerOptions listen;
   listen.address = config.listen.address;

@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "proxy/admin_handler.h"
+#include "proxy/dump_request.h"
 
 namespace binrelay::proxy {
 
@@ -47,7 +48,7 @@ struct AdminContext {
   // MariaDB's "5.5.5-" prefix, as real servers do.
   std::string version;
   // User variables of this connection, lower-cased names without '@'.
-  std::map<std::string, std::string>* user_variables = nullptr;
+  UserVariables* user_variables = nullptr;
 };
 
 AdminReply AnswerQuery(std::string_view sql, const AdminContext& context);

@@ -1,32 +1,60 @@
 #include "proxy/binlog_sender.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/artificial_events.h"
 #include "protocol/byte_cursor.h"
 #include "protocol/event_type.h"
 #include "protocol/gtid_events.h"
 #include "protocol/packet_framer.h"
+#include "protocol/server_error.h"
 #include "protocol/server_packets.h"
 #include "protocol/status_macros.h"
+#include "proxy/client_error.h"
+#include "replication/store_scan.h"
 
 namespace binrelay::proxy {
 namespace {
 
-constexpr uint16_t kFlagSecond = 0x02;  // MariaDB: send ANNOTATE_ROWS; MySQL: HEARTBEAT_V2
-constexpr int kCapabilityTolerateHoles = 2;
-constexpr int kCapabilityGtid = 4;
+using protocol::server_error::kMasterFatalReadingBinlog;
+using protocol::server_error::kUnknownCommand;
+using protocol::server_error::kUnknownError;
 
-const std::string* Variable(const DumpRequest& r, std::string_view a, std::string_view b = {}) {
-  auto it = r.user_variables.find(std::string(a));
-  if (it != r.user_variables.end()) return &it->second;
-  if (!b.empty()) {
-    it = r.user_variables.find(std::string(b));
-    if (it != r.user_variables.end()) return &it->second;
+absl::Status Fatal(std::string_view message) {
+  return ClientError(absl::StatusCode::kFailedPrecondition, kMasterFatalReadingBinlog, message);
+}
+
+absl::Status Retryable(std::string_view message) {
+  return ClientError(absl::StatusCode::kUnavailable, kUnknownError, message);
+}
+
+// "mysql-bin.000012" -> ("mysql-bin", 12); false for names that are not a
+// base name, a dot and a decimal counter.
+bool SplitBinlogName(std::string_view name, std::string_view* base, uint64_t* number) {
+  size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == name.size()) return false;
+  std::string_view digits = name.substr(dot + 1);
+  for (char c : digits) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
   }
-  return nullptr;
+  *base = name.substr(0, dot);
+  return absl::SimpleAtoi(AV(digits), number);
+}
+
+// `name` continues the sequence `newest` belongs to, after it: a file the
+// source may already have written and binrelay not yet received.
+bool IsLaterFileOfSequence(std::string_view name, std::string_view newest) {
+  std::string_view a, b;
+  uint64_t na = 0, nb = 0;
+  return SplitBinlogName(name, &a, &na) && SplitBinlogName(newest, &b, &nb) && a == b && na > nb;
+}
+
+std::string Holdings(const std::vector<replication::StoreFileEntry>& files) {
+  return absl::StrCat("binrelay's store holds ", files.front().name, " to ", files.back().name);
 }
 
 }  // namespace
@@ -50,149 +78,168 @@ BinlogSender::~BinlogSender() {
   if (registry_id_ != 0) ctx_.registry->Remove(registry_id_);
 }
 
-absl::Status BinlogSender::ReadClientVariables() {
-  if (const std::string* v = Variable(request_, "master_binlog_checksum", "source_binlog_checksum")) {
+absl::Status BinlogSender::Init() {
+  const DumpSettings& settings = request_.settings;
+  if (settings.checksum) {
     // Lenient like protocol.md §4.4: anything but NONE means CRC32.
     client_checksum_aware_ = true;
-    client_crc_ = !absl::EqualsIgnoreCase(AV(*v), "NONE") && !v->empty();
+    client_crc_ = !absl::EqualsIgnoreCase(AV(*settings.checksum), "NONE") &&
+                  !settings.checksum->empty();
   }
-  if (const std::string* v = Variable(request_, "mariadb_slave_capability")) {
-    int cap = 0;
-    if (!absl::SimpleAtoi(AV(*v), &cap)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("@mariadb_slave_capability='", *v, "' is not an integer"));
-    }
-    maria_capability_ = cap;
-  }
-  if (const std::string* v = Variable(request_, "master_heartbeat_period", "source_heartbeat_period")) {
-    uint64_t ns = 0;
-    double dns = 0;
-    if (absl::SimpleAtoi(AV(*v), &ns)) {
-      heartbeat_ = std::chrono::nanoseconds(ns);
-    } else if (absl::SimpleAtod(AV(*v), &dns) && dns >= 0) {
-      heartbeat_ = std::chrono::nanoseconds(static_cast<uint64_t>(dns));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status BinlogSender::CheckGtidStartAgainstStore(const std::string& state) {
-  BR_ASSIGN_OR_RETURN(replication::MariaGtidPosition have,
-                      replication::MariaGtidPosition::Parse(ctx_.store->committed().gtid_state));
-  for (const auto& [domain, want] : maria_pending_) {
-    auto it = have.domains().find(domain);
-    if (it == have.domains().end()) {
-      return absl::NotFoundError(absl::StrCat(
-          "Error: connecting slave requested to start from GTID ", want.ToString(),
-          ", which is not in the master's binlog (binrelay's store has no domain ", domain,
-          "; it is at '", have.ToString(), "'). Check the replica's @@gtid_slave_pos"));
-    }
-    if (want.seq > it->second.seq) {
-      // binrelay may still be catching up with the source: retryable.
-      return absl::UnavailableError(absl::StrCat(
-          "Error: connecting slave requested to start from GTID ", want.ToString(),
-          ", which is not in the master's binlog: binrelay's store ends at ",
-          it->second.ToString(), " in domain ", domain,
-          " (the replica is ahead of binrelay; requested position '", state, "')"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status BinlogSender::Init() {
-  BR_RETURN_IF_ERROR(ReadClientVariables());
   // Only what is committed: a file the store has just started may not even
   // hold its FDE on disk yet.
   std::vector<replication::StoreFileEntry> files = ctx_.store->CommittedFiles();
   if (files.empty()) {
-    return absl::UnavailableError(
+    return Retryable(
         "binrelay's store is still empty (it has not received the source's first file yet); "
         "retry in a moment");
   }
-  const std::string* connect_state = Variable(request_, "slave_connect_state");
+  // The stream's flavour decides the rules (and which commands exist).
+  auto format = replication::ReadStoredFormat(
+      absl::StrCat(ctx_.store->dir(), "/", files.back().name));
+  if (!format.ok()) {
+    return Retryable(absl::StrCat("binrelay cannot read the format of its newest stored file (",
+                                  format.status().message(), "); retry shortly"));
+  }
+  mariadb_ = format->is_mariadb;
+  const bool may_be_behind = ctx_.source == nullptr || ctx_.source->MayBeBehind();
   if (request_.kind == DumpRequest::Kind::kMySqlGtid) {
-    mode_ = Mode::kMysqlGtid;
-    BR_ASSIGN_OR_RETURN(std::string text, protocol::DecodeGtidSetText(request_.encoded_gtid_set));
-    BR_ASSIGN_OR_RETURN(mysql_executed_, replication::MysqlGtidSet::Parse(text));
-    std::string file = files.front().name;
-    if (!text.empty()) {
-      auto found = ctx_.store->FileForGtid(text);
-      if (!found.ok()) {
-        return absl::NotFoundError(absl::StrCat(
-            "Cannot replicate because the source purged required binary logs: binrelay's "
-            "store (", files.front().name, " to ", files.back().name,
-            ") does not reach back to the replica's executed set '", text, "'"));
-      }
-      file = *found;
+    if (mariadb_) {
+      // MariaDB has no COM_BINLOG_DUMP_GTID: its dispatcher answers
+      // ER_UNKNOWN_COM_ERROR and keeps the connection.
+      return ClientError(absl::StatusCode::kUnimplemented, kUnknownCommand, "Unknown command",
+                         "08S01");
     }
-    start_ = {file, 4};
-  } else if (connect_state != nullptr) {
-    mode_ = Mode::kMariaGtid;
-    BR_ASSIGN_OR_RETURN(replication::MariaGtidPosition want,
-                        replication::MariaGtidPosition::Parse(*connect_state));
-    maria_pending_ = want.domains();
-    BR_RETURN_IF_ERROR(CheckGtidStartAgainstStore(*connect_state));
-    std::string file = files.front().name;
-    if (!want.empty()) {
-      auto found = ctx_.store->FileForGtid(*connect_state);
-      if (!found.ok()) {
-        return absl::NotFoundError(absl::StrCat(
-            "Could not find GTID state requested by slave in any binlog files. Probably the "
-            "slave state is too old and required binlog files have been purged (binrelay's "
-            "store holds ", files.front().name, " to ", files.back().name,
-            ", requested '", *connect_state, "')"));
-      }
-      file = *found;
-    } else if (!files.front().first_gtid_state.empty()) {
-      return absl::NotFoundError(absl::StrCat(
-          "Could not find GTID state requested by slave in any binlog files: the replica "
-          "starts from an empty GTID position, but binrelay's oldest file ", files.front().name,
-          " begins after GTIDs '", files.front().first_gtid_state,
-          "' (earlier files were purged); seed the replica and set gtid_slave_pos"));
+    BR_RETURN_IF_ERROR(InitMysqlGtid(files));
+  } else if (mariadb_) {
+    MariaDumpStart start;
+    start.binlog_state = ctx_.store->committed_maria_state();
+    start.files = files;
+    start.server_id = ctx_.server_id;
+    start.may_be_behind = may_be_behind;
+    if (ctx_.source != nullptr) {
+      start.own_slave_pos = ctx_.source->Variable("gtid_slave_pos").value_or("");
     }
-    start_ = {file, 4};
+    std::string gtid_file;
+    BR_ASSIGN_OR_RETURN(maria_, MariaDumpFilter::Create(settings, request_.flags, start,
+                                                        &gtid_file));
+    if (maria_->using_gtid()) {
+      mode_ = Mode::kMariaGtid;
+      start_ = {gtid_file, 4};
+    } else {
+      BR_RETURN_IF_ERROR(InitFilePosition(files, may_be_behind));
+    }
   } else {
-    start_ = {request_.file.empty() ? files.front().name : request_.file, request_.position};
-    const replication::StoreFileEntry& newest = files.back();
-    const int cmp = replication::CompareBinlogNames(start_.file, newest.name);
-    if (cmp > 0 ||
-        (cmp == 0 && start_.offset > newest.size && !ctx_.store->IsClosed(newest.name))) {
-      // The replica is ahead of binrelay (which is catching up with the
-      // source, or was just put in front of it): retryable, not fatal.
-      // Past the end of a closed file is impossible: StoreReader::Open
-      // refuses it below (fatal 1236), as the source would.
-      return absl::UnavailableError(absl::StrCat(
-          "binrelay has not stored ", start_.ToString(), " yet (its store ends at ", newest.name,
-          ":", newest.size, "); it is behind the source, retry shortly"));
-    }
+    BR_RETURN_IF_ERROR(InitFilePosition(files, may_be_behind));
   }
-  BR_ASSIGN_OR_RETURN(reader_, replication::StoreReader::Open(ctx_.store, start_));
+  auto reader = replication::StoreReader::Open(ctx_.store, start_);
+  if (!reader.ok()) return Fatal(SV(reader.status().message()));  // purged meanwhile
+  reader_ = *std::move(reader);
   BR_RETURN_IF_ERROR(reader_->PeekAt(4).status());
-  const protocol::FormatDescription& format = reader_->format();
-  if (format.events_have_crc() && !client_checksum_aware_) {
-    return absl::FailedPreconditionError(
-        "Slave can not handle replication events with the checksum that master is configured "
-        "to log (binrelay's stored binlog has CRC32 checksums and the client did not SET "
-        "@master_binlog_checksum)");
-  }
-  if (format.is_mariadb && maria_capability_.value_or(0) < kCapabilityGtid) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "binrelay serves this MariaDB binlog only to GTID-aware clients (MariaDB 10.0+ "
-        "replicas, mariadb-binlog), which SET @mariadb_slave_capability=4; this client sent ",
-        maria_capability_ ? absl::StrCat(*maria_capability_) : std::string("none")));
-  }
   pin_ = ctx_.store->Pin(start_, absl::StrCat("replica ", request_.peer, " server_id ",
                                               request_.server_id));
   DumpInfo info;
   info.peer = request_.peer;
   info.server_id = request_.server_id;
+  info.connection_id = request_.connection_id;
   info.mode = mode_ == Mode::kFilePosition ? "file/position"
               : mode_ == Mode::kMariaGtid  ? "mariadb gtid"
                                            : "mysql gtid";
   info.position = start_;
   info.connected = absl::Now();
-  registry_id_ = ctx_.registry->Add(std::move(info));
+  registry_id_ = ctx_.registry->Add(std::move(info), this);
   return absl::OkStatus();
+}
+
+absl::Status BinlogSender::InitMysqlGtid(const std::vector<replication::StoreFileEntry>& files) {
+  mode_ = Mode::kMysqlGtid;
+  auto text = protocol::DecodeGtidSetText(request_.encoded_gtid_set);
+  if (!text.ok()) {
+    return Fatal(absl::StrCat("Malformed GTID set in COM_BINLOG_DUMP_GTID: ",
+                              text.status().message()));
+  }
+  auto executed = replication::MysqlGtidSet::Parse(*text);
+  if (!executed.ok()) {
+    return Fatal(absl::StrCat("Malformed GTID set in COM_BINLOG_DUMP_GTID: ",
+                              executed.status().message()));
+  }
+  mysql_executed_ = *std::move(executed);
+  std::string file = files.front().name;
+  if (!text->empty()) {
+    auto found = ctx_.store->FileForGtid(*text);
+    if (!found.ok()) {
+      return Fatal(absl::StrCat(
+          "Cannot replicate because the source purged required binary logs: ",
+          Holdings(files), ", which does not reach back to the replica's executed set '", *text,
+          "'"));
+    }
+    file = *found;
+  }
+  start_ = {file, 4};
+  return absl::OkStatus();
+}
+
+absl::Status BinlogSender::InitFilePosition(const std::vector<replication::StoreFileEntry>& files,
+                                            bool may_be_behind) {
+  start_ = {request_.file.empty() ? files.front().name : request_.file, request_.position};
+  auto it = std::find_if(files.begin(), files.end(), [&](const replication::StoreFileEntry& f) {
+    return f.name == start_.file;
+  });
+  const replication::StoreFileEntry& newest = files.back();
+  if (it == files.end()) {
+    if (may_be_behind && IsLaterFileOfSequence(start_.file, newest.name)) {
+      // The source may hold it already (binrelay is catching up, or was just
+      // put in front of it): the replica retries.
+      return Retryable(absl::StrCat("binrelay has not stored ", start_.file, " yet (its store "
+                                    "ends at ", newest.name, ":", newest.size,
+                                    "); it is behind the source, retry shortly"));
+    }
+    std::string why;
+    std::string_view base, oldest_base;
+    uint64_t n = 0, oldest = 0;
+    if (SplitBinlogName(start_.file, &base, &n) &&
+        SplitBinlogName(files.front().name, &oldest_base, &oldest) && base == oldest_base &&
+        n < oldest) {
+      why = absl::StrCat("binlog '", start_.file, "' was purged from binrelay's store (",
+                         Holdings(files), "; [store] retention_hours, retention_bytes and "
+                         "retention_hard_cap_bytes decide what is kept): point the replica at "
+                         "a stored file, or reseed it");
+    } else {
+      why = absl::StrCat("binlog '", start_.file, "' is not in binrelay's store (",
+                         Holdings(files), ")");
+    }
+    // The source's words first: clients match them.
+    return Fatal(absl::StrCat("Could not find first log file name in binary log index file (",
+                              why, ")"));
+  }
+  if (start_.offset < 4 || start_.offset > it->size) {
+    if (start_.offset > it->size && it->name == newest.name && !ctx_.store->IsClosed(newest.name) &&
+        may_be_behind) {
+      return Retryable(absl::StrCat("binrelay has not stored ", start_.ToString(), " yet (its "
+                                    "store ends at ", newest.name, ":", newest.size,
+                                    "); it is behind the source, retry shortly"));
+    }
+    file_opened_ = true;
+    last_event_start_ = 4;
+    std::string pos = absl::StrCat(start_.offset);
+    return Fatal(absl::StrCat(
+        mariadb_ ? "Client requested master to start replication from impossible position"
+        : start_.offset < 4 ? "Client requested source to start replication from position < 4"
+                            : "Client requested source to start replication from position > "
+                              "file size",
+        "; the first event '", start_.file, "' at ", pos, ", the last event read from '",
+        start_.file, "' at 4, the last byte read from '", start_.file, "' at 4."));
+  }
+  return absl::OkStatus();
+}
+
+std::string BinlogSender::WithReadPositions(std::string_view message) const {
+  if (!file_opened_ || reader_ == nullptr) return std::string(message);
+  const replication::BinlogPosition& at = reader_->position();
+  return absl::StrCat(AV(message), "; the first event '", request_.file, "' at ",
+                      request_.position, ", the last event read from '", at.file, "' at ",
+                      last_event_start_, ", the last byte read from '", at.file, "' at ",
+                      at.offset, ".");
 }
 
 void BinlogSender::AppendEvent(std::string* out, std::string_view event) {
@@ -211,54 +258,35 @@ void BinlogSender::AppendEvent(std::string* out, std::string_view event) {
   protocol::AppendFramedPacket(out, p, &seq_);
 }
 
-void BinlogSender::AppendFakeGtidList(std::string* out, uint64_t position) {
-  std::vector<protocol::MariaGtidList::Entry> entries;
-  auto state = replication::MariaGtidPosition::Parse(binlog_state_.ToString());
-  if (state.ok()) {
-    for (const auto& [domain, g] : state->domains()) {
-      entries.push_back({g.domain, g.server_id, g.seq});
-    }
+absl::Status BinlogSender::SendFde(const protocol::EventView& fde, bool mid_file_start,
+                                   std::string* out) {
+  file_opened_ = true;
+  const protocol::FormatDescription& format = reader_->format();
+  if (format.events_have_crc() && !client_checksum_aware_) {
+    return Fatal(mariadb_ ? "Slave can not handle replication events with the checksum that "
+                            "master is configured to log"
+                          : "Replica can not handle replication events with the checksum that "
+                            "source is configured to log");
   }
-  AppendEvent(out, protocol::BuildFakeGtidList(ctx_.server_id, entries, position, client_crc_));
-}
-
-absl::Status BinlogSender::RouteMariaGtid(const protocol::EventView& ev, std::string* out,
-                                          bool* skip) {
-  BR_RETURN_IF_ERROR(binlog_state_.OnEvent(ev));
-  BR_ASSIGN_OR_RETURN(bool ended, boundary_.OnEvent(ev, reader_->format(), reader_->position()));
-  if (ev.type() == protocol::kMariaGtidEvent) {
-    BR_ASSIGN_OR_RETURN(protocol::MariaGtid g, protocol::ParseMariaGtid(ev));
-    auto it = maria_pending_.find(g.domain_id);
-    if (it != maria_pending_.end()) {
-      const replication::MariaGtid& want = it->second;
-      // As MariaDB's sender: skip the group unless it is past the
-      // requested GTID of the same server in this domain.
-      if (g.server_id != want.server_id || g.seq_no <= want.seq) skip_group_ = true;
-      if (g.server_id == want.server_id && g.seq_no >= want.seq) {
-        send_fake_gtid_list_ = true;
-        maria_pending_.erase(it);
-      }
-    }
+  if (mid_file_start) {
+    // The replica must not move its position by this FDE, nor take it for a
+    // restart of the source (log_pos 0, created 0).
+    BR_ASSIGN_OR_RETURN(std::string e, protocol::RewriteFdeForMidFileStart(fde.bytes,
+                                                                           fde.has_checksum));
+    AppendEvent(out, e);
+  } else if (maria_ && maria_->using_gtid() && !maria_->position_reached()) {
+    // A GTID replica that has not reached its position keeps its temporary
+    // tables: no `created`.
+    BR_ASSIGN_OR_RETURN(std::string e, protocol::RewriteFdeWithoutCreated(fde.bytes,
+                                                                          fde.has_checksum));
+    AppendEvent(out, e);
+  } else {
+    AppendEvent(out, protocol::FdeWithoutInUse(fde.bytes));
   }
-  if (ended) binlog_state_.Commit();
-  if (skip_group_) {
-    *skip = true;
-    if (ended) {
-      skip_group_ = false;
-      if (send_fake_gtid_list_) {
-        // The replica has logically passed everything up to here.
-        AppendFakeGtidList(out, reader_->position().offset);
-        send_fake_gtid_list_ = false;
-      }
-    }
-    return absl::OkStatus();
-  }
-  if (send_fake_gtid_list_) {
-    // The requested GTID is missing (a later one of its server came first):
-    // move the replica's position before sending this group.
-    AppendFakeGtidList(out, ev.offset);
-    send_fake_gtid_list_ = false;
-  }
+  // From here clients parse every event, invented ones included, with this
+  // FDE's algorithm (real senders switch the same way).
+  client_crc_ = format.events_have_crc();
+  if (maria_) maria_->OnFileStart();
   return absl::OkStatus();
 }
 
@@ -286,7 +314,7 @@ absl::Status BinlogSender::RouteMysqlGtid(const protocol::EventView& ev, std::st
   if (heartbeat_after_skip_) {
     // As MySQL's sender: tell the replica where the skipped run ended.
     heartbeat_after_skip_ = false;
-    const bool v2 = (request_.flags & kFlagSecond) != 0;
+    const bool v2 = (request_.flags & kDumpFlagSecond) != 0;
     const auto& file = reader_->position().file;
     AppendEvent(out, v2 ? protocol::BuildHeartbeatV2(ctx_.server_id, file, ev.offset, client_crc_)
                         : protocol::BuildHeartbeat(ctx_.server_id, file, ev.offset, client_crc_));
@@ -294,45 +322,56 @@ absl::Status BinlogSender::RouteMysqlGtid(const protocol::EventView& ev, std::st
   return absl::OkStatus();
 }
 
-absl::Status BinlogSender::Route(const protocol::EventView& ev, std::string* out) {
-  if (ev.type() == protocol::kFormatDescriptionEvent) {
-    AppendEvent(out, protocol::FdeWithoutInUse(ev.bytes));
-    // From here clients parse every event, invented ones included, with this
-    // FDE's algorithm (real senders switch the same way).
-    client_crc_ = reader_->format().events_have_crc();
+absl::Status BinlogSender::Route(const protocol::EventView& ev, std::string* out,
+                                 bool* finished) {
+  last_event_start_ = ev.offset;
+  if (ev.type() == protocol::kFormatDescriptionEvent) return SendFde(ev, false, out);
+  const bool crc = reader_->format().events_have_crc();
+  if (maria_) {
+    BR_ASSIGN_OR_RETURN(MariaDumpFilter::Action action, maria_->OnEvent(ev, crc, &scratch_));
+    if (action == MariaDumpFilter::Action::kSend) AppendEvent(out, ev.bytes);
+    if (action == MariaDumpFilter::Action::kSendRewritten) AppendEvent(out, scratch_);
+    std::vector<protocol::MariaGtidList::Entry> entries;
+    uint32_t flags = 0;
+    const uint64_t end = reader_->position().offset;
+    if (maria_->TakeFakeGtidList(&entries, &flags)) {
+      // The replica has logically passed everything up to here.
+      AppendEvent(out, protocol::BuildFakeGtidList(ctx_.server_id, entries, end, client_crc_,
+                                                   flags));
+    }
+    if (maria_->UntilReached(ev, crc, &entries, &flags)) {
+      AppendEvent(out, protocol::BuildFakeGtidList(ctx_.server_id, entries, end, client_crc_,
+                                                   flags));
+      *finished = true;
+    }
     return absl::OkStatus();
   }
   bool skip = false;
-  if (mode_ == Mode::kMariaGtid && (!maria_pending_.empty() || skip_group_)) {
-    BR_RETURN_IF_ERROR(RouteMariaGtid(ev, out, &skip));
-  } else if (mode_ == Mode::kMysqlGtid) {
-    BR_RETURN_IF_ERROR(RouteMysqlGtid(ev, out, &skip));
-  }
-  if (skip) return absl::OkStatus();
-  if (ev.type() == protocol::kAnnotateRowsEvent && (request_.flags & kFlagSecond) == 0 &&
-      maria_capability_.value_or(0) >= kCapabilityTolerateHoles) {
-    return absl::OkStatus();
-  }
-  AppendEvent(out, ev.bytes);
+  if (mode_ == Mode::kMysqlGtid) BR_RETURN_IF_ERROR(RouteMysqlGtid(ev, out, &skip));
+  if (!skip) AppendEvent(out, ev.bytes);
   return absl::OkStatus();
 }
 
 absl::StatusOr<DumpStream::Progress> BinlogSender::Fill(std::string* out, size_t budget) {
+  {
+    absl::MutexLock l(&end_mu_);
+    if (!end_.ok()) return end_;
+  }
   if (!started_) {
     started_ = true;
+    // MariaDB names the requested position (4 for a GTID dump); MySQL too.
     const uint64_t rotate_pos = mode_ == Mode::kFilePosition ? start_.offset : 4;
-    AppendEvent(out, protocol::BuildFakeRotate(ctx_.server_id, start_.file, rotate_pos, client_crc_));
+    AppendEvent(out, protocol::BuildFakeRotate(ctx_.server_id, start_.file, rotate_pos,
+                                               client_crc_));
     if (start_.offset > 4) {
       BR_ASSIGN_OR_RETURN(protocol::EventView fde, reader_->PeekAt(4));
-      BR_ASSIGN_OR_RETURN(std::string rewritten,
-                          protocol::RewriteFdeForMidFileStart(fde.bytes, fde.has_checksum));
-      AppendEvent(out, rewritten);
-      client_crc_ = reader_->format().events_have_crc();
+      last_event_start_ = 4;
+      BR_RETURN_IF_ERROR(SendFde(fde, true, out));
     }
   }
   if (pin_.lost()) {
     // Retention's hard cap removed files this dump still needed.
-    return absl::DataLossError(pin_.lost_reason());
+    return Fatal(pin_.lost_reason());
   }
   while (out->size() < budget) {
     protocol::EventView ev;
@@ -350,9 +389,17 @@ absl::StatusOr<DumpStream::Progress> BinlogSender::Fill(std::string* out, size_t
         AppendEvent(out, protocol::BuildFakeRotate(ctx_.server_id, reader_->position().file, 4,
                                                    client_crc_));
         break;
-      case replication::StoreReader::Step::kEvent:
-        BR_RETURN_IF_ERROR(Route(ev, out));
+      case replication::StoreReader::Step::kEvent: {
+        bool finished = false;
+        BR_RETURN_IF_ERROR(Route(ev, out, &finished));
+        if (finished) {
+          // START SLAVE UNTIL reached: the source ends the dump with EOF.
+          ctx_.registry->Update(registry_id_, reader_->position(), false);
+          protocol::AppendFramedPacket(out, protocol::BuildEofPacket(), &seq_);
+          return Progress::kFinished;
+        }
         break;
+      }
     }
   }
   ctx_.registry->Update(registry_id_, reader_->position(), false);
@@ -361,19 +408,43 @@ absl::StatusOr<DumpStream::Progress> BinlogSender::Fill(std::string* out, size_t
 
 void BinlogSender::AppendHeartbeat(std::string* out) {
   const auto& pos = reader_->position();
-  const bool v2 = !maria_capability_ && (request_.flags & kFlagSecond) != 0;
+  const bool v2 = !mariadb_ && (request_.flags & kDumpFlagSecond) != 0;
   AppendEvent(out, v2 ? protocol::BuildHeartbeatV2(ctx_.server_id, pos.file, pos.offset, client_crc_)
                       : protocol::BuildHeartbeat(ctx_.server_id, pos.file, pos.offset, client_crc_));
 }
 
-void BinlogSender::AppendError(std::string* out, uint16_t code, std::string_view message) {
-  protocol::AppendFramedPacket(out, protocol::BuildErrPacket(code, "HY000", message), &seq_);
+void BinlogSender::AppendError(std::string* out, const absl::Status& error) {
+  protocol::ServerError e = ClientErrorFor(error, kMasterFatalReadingBinlog);
+  // MySQL closes a replaced dump without a word; MariaDB says why.
+  if (e.code == protocol::server_error::kSlaveSameId && !mariadb_) return;
+  // Both tell where reading stopped with a fatal read error and with
+  // ER_SLAVE_SAME_ID.
+  if (e.code == kMasterFatalReadingBinlog || e.code == protocol::server_error::kSlaveSameId) {
+    e.message = WithReadPositions(e.message);
+  }
+  protocol::AppendFramedPacket(out, protocol::BuildErrPacket(e.code, e.sql_state, e.message),
+                               &seq_);
+}
+
+void BinlogSender::RequestEnd(absl::Status why) {
+  std::function<void()> wake;
+  {
+    absl::MutexLock l(&end_mu_);
+    if (end_.ok()) end_ = std::move(why);
+    wake = wake_;
+  }
+  if (wake) wake();
 }
 
 bool BinlogSender::ArmWake(std::function<void()> wake) {
   DisarmWake();
+  {
+    absl::MutexLock l(&end_mu_);
+    wake_ = wake;
+    if (!end_.ok()) return false;
+  }
   wake_id_ = ctx_.signal->Add(std::move(wake));
-  if (ctx_.store->committed().sequence != reader_->seen_sequence()) {
+  if (ctx_.store->committed_sequence() != reader_->seen_sequence()) {
     DisarmWake();
     return false;
   }

@@ -11,6 +11,7 @@
 #include "protocol/status_macros.h"
 #include "proxy/admin_handler.h"
 #include "proxy/binlog_sender.h"
+#include "proxy/client_error.h"
 #include "spdlog/spdlog.h"
 
 namespace binrelay::proxy {
@@ -20,6 +21,16 @@ class DumpService : public DumpHandler {
   explicit DumpService(BinlogSenderContext context) : context_(context) {}
 
   absl::StatusOr<std::unique_ptr<DumpStream>> StartDump(const DumpRequest& request) override {
+    // A replica dumping again replaces its older dump (kill_zombie_dump_threads).
+    int ended = context_.registry->EndSameServerId(
+        request.server_id,
+        ClientError(absl::StatusCode::kAborted, protocol::server_error::kSlaveSameId,
+                    "A slave with the same server_uuid/server_id as this slave has connected "
+                    "to the master"));
+    if (ended > 0) {
+      spdlog::info("dump for {} (server_id {}) replaces {} older dump(s) of that server_id",
+                   request.peer, request.server_id, ended);
+    }
     absl::StatusOr<std::unique_ptr<BinlogSender>> sender = BinlogSender::Create(context_, request);
     if (!sender.ok()) {
       spdlog::warn("dump for {} (server_id {}) refused: {}", request.peer, request.server_id,

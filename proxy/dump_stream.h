@@ -4,7 +4,8 @@
 // when it has caught up, and arms a one-shot wake-up for new data.
 //
 // Thread safety: one stream belongs to one connection; only the wake-up
-// callback passed to ArmWake is invoked from another thread.
+// callback passed to ArmWake is invoked from another thread, and
+// RequestEnd may be called from any thread.
 // Lifetime: the stream must be destroyed before the store it reads.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace binrelay::proxy {
@@ -32,7 +34,11 @@ class DumpStream {
   // AppendError's packet, then close.
   virtual absl::StatusOr<Progress> Fill(std::string* out, size_t budget) = 0;
   virtual void AppendHeartbeat(std::string* out) = 0;
-  virtual void AppendError(std::string* out, uint16_t code, std::string_view message) = 0;
+  // The ERR packet for `error`: the client error it carries (client_error.h),
+  // else 1236 with its message; the stream adds where reading stopped.
+  virtual void AppendError(std::string* out, const absl::Status& error) = 0;
+  // Makes the next Fill fail with `why` and wakes a waiting dump.
+  virtual void RequestEnd(absl::Status why) = 0;
   // 0: the replica asked for no heartbeats.
   virtual std::chrono::nanoseconds heartbeat_period() const = 0;
   // Registers `wake`, called once from any thread when more may have been

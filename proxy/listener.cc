@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "protocol/server_error.h"
 #include "protocol/status_macros.h"
+#include "proxy/client_error.h"
 #include "spdlog/spdlog.h"
 
 namespace binrelay::proxy {
@@ -315,16 +316,17 @@ asio::awaitable<absl::StatusOr<bool>> Listener::StreamDump(std::shared_ptr<Conne
   while (true) {
     out.clear();
     if (conn->stopping) {
-      dump.AppendError(&out, protocol::server_error::kServerShutdown,
-                       "binrelay is shutting down; reconnect when it is back");
+      dump.AppendError(&out, ClientError(absl::StatusCode::kCancelled,
+                                         protocol::server_error::kServerShutdown,
+                                         "binrelay is shutting down; reconnect when it is back",
+                                         "08S01"));
       (void)co_await Write(conn, out);
       co_return absl::CancelledError("binrelay is stopping");
     }
     absl::StatusOr<DumpStream::Progress> progress = dump.Fill(&out, kBudget);
     if (!progress.ok()) {
       // Events already filled are whole and valid: send them, then the error.
-      dump.AppendError(&out, protocol::server_error::kMasterFatalReadingBinlog,
-                       SV(progress.status().message()));
+      dump.AppendError(&out, progress.status());
       (void)co_await Write(conn, out);
       co_return progress.status();
     }

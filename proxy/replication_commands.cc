@@ -60,7 +60,14 @@ absl::StatusOr<DumpRequest> ParseBinlogDump(std::string_view payload) {
   d.flags = c.U16();
   d.server_id = c.U32();
   if (!c.ok()) return c.status("COM_BINLOG_DUMP header");
-  d.file = std::string(c.Rest());
+  std::string_view name = c.Rest();
+  name = name.substr(0, name.find('\0'));  // npos: the whole rest
+  if (name.size() >= kMaxBinlogNameLength) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "COM_BINLOG_DUMP names a binlog of ", name.size(), " bytes (the limit is ",
+        kMaxBinlogNameLength - 1, ")"));
+  }
+  d.file = std::string(name);
   return d;
 }
 

@@ -9,13 +9,16 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "proxy/dump_request.h"
 
 namespace binrelay::proxy {
+
+// FN_REFLEN: the longest file name the source accepts in a dump request.
+inline constexpr size_t kMaxBinlogNameLength = 512;
 
 struct ReplicaRegistration {
   uint32_t server_id = 0;
@@ -26,25 +29,13 @@ struct ReplicaRegistration {
   uint32_t master_id = 0;
 };
 
-struct DumpRequest {
-  enum class Kind { kFilePosition, kMySqlGtid };
-  Kind kind = Kind::kFilePosition;
-  uint32_t server_id = 0;  // 0 also means non-blocking (both servers)
-  uint16_t flags = 0;      // 0x01 NON_BLOCK; 0x02 MySQL HEARTBEAT_V2 / MariaDB ANNOTATE_ROWS
-  std::string file;        // empty = the oldest binlog
-  uint64_t position = 0;
-  std::string encoded_gtid_set;  // kMySqlGtid: the set as sent (protocol.md §5.3)
-  // The connection's user variables at dump time (lower-cased names without
-  // '@'): master/source_binlog_checksum, master_heartbeat_period (ns),
-  // slave_connect_state, mariadb_slave_capability, ...
-  std::map<std::string, std::string> user_variables;
-  std::string peer;  // host:port of the client, for logs and status
-
-  bool NonBlocking() const { return (flags & 0x01) != 0 || server_id == 0; }
-};
-
 // Payloads include the command byte. Truncation is OutOfRange naming the
 // field and byte offset; a wrong command byte is InvalidArgument.
+//
+// COM_BINLOG_DUMP's file name is read as MariaDB and MySQL read it: up to the
+// first zero byte (some clients terminate it with one; the rest of the
+// packet is ignored). A name of kMaxBinlogNameLength bytes or more is
+// InvalidArgument: the source then ends the connection without an answer.
 absl::StatusOr<ReplicaRegistration> ParseRegisterSlave(std::string_view payload);
 absl::StatusOr<DumpRequest> ParseBinlogDump(std::string_view payload);
 absl::StatusOr<DumpRequest> ParseBinlogDumpGtid(std::string_view payload);

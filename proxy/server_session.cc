@@ -10,6 +10,7 @@
 #include "protocol/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "proxy/admin_responder.h"
+#include "proxy/client_error.h"
 
 namespace binrelay::proxy {
 namespace {
@@ -179,28 +180,39 @@ absl::Status ServerSession::HandleCommand(std::string_view payload, std::string*
 
 absl::Status ServerSession::HandleDump(std::string_view payload, std::string* out) {
   const bool gtid = static_cast<uint8_t>(payload[0]) == protocol::command::kBinlogDumpGtid;
+  const char* what = gtid ? "COM_BINLOG_DUMP_GTID" : "COM_BINLOG_DUMP";
   auto request = gtid ? ParseBinlogDumpGtid(payload) : ParseBinlogDump(payload);
-  absl::Status st = request.status();
-  if (st.ok()) {
-    request->user_variables = user_variables_;
-    request->peer = options_.auth.peer_host;
-    dump_request_ = *request;
-    auto stream = dump_->StartDump(*request);
-    st = stream.status();
-    if (st.ok()) dump_stream_ = std::move(*stream);
+  if (!request.ok()) {
+    // A name too long for the source ends the connection without a word;
+    // a truncated packet gets ER_MALFORMED_PACKET first (MySQL's READ_INT).
+    if (!absl::IsInvalidArgument(request.status())) {
+      ReplyError(out, kErMalformedPacket, "HY000", "Malformed communication packet.");
+    }
+    return Close(Annotate(request.status(), what));
   }
-  if (!st.ok()) {
-    // Real primaries answer every failed dump with 1236 and end the session;
-    // replicas stop on it. What binrelay has not stored *yet* (it is behind
-    // the source) gets a generic error instead, on which replicas reconnect.
-    ReplyError(out,
-               absl::IsUnavailable(st) ? protocol::server_error::kUnknownError
-                                       : protocol::server_error::kMasterFatalReadingBinlog,
-               "HY000", std::string(st.message()));
-    return Close(Annotate(st, gtid ? "COM_BINLOG_DUMP_GTID" : "COM_BINLOG_DUMP"));
+  request->settings = ReadDumpSettings(user_variables_, skip_replication_);
+  request->peer = options_.auth.peer_host;
+  request->connection_id = options_.connection_id;
+  dump_request_ = *request;
+  auto stream = dump_->StartDump(*request);
+  if (stream.ok()) {
+    dump_stream_ = std::move(*stream);
+    state_ = State::kDumpAccepted;
+    return absl::OkStatus();
   }
-  state_ = State::kDumpAccepted;
-  return absl::OkStatus();
+  // Real primaries answer a refused dump with its error and end the session
+  // (1236 stops a replica; 1105, for what binrelay has not stored yet, makes
+  // it retry), except that MariaDB does not know COM_BINLOG_DUMP_GTID at all
+  // and answers it as any unknown command, keeping the connection.
+  protocol::ServerError e = ClientErrorFor(stream.status(),
+                                           protocol::server_error::kMasterFatalReadingBinlog);
+  ReplyError(out, e.code, e.sql_state, e.message);
+  if (e.code == protocol::server_error::kUnknownCommand) {
+    spdlog::info("client {} (user '{}'): {} refused with error {}: {}", options_.auth.peer_host,
+                 auth_.user(), what, e.code, e.message);
+    return absl::OkStatus();
+  }
+  return Close(Annotate(stream.status(), what));
 }
 
 }  // namespace binrelay::proxy

@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "protocol/packet_framer.h"
 #include "proxy/admin_handler.h"
+#include "proxy/dump_request.h"
 #include "proxy/server_auth.h"
 
 namespace binrelay::proxy {
@@ -68,7 +69,7 @@ class ServerSession {
 
   State state() const { return state_; }
   const std::string& user() const { return auth_.user(); }
-  const std::map<std::string, std::string>& user_variables() const { return user_variables_; }
+  const UserVariables& user_variables() const { return user_variables_; }
   const std::optional<ReplicaRegistration>& registration() const { return registration_; }
   const std::optional<DumpRequest>& dump_request() const { return dump_request_; }
   std::string TakeTlsBytes() { return reader_.TakeBuffered(); }
@@ -101,7 +102,8 @@ class ServerSession {
   ServerAuth auth_;
   protocol::PacketReader reader_;
   State state_ = State::kNew;
-  std::map<std::string, std::string> user_variables_;
+  UserVariables user_variables_;
+  bool skip_replication_ = false;  // SET skip_replication=1 (MariaDB replicas)
   std::optional<ReplicaRegistration> registration_;
   std::optional<DumpRequest> dump_request_;
   std::unique_ptr<DumpStream> dump_stream_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -101,6 +102,7 @@ absl::Status UpstreamSession::ConnectAndPrepare(bool first) {
     spdlog::info("connected to {} ({}), server_id {}, binlog_checksum {}", conn_->peer(),
                  info_.version, info_.server_id, info_.checksum_crc32 ? "CRC32" : "NONE");
   }
+  if (options_.read_source_variables) BR_RETURN_IF_ERROR(ReadSourceVariables(sql));
   // Declare checksum awareness (otherwise a CRC32 source refuses the dump)
   // and ask for heartbeats so a dead connection is noticed (§4.1, §4.2).
   uint64_t hb_ns = static_cast<uint64_t>(options_.heartbeat_period.count()) * 1000000;
@@ -118,6 +120,20 @@ absl::Status UpstreamSession::ConnectAndPrepare(bool first) {
   reg.server_id = options_.server_id;
   reg.report_host = "binrelay";
   return Command(BuildRegisterSlave(reg), "registering as a replica (COM_REGISTER_SLAVE)");
+}
+
+absl::Status UpstreamSession::ReadSourceVariables(SqlSource& sql) {
+  BR_ASSIGN_OR_RETURN(std::vector<SqlRow> rows, sql.Query("SHOW GLOBAL VARIABLES"));
+  auto vars = std::make_shared<VariableList>();
+  vars->reserve(rows.size());
+  for (const SqlRow& row : rows) {
+    if (row.size() < 2 || !row[0]) continue;
+    vars->emplace_back(absl::AsciiStrToLower(*row[0]), row[1].value_or(""));
+  }
+  std::sort(vars->begin(), vars->end());
+  absl::MutexLock lock(&status_mu_);
+  source_variables_ = std::move(vars);
+  return absl::OkStatus();
 }
 
 absl::Status UpstreamSession::ResolveStart() {
@@ -234,6 +250,7 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
     if (!boundary_.in_transaction() && ReachedEnd(current_)) done_ = true;
     return absl::OkStatus();
   }
+  last_event_ns_.store(absl::GetCurrentTimeNanos(), std::memory_order_relaxed);
   // Positions are passed by reference to long-lived members: no string copy
   // per event on this path.
   const BinlogPosition* end = &artificial_;
@@ -383,6 +400,16 @@ std::string UpstreamSession::state_name() const {
 BinlogPosition UpstreamSession::received() const {
   absl::MutexLock lock(&status_mu_);
   return received_;
+}
+
+absl::Time UpstreamSession::last_event_time() const {
+  int64_t ns = last_event_ns_.load(std::memory_order_relaxed);
+  return ns == 0 ? absl::InfinitePast() : absl::FromUnixNanos(ns);
+}
+
+std::shared_ptr<const UpstreamSession::VariableList> UpstreamSession::source_variables() const {
+  absl::MutexLock lock(&status_mu_);
+  return source_variables_;
 }
 
 std::string UpstreamSession::last_error() const {

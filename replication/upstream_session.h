@@ -18,10 +18,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "protocol/client_connection.h"
 #include "protocol/event_framer.h"
 #include "protocol/event_header.h"
@@ -50,6 +53,9 @@ struct UpstreamOptions {
   std::chrono::milliseconds heartbeat_period{2000};
   std::chrono::milliseconds reconnect_timeout{60000};  // give up after this long
   std::chrono::milliseconds max_backoff{5000};
+  // Read the source's SHOW GLOBAL VARIABLES at every connect (for a relay
+  // that answers variable queries of its own clients).
+  bool read_source_variables = false;
 };
 
 struct UpstreamStats {
@@ -79,10 +85,18 @@ class UpstreamSession {
   // End of the last complete transaction received (updated per transaction).
   BinlogPosition received() const;
   std::string last_error() const;
+  // When the last event that was not a heartbeat arrived (InfinitePast: none).
+  absl::Time last_event_time() const;
+  // The source's global variables as of the last connect (lower-case names,
+  // sorted by name); null unless read_source_variables (and connected once).
+  // Shared and immutable: a reader copies a pointer, not the list.
+  using VariableList = std::vector<std::pair<std::string, std::string>>;
+  std::shared_ptr<const VariableList> source_variables() const;
 
  private:
   absl::Status ConnectAndPrepare(bool first);
   absl::Status ResolveStart();
+  absl::Status ReadSourceVariables(SqlSource& sql);
   absl::Status StartDump();
   absl::Status Stream();
   absl::Status HandleEvent(std::string_view bytes);
@@ -100,6 +114,8 @@ class UpstreamSession {
   mutable absl::Mutex status_mu_;
   BinlogPosition received_ ABSL_GUARDED_BY(status_mu_);
   std::string last_error_ ABSL_GUARDED_BY(status_mu_);
+  std::shared_ptr<const VariableList> source_variables_ ABSL_GUARDED_BY(status_mu_);
+  std::atomic<int64_t> last_event_ns_{0};  // absl::ToUnixNanos; 0: none yet
 
   // Stream state.
   protocol::EventFramer framer_;

@@ -168,8 +168,8 @@ TEST_F(ProxyListenerTest, MariadbBinlogReachesDumpWithFileAndPosition) {
   EXPECT_TRUE(reqs[0].NonBlocking());
   // NON_BLOCK (no --stop-never) | MariaDB's BINLOG_SEND_ANNOTATE_ROWS_EVENT.
   EXPECT_EQ(reqs[0].flags, 0x03);
-  EXPECT_EQ(reqs[0].user_variables.at("master_binlog_checksum"), "NONE") << out;
-  EXPECT_EQ(reqs[0].user_variables.at("mariadb_slave_capability"), "4") << out;
+  EXPECT_EQ(reqs[0].settings.checksum, "NONE") << out;
+  EXPECT_EQ(reqs[0].settings.mariadb_capability, 4) << out;
 }
 
 // With --stop-never and a connection server id it is a blocking dump.

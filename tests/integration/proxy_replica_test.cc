@@ -86,9 +86,9 @@ TEST_F(ProxyReplicaTest, MariaDbReplicaFilePositionReachesDump) {
   EXPECT_EQ(d->position, 1234u);
   EXPECT_EQ(d->server_id, 2u);
   EXPECT_FALSE(d->NonBlocking());
-  EXPECT_EQ(d->user_variables.at("master_binlog_checksum"), "CRC32");
-  EXPECT_EQ(d->user_variables.at("master_heartbeat_period"), "5000000000");
-  EXPECT_EQ(d->user_variables.at("mariadb_slave_capability"), "4");
+  EXPECT_EQ(d->settings.checksum, "CRC32");
+  EXPECT_EQ(d->settings.heartbeat_period, std::chrono::seconds(5));
+  EXPECT_EQ(d->settings.mariadb_capability, 4);
   auto regs = admin_.registrations();
   ASSERT_FALSE(regs.empty());
   EXPECT_EQ(regs[0].server_id, 2u);
@@ -106,8 +106,8 @@ TEST_F(ProxyReplicaTest, MariaDbReplicaGtidModeSendsConnectState) {
   auto d = AwaitDump();
   ASSERT_TRUE(d.has_value()) << ReplicaStatus() << "\n" << replica_->ErrorLogTail();
   EXPECT_EQ(d->server_id, 2u);
-  EXPECT_EQ(d->user_variables.at("slave_connect_state"), "0-1-100");
-  EXPECT_EQ(d->user_variables.count("slave_gtid_strict_mode"), 1u);
+  EXPECT_EQ(d->settings.slave_connect_state, "0-1-100");
+  EXPECT_FALSE(d->settings.gtid_strict_mode);
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 #include "protocol/event_type.h"
 #include "protocol/gtid_events.h"
 #include "protocol/packet_framer.h"
+#include "proxy/client_error.h"
+#include "protocol/server_error.h"
 #include "tests/harness/binlog_fixtures.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
@@ -103,7 +105,7 @@ class BinlogSenderTest : public ::testing::Test {
     r.file = std::move(file);
     r.position = pos;
     r.server_id = non_blocking ? 0 : 5;
-    r.user_variables["master_binlog_checksum"] = "NONE";  // as mysqlbinlog
+    r.settings.checksum = "NONE";  // as mysqlbinlog
     return r;
   }
   // COM_BINLOG_DUMP_GTID (non-blocking) from a replica that executed
@@ -200,24 +202,37 @@ TEST_F(BinlogSenderTest, MidFileStartSendsFdeWithZeroLogPosAndValidCrc) {
   EXPECT_EQ(EventOf(packets[2]), std::string_view(mysql2_).substr(third, EventOf(packets[2]).size()));
 }
 
+// The MySQL error a refusal sends (its carried client error).
+uint16_t ClientCode(const absl::Status& s) { return ClientErrorFor(s, 0).code; }
+
 // Guards: a dump from a file or position binrelay does not hold being
-// accepted (the replica would silently get a different stream).
+// accepted (the replica would silently get a different stream), a file that
+// can never exist being answered with the retryable 1105 (clients loop on
+// it forever), and the source's own words missing from the refusal.
 TEST_F(BinlogSenderTest, UnknownFileAndImpossiblePositionsAreRefused) {
   StoreMysql();
   auto missing = BinlogSender::Create(context_, Request("binlog.000000", 4));
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ClientCode(missing.status()), 1236);
+  EXPECT_TRUE(absl::StrContains(missing.status().message(),
+                                "Could not find first log file name in binary log index file"))
+      << missing.status();
   EXPECT_NE(std::string(missing.status().message()).find("binlog.000000"), std::string::npos);
-  // Newer than the store: binrelay is behind, the replica should retry.
+  auto other_base = BinlogSender::Create(context_, Request("mysql-bin.000009", 4));
+  EXPECT_EQ(ClientCode(other_base.status()), 1236) << other_base.status();
+  // Newer than the store: binrelay may be behind, the replica should retry.
   auto ahead = BinlogSender::Create(context_, Request("binlog.000009", 4));
   EXPECT_EQ(ahead.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_NE(std::string(ahead.status().message()).find("binlog.000009:4"), std::string::npos);
+  EXPECT_EQ(ClientCode(ahead.status()), 1105);
+  EXPECT_NE(std::string(ahead.status().message()).find("binlog.000009"), std::string::npos);
   auto beyond = BinlogSender::Create(context_, Request("binlog.000001", 1u << 30));
-  EXPECT_EQ(beyond.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(ClientCode(beyond.status()), 1236) << beyond.status();
+  EXPECT_TRUE(absl::StrContains(beyond.status().message(), "position > file size"))
+      << beyond.status();
   // Past the end of the newest file when it is closed (it ends with STOP):
   // nothing more can come, so fatal, not "retry" (seen flaky in CI while the
   // store's next file was not yet committed).
   auto past_closed = BinlogSender::Create(context_, Request("binlog.000002", 1u << 20));
-  EXPECT_EQ(past_closed.status().code(), absl::StatusCode::kOutOfRange) << past_closed.status();
+  EXPECT_EQ(ClientCode(past_closed.status()), 1236) << past_closed.status();
   // Inside an event: accepted, then the first read fails naming the spot.
   BR_ASSERT_OK_AND_ASSIGN(auto inside, BinlogSender::Create(context_, Request("binlog.000001", 130)));
   std::string wire;
@@ -227,15 +242,45 @@ TEST_F(BinlogSenderTest, UnknownFileAndImpossiblePositionsAreRefused) {
       << p.status();
 }
 
+// Guards: binrelay answering "not stored yet, retry" for a file beyond its
+// store while it is caught up with its source, which has no such file either
+// (the client would retry forever; the source answers 1236).
+TEST_F(BinlogSenderTest, FileBeyondTheStoreIsFatalWhileCaughtUpWithTheSource) {
+  StoreMysql(/*both=*/false);
+  struct CaughtUp : SourceView {
+    bool MayBeBehind() const override { return false; }
+    std::shared_ptr<const VariableList> Variables() const override { return nullptr; }
+  } source;
+  context_.source = &source;
+  auto s = BinlogSender::Create(context_, Request("binlog.000002", 4));
+  EXPECT_EQ(ClientCode(s.status()), 1236) << s.status();
+  context_.source = nullptr;
+  EXPECT_EQ(ClientCode(BinlogSender::Create(context_, Request("binlog.000002", 4)).status()),
+            1105);
+}
+
 // Guards: serving CRC32 events to a client that never declared it can
-// handle checksums (a real primary refuses with 1236 too).
-TEST_F(BinlogSenderTest, ClientThatDeclaredNoChecksumIsRefused) {
+// handle checksums. As a real primary, binrelay sends the fake ROTATE, then
+// refuses with 1236 at the file's FDE.
+TEST_F(BinlogSenderTest, ClientThatDeclaredNoChecksumIsRefusedAtTheFde) {
   StoreMysql();
   DumpRequest r = Request("", 4);
-  r.user_variables.clear();
-  auto s = BinlogSender::Create(context_, r);
-  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(std::string(s.status().message()).find("checksum"), std::string::npos);
+  r.settings.checksum.reset();
+  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, r));
+  std::string wire;
+  auto p = sender->Fill(&wire, 1 << 20);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(ClientCode(p.status()), 1236);
+  EXPECT_TRUE(absl::StrContains(p.status().message(), "checksum")) << p.status();
+  sender->AppendError(&wire, p.status());
+  std::vector<std::string> packets = Payloads(wire);
+  ASSERT_EQ(packets.size(), 2u);
+  EXPECT_EQ(HeaderOf(EventOf(packets[0])).type, protocol::kRotateEvent);
+  BR_ASSERT_OK_AND_ASSIGN(protocol::ServerError err, protocol::ParseErrPacket(packets[1]));
+  EXPECT_EQ(err.code, 1236);
+  EXPECT_TRUE(absl::StrContains(err.message, "; the first event '' at 4, the last event read from "
+                                             "'binlog.000001' at 4"))
+      << err.message;
 }
 
 // Guards: a blocking dump that polls or never wakes: it must report caught
@@ -272,8 +317,8 @@ TEST_F(BinlogSenderTest, BlockingDumpWakesOnTheNextCommit) {
 TEST_F(BinlogSenderTest, HeartbeatCarriesTheNextPositionWithCrcWhenDeclared) {
   StoreMysql(false);
   DumpRequest r = Request("", 4, false);
-  r.user_variables["master_binlog_checksum"] = "CRC32";
-  r.user_variables["master_heartbeat_period"] = "1000000000";
+  r.settings.checksum = "CRC32";
+  r.settings.heartbeat_period = std::chrono::seconds(1);
   BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, r));
   EXPECT_EQ(sender->heartbeat_period(), std::chrono::seconds(1));
   Drain(*sender);
@@ -297,9 +342,9 @@ TEST_F(BinlogSenderTest, MariaDbGtidDumpSkipsToTheRequestedGtidAndSendsFakeGtidL
   BR_ASSERT_OK(store_->Flush());
   ASSERT_EQ(store_->committed().gtid_state, "0-1-2");
   DumpRequest r = Request("", 4);
-  r.user_variables["master_binlog_checksum"] = "CRC32";
-  r.user_variables["mariadb_slave_capability"] = "4";
-  r.user_variables["slave_connect_state"] = "0-1-1";
+  r.settings.checksum = "CRC32";
+  r.settings.mariadb_capability = 4;
+  r.settings.slave_connect_state = "0-1-1";
   BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, r));
   std::vector<std::string> packets = Drain(*sender);
   std::vector<std::string> gtids;
@@ -374,7 +419,7 @@ TEST_F(BinlogSenderTest, DumpFromAPurgedFileSaysItWasPurged) {
   purge.before_file = "binlog.000002";
   BR_ASSERT_OK(store_->Purge(purge).status());
   absl::Status s = BinlogSender::Create(context_, Request("binlog.000001", 4)).status();
-  EXPECT_TRUE(absl::IsNotFound(s)) << s;
+  EXPECT_EQ(ClientCode(s), 1236) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "'binlog.000001' was purged")) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "holds binlog.000002 to binlog.000002")) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "retention_bytes")) << s;
@@ -406,21 +451,27 @@ TEST_F(BinlogSenderTest, DisconnectedReplicaKeepsTheFileBeforeItsLastRotation) {
   EXPECT_EQ(r.kept_for_pin, "binlog.000001");
 }
 
+// Guards: a replica ahead of binrelay's store being streamed from the wrong
+// place instead of told to retry, and a position naming a domain the binlog
+// never had being refused (MariaDB serves it).
 TEST_F(BinlogSenderTest, MariaDbGtidAheadOfTheStoreIsRefused) {
   std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   BR_ASSERT_OK(testing::FeedAsDump(maria, "mariadb-bin.000001", 4, *store_));
   BR_ASSERT_OK(store_->Flush());
   DumpRequest r = Request("", 4);
-  r.user_variables["mariadb_slave_capability"] = "4";
-  r.user_variables["slave_connect_state"] = "0-1-9";  // ahead: retryable
+  r.settings.mariadb_capability = 4;
+  r.settings.slave_connect_state = "0-1-9";  // ahead: retryable
   EXPECT_EQ(BinlogSender::Create(context_, r).status().code(), absl::StatusCode::kUnavailable);
-  r.user_variables["slave_connect_state"] = "7-1-1";
-  EXPECT_EQ(BinlogSender::Create(context_, r).status().code(), absl::StatusCode::kNotFound);
-  // And a client that is not GTID-aware cannot read a MariaDB stream.
-  r.user_variables.erase("slave_connect_state");
-  r.user_variables.erase("mariadb_slave_capability");
-  EXPECT_EQ(BinlogSender::Create(context_, r).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  // A domain the binlog never had is another primary's (multi-source): as on
+  // MariaDB the dump starts, and sends every group of the domains it does
+  // not name.
+  r.settings.slave_connect_state = "7-1-1";
+  BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, r));
+  int gtids = 0;
+  for (const std::string& p : Drain(*sender)) {
+    if (p[0] == '\0' && HeaderOf(EventOf(p)).type == protocol::kMariaGtidEvent) ++gtids;
+  }
+  EXPECT_EQ(gtids, 2);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "protocol/server_packets.h"
 #include "protocol/status_macros.h"
 #include "proxy/admin_handler.h"
+#include "proxy/client_error.h"
 
 namespace binrelay::proxy::fakes {
 
@@ -110,10 +111,13 @@ class FakeDumpStream : public DumpStream {
     return Progress::kFinished;
   }
   void AppendHeartbeat(std::string*) override {}
-  void AppendError(std::string* out, uint16_t code, std::string_view message) override {
+  void AppendError(std::string* out, const absl::Status& error) override {
     uint8_t seq = 1;
-    protocol::AppendFramedPacket(out, protocol::BuildErrPacket(code, "HY000", message), &seq);
+    protocol::ServerError e = ClientErrorFor(error, 1236);
+    protocol::AppendFramedPacket(out, protocol::BuildErrPacket(e.code, e.sql_state, e.message),
+                                 &seq);
   }
+  void RequestEnd(absl::Status) override {}
   std::chrono::nanoseconds heartbeat_period() const override { return {}; }
   bool ArmWake(std::function<void()>) override { return true; }
   void DisarmWake() override {}

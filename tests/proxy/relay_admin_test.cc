@@ -97,7 +97,7 @@ class RelayAdminTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<BinlogStore> store_;
   std::unique_ptr<RelayAdmin> admin_;
-  std::map<std::string, std::string> user_vars_;
+  UserVariables user_vars_;
 };
 
 // Guards: a MySQL 8 replica's handshake questions answered from the wrong

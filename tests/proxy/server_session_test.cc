@@ -399,7 +399,7 @@ TEST_F(SessionTest, BinlogDumpGoldenReachesDumpHandler) {
   EXPECT_EQ(reqs[0].flags, 2);
   EXPECT_EQ(reqs[0].server_id, 200u);
   EXPECT_FALSE(reqs[0].NonBlocking());
-  EXPECT_EQ(reqs[0].user_variables.at("master_binlog_checksum"), "CRC32");
+  EXPECT_EQ(reqs[0].settings.checksum, "CRC32");
 }
 
 // Golden COM_BINLOG_DUMP_GTID (msmp: one SID ae705970-65d8-11ee-989c-0242ac1b0003,
@@ -433,14 +433,15 @@ TEST_F(SessionTest, RefusedDumpIs1236AndCloses) {
   EXPECT_EQ(session_->state(), ServerSession::State::kClosed);
 }
 
-// Every truncation of a GTID dump request is refused with 1236.
+// Every truncation of a GTID dump request is refused with
+// ER_MALFORMED_PACKET, as MySQL refuses it.
 TEST_F(SessionTest, TruncatedGtidDumpIsRefused) {
   std::string full = replication::BuildBinlogDumpGtid(3, "f", 4, 0, std::string(48, 'x'));
   for (size_t n = 1; n < full.size(); ++n) {
     Login();
     auto r = Send(std::string_view(full).substr(0, n), 0);
     ASSERT_EQ(r.size(), 1u) << n;
-    EXPECT_EQ(ErrCode(r[0]), 1236) << n;
+    EXPECT_EQ(ErrCode(r[0]), 1835) << n;
   }
   EXPECT_TRUE(dump_.requests().empty());
 }
