@@ -143,6 +143,7 @@ class BinlogSenderTest : public ::testing::Test {
 // dropped or added), a missing fake ROTATE per file, the FDE's in-use flag,
 // and the non-blocking dump not ending with EOF.
 TEST_F(BinlogSenderTest, DumpFromFourReplaysEveryStoredFileByteForByteThenEof) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, Request("", 4)));
   std::vector<std::string> packets = Drain(*sender);
@@ -175,6 +176,7 @@ TEST_F(BinlogSenderTest, DumpFromFourReplaysEveryStoredFileByteForByteThenEof) {
 // Guards: a mid-file start without the FDE (the replica could not parse the
 // events), or with the FDE's log_pos/created/CRC left as stored.
 TEST_F(BinlogSenderTest, MidFileStartSendsFdeWithZeroLogPosAndValidCrc) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   // The third event of binlog.000002.
   BR_ASSERT_OK_AND_ASSIGN(auto r, protocol::BinlogFileReader::Open(mysql2_, "binlog.000002"));
@@ -203,6 +205,7 @@ TEST_F(BinlogSenderTest, MidFileStartSendsFdeWithZeroLogPosAndValidCrc) {
 // Guards: a dump from a file or position binrelay does not hold being
 // accepted (the replica would silently get a different stream).
 TEST_F(BinlogSenderTest, UnknownFileAndImpossiblePositionsAreRefused) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   auto missing = BinlogSender::Create(context_, Request("binlog.000000", 4));
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
@@ -230,6 +233,7 @@ TEST_F(BinlogSenderTest, UnknownFileAndImpossiblePositionsAreRefused) {
 // Guards: serving CRC32 events to a client that never declared it can
 // handle checksums (a real primary refuses with 1236 too).
 TEST_F(BinlogSenderTest, ClientThatDeclaredNoChecksumIsRefused) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   DumpRequest r = Request("", 4);
   r.user_variables.clear();
@@ -241,6 +245,7 @@ TEST_F(BinlogSenderTest, ClientThatDeclaredNoChecksumIsRefused) {
 // Guards: a blocking dump that polls or never wakes: it must report caught
 // up, arm a wake-up, and be woken by the store's next commit.
 TEST_F(BinlogSenderTest, BlockingDumpWakesOnTheNextCommit) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql(/*both=*/false);
   BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, Request("", 4, false)));
   DumpStream::Progress last;
@@ -270,6 +275,7 @@ TEST_F(BinlogSenderTest, BlockingDumpWakesOnTheNextCommit) {
 
 // Guards: heartbeats that a replica cannot parse (wrong position or name).
 TEST_F(BinlogSenderTest, HeartbeatCarriesTheNextPositionWithCrcWhenDeclared) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql(false);
   DumpRequest r = Request("", 4, false);
   r.user_variables["master_binlog_checksum"] = "CRC32";
@@ -292,6 +298,7 @@ TEST_F(BinlogSenderTest, HeartbeatCarriesTheNextPositionWithCrcWhenDeclared) {
 // Guards: a MariaDB GTID dump resending transactions the replica already
 // has, or not moving its position with a fake GTID_LIST.
 TEST_F(BinlogSenderTest, MariaDbGtidDumpSkipsToTheRequestedGtidAndSendsFakeGtidList) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   BR_ASSERT_OK(testing::FeedAsDump(maria, "mariadb-bin.000001", 4, *store_));
   BR_ASSERT_OK(store_->Flush());
@@ -335,6 +342,7 @@ TEST_F(BinlogSenderTest, MariaDbGtidDumpSkipsToTheRequestedGtidAndSendsFakeGtidL
 // still in the write buffer, and failed fatally ("stored binlog ... ends at 0
 // inside an event starting at 4"; seen after a kill -9 restart in CI).
 TEST_F(BinlogSenderTest, FileStartedButNotYetCommittedIsInvisibleToDumps) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   store_.reset();
   fs::remove_all(dir_);
   replication::BinlogStoreOptions lazy;
@@ -369,6 +377,7 @@ TEST_F(BinlogSenderTest, FileStartedButNotYetCommittedIsInvisibleToDumps) {
 // Guards: a replica whose file binrelay purged being told only that the file
 // is "not in the store", instead of that it was purged and what decides it.
 TEST_F(BinlogSenderTest, DumpFromAPurgedFileSaysItWasPurged) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   replication::PurgeOptions purge;
   purge.before_file = "binlog.000002";
@@ -387,6 +396,7 @@ TEST_F(BinlogSenderTest, DumpFromAPurgedFileSaysItWasPurged) {
 // the dump's own position, so a hard-cap purge of the previous file does not
 // end a healthy dump.
 TEST_F(BinlogSenderTest, DisconnectedReplicaKeepsTheFileBeforeItsLastRotation) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(
                                            context_, Request("binlog.000001", 4, /*non_blocking=*/false)));
@@ -407,6 +417,7 @@ TEST_F(BinlogSenderTest, DisconnectedReplicaKeepsTheFileBeforeItsLastRotation) {
 }
 
 TEST_F(BinlogSenderTest, MariaDbGtidAheadOfTheStoreIsRefused) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   BR_ASSERT_OK(testing::FeedAsDump(maria, "mariadb-bin.000001", 4, *store_));
   BR_ASSERT_OK(store_->Flush());
@@ -433,6 +444,7 @@ namespace {
 // starting in the wrong file, or not telling the replica (by heartbeat)
 // where a skipped run ended.
 TEST_F(BinlogSenderTest, MysqlGtidDumpSkipsExecutedTransactionsAndReportsPosition) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   const std::string uuid = testing::kMysqlBinlogUuid;
   BR_ASSERT_OK_AND_ASSIGN(auto sender,
