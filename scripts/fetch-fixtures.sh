@@ -78,7 +78,7 @@ upstream_file() {  # repo commit path
 }
 
 failures=()
-fetched=0 present=0 total=0 line_no=0
+fetched=0 present=0 total=0 line_no=0 download_failures_in_a_row=0
 while IFS= read -r line || [ -n "$line" ]; do
   line_no=$((line_no + 1))
   case "$line" in ''|'#'*) continue ;; esac
@@ -94,16 +94,21 @@ while IFS= read -r line || [ -n "$line" ]; do
   fi
   [ -e "$target" ] && echo "fetch-fixtures: $path: present with another sha256, fetching it again"
   from="$repo@$commit:$upstream"
-  if ! up="$(upstream_file "$repo" "$commit" "$upstream" 2>"$work/err")"; then
-    echo "fetch-fixtures: FAILED $path: $(cat "$work/err") ($from)" >&2
+  if ((download_failures_in_a_row >= 5)); then
+    echo "fetch-fixtures: FAILED $path: not tried, the last 5 downloads failed ($from)" >&2
     failures+=("$path"); continue
   fi
+  if ! up="$(upstream_file "$repo" "$commit" "$upstream" 2>"$work/err")"; then
+    echo "fetch-fixtures: FAILED $path: $(tr '\n' ' ' <"$work/err")($from)" >&2
+    failures+=("$path"); download_failures_in_a_row=$((download_failures_in_a_row + 1)); continue
+  fi
+  download_failures_in_a_row=0
   made="$work/made"
   rm -f "$made"
   if [ "$how" = copy ]; then
     cp "$up" "$made"
   elif ! python3 "$derive" "$how" "$up" "$made" 2>"$work/err"; then
-    echo "fetch-fixtures: FAILED $path: cannot make it ($how): $(cat "$work/err") ($from)" >&2
+    echo "fetch-fixtures: FAILED $path: cannot make it ($how): $(tr '\n' ' ' <"$work/err")($from)" >&2
     failures+=("$path"); continue
   fi
   got="$(sha256 "$made")"

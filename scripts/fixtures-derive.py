@@ -61,7 +61,7 @@ def main(argv):
     try:
         data = derive(how, src)
     except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError) as e:
-        sys.stderr.write(f"fixtures-derive: {how} from {src}: {e}\n")
+        sys.stderr.write(f"fixtures-derive: {how}: {e}\n")
         return 1
     with open(dest, "wb") as f:
         f.write(data)
