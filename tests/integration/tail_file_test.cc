@@ -24,6 +24,7 @@ std::string WriteTemp(const std::string& name, const std::string& bytes) {
 // half a transaction: complete transactions before the damage are printed,
 // then one error line naming the offset, and the exit code is non-zero.
 TEST(TailFileTest, CorruptEventMidFilePrintsEarlierTransactionsThenFails) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/8.0__32_delete_rows_v2__binlog.000001");
   const std::string good =
       ReadFileOrDie(FixturePath("mysql-cdc-rs/8.0__32_delete_rows_v2__binlog.000001"));
   BR_ASSERT_OK_AND_ASSIGN(ProcessResult whole,
@@ -55,6 +56,7 @@ TEST(TailFileTest, CorruptEventMidFilePrintsEarlierTransactionsThenFails) {
 // Guards: a binlog cut inside a transaction (copied while the server wrote
 // it) printing that transaction's first rows.
 TEST(TailFileTest, FileCutInsideATransactionPrintsOnlyCompleteOnes) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/8.0__32_delete_rows_v2__binlog.000001");
   const std::string good =
       ReadFileOrDie(FixturePath("mysql-cdc-rs/8.0__32_delete_rows_v2__binlog.000001"));
   BR_ASSERT_OK_AND_ASSIGN(ProcessResult whole,
@@ -76,6 +78,7 @@ TEST(TailFileTest, FileCutInsideATransactionPrintsOnlyCompleteOnes) {
 }
 
 TEST(TailFileTest, GzipCompressedBinlogIsRead) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-binlog-connector-java/mysql-bin.sakila.gz");
   BR_ASSERT_OK_AND_ASSIGN(
       ProcessResult r,
       RunBinrelay({"tail", "--file",

@@ -14,6 +14,7 @@
 #include "protocol/rows_event.h"
 #include "protocol/table_map.h"
 #include "protocol/status_macros.h"
+#include "tests/harness/fixtures.h"
 #include "tests/protocol/binlog_test_util.h"
 
 namespace binrelay::protocol {
@@ -117,6 +118,7 @@ absl::Status VisitEvent(const EventView& ev, const FormatDescription& fd, WalkSt
 }
 
 TEST(AllFixturesTest, EveryBinlogAndCaptureWalksCleanly) {
+  BINRELAY_REQUIRE_FIXTURE_DIR("");
   const auto files = test::AllBinlogFixtures();
   ASSERT_GE(files.size(), 70u);
   uint64_t total_events = 0, total_maps = 0;

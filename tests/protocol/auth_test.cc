@@ -54,6 +54,7 @@ std::string Payload(const std::string& frame) { return frame.substr(4); }
 // Guards the native hash order (nonce first) with a real vector: msmp
 // greeting 3 (8.0.34, native) and libmysql's response for password "secret".
 TEST(AuthTest, NativeScrambleMatchesLibmysql) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/handshake-request.terms", "msmp/handshake-response.terms");
   auto greetings = testing::WirePacketsFromTerms("msmp/handshake-request.terms");
   auto responses = testing::WirePacketsFromTerms("msmp/handshake-response.terms");
   ASSERT_EQ(greetings.size(), 6u);
@@ -69,6 +70,7 @@ TEST(AuthTest, NativeScrambleMatchesLibmysql) {
 // Guards the caching_sha2 hash order (digest first) with a real vector: msmp
 // greeting 1 (8.0.34) and libmysql's 32-byte response for "secret".
 TEST(AuthTest, CachingSha2ScrambleMatchesLibmysql) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/handshake-request.terms", "msmp/handshake-response.terms");
   auto greetings = testing::WirePacketsFromTerms("msmp/handshake-request.terms");
   auto responses = testing::WirePacketsFromTerms("msmp/handshake-response.terms");
   ASSERT_EQ(greetings.size(), 6u);
@@ -85,6 +87,7 @@ TEST(AuthTest, EmptyPasswordScrambles) {
 
 // Guards AuthSwitchRequest parsing on real bytes (msmp auth-switch-request).
 TEST(AuthTest, ParsesCapturedAuthSwitchRequest) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/auth-switch-request.terms");
   auto frames = testing::WirePacketsFromTerms("msmp/auth-switch-request.terms");
   ASSERT_EQ(frames.size(), 1u);
   BR_ASSERT_OK_AND_ASSIGN(AuthSwitchRequest r, ParseAuthSwitchRequest(Payload(frames[0])));

@@ -13,6 +13,7 @@
 #include "protocol/event_type.h"
 #include "protocol/format_description.h"
 #include "protocol/packet_capture_reader.h"
+#include "tests/harness/fixtures.h"
 #include "tests/protocol/binlog_test_util.h"
 
 namespace binrelay::protocol {
@@ -32,6 +33,7 @@ void FixCrc(std::string* file, size_t off) {
 }
 
 TEST(EventHeaderTest, ParsesFdeHeaderOf57File) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   // Golden: mysqlbinlog hexdump of 5.7__16_xid at 4: "37 b9 23 5f 0f 01000000 77000000 7b000000 0000".
   std::string data = LoadFixture("mysql-cdc-rs/5.7__16_xid__log.bin");
   auto h = ParseEventHeader(std::string_view(data).substr(4));
@@ -60,6 +62,7 @@ TEST(EventHeaderTest, EventSizeSmallerThanHeaderIsDataLoss) {
 }
 
 TEST(FormatDescriptionTest, Parses57FdeFields) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   std::string data = LoadFixture("mysql-cdc-rs/5.7__16_xid__log.bin");
   auto fd = ParseFormatDescription(std::string_view(data).substr(4, 119));
   ASSERT_TRUE(fd.ok()) << fd.status();
@@ -80,6 +83,7 @@ TEST(FormatDescriptionTest, Parses57FdeFields) {
 
 // Guards the pre-5.6.1 rule: no checksum trailer, so the array runs to the end.
 TEST(FormatDescriptionTest, Pre561ServerHasNoChecksumTrailer) {
+  BINRELAY_REQUIRE_FIXTURE("canal/mysql-bin.000001");
   std::string data = LoadFixture("canal/mysql-bin.000001");
   auto h = ParseEventHeader(std::string_view(data).substr(4));
   ASSERT_TRUE(h.ok());
@@ -92,6 +96,7 @@ TEST(FormatDescriptionTest, Pre561ServerHasNoChecksumTrailer) {
 }
 
 TEST(FormatDescriptionTest, MariaDb10ChecksumOff) {
+  BINRELAY_REQUIRE_FIXTURE("binlog-parser/mysql-bin.07");
   std::string data = LoadFixture("binlog-parser/mysql-bin.07");
   auto h = ParseEventHeader(std::string_view(data).substr(4));
   ASSERT_TRUE(h.ok());
@@ -143,6 +148,9 @@ TEST(BinlogFileReaderTest, PositionsAndCrcsMatchMysqlbinlogDumps) {
   const std::regex at_re(R"(^# at (\d+)$)");
   const std::regex end_re(R"(end_log_pos (\d+) CRC32 0x([0-9a-f]+))");
   for (const auto& [bin, dump] : files) {
+    BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/" + bin, "mysql-cdc-rs/" + dump);
+  }
+  for (const auto& [bin, dump] : files) {
     SCOPED_TRACE(bin);
     std::string data = LoadFixture("mysql-cdc-rs/" + bin);
     std::vector<EventView> events = AllEvents(data);
@@ -181,6 +189,7 @@ TEST(BinlogFileReaderTest, PositionsAndCrcsMatchMysqlbinlogDumps) {
 
 // INDEX.md counts for mysql-bin.checksum-crc32 (303 events, all CRC-checked).
 TEST(BinlogFileReaderTest, EventCountsMatchIndexForChecksumCrc32File) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-binlog-connector-java/mysql-bin.checksum-crc32");
   std::string data = LoadFixture("mysql-binlog-connector-java/mysql-bin.checksum-crc32");
   auto reader = BinlogFileReader::Open(data, "mysql-bin.checksum-crc32");
   ASSERT_TRUE(reader.ok());
@@ -201,6 +210,7 @@ TEST(BinlogFileReaderTest, EventCountsMatchIndexForChecksumCrc32File) {
 
 // Checksum NONE: only the FDE (checksum-aware server) carries a CRC.
 TEST(BinlogFileReaderTest, ChecksumNoneFileHasCrcOnlyOnFde) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-binlog-connector-java/mysql-bin.checksum-none");
   std::string data = LoadFixture("mysql-binlog-connector-java/mysql-bin.checksum-none");
   auto events = AllEvents(data);
   ASSERT_EQ(events.size(), 1u + 40 + 1 + 36 + 36 + 34 + 2 + 40 + 1);
@@ -210,6 +220,7 @@ TEST(BinlogFileReaderTest, ChecksumNoneFileHasCrcOnlyOnFde) {
 
 // Aurora's type-100 padding carries IGNORABLE: skipped, not an error.
 TEST(BinlogFileReaderTest, SkipsIgnorableUnknownAuroraEvent) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-binlog-connector-java/mysql-bin.aurora-padding");
   std::string data = LoadFixture("mysql-binlog-connector-java/mysql-bin.aurora-padding");
   auto reader = BinlogFileReader::Open(data);
   ASSERT_TRUE(reader.ok());
@@ -227,6 +238,7 @@ TEST(BinlogFileReaderTest, SkipsIgnorableUnknownAuroraEvent) {
 
 // Guards against silently skipping an unknown event that is NOT ignorable.
 TEST(BinlogFileReaderTest, UnknownTypeWithoutIgnorableFlagIsUnimplemented) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-binlog-connector-java/mysql-bin.aurora-padding");
   std::string data = LoadFixture("mysql-binlog-connector-java/mysql-bin.aurora-padding");
   data[281 + 17] = 0;  // clear IGNORABLE on the type-100 event at 281
   FixCrc(&data, 281);
@@ -252,6 +264,7 @@ absl::Status WalkError(const std::string& data, const std::string& name = "f") {
 
 // Guards the truncation message: file offset, declared size, bytes left.
 TEST(BinlogFileReaderTest, TruncatedEventNamesOffsetAndSizes) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   std::string data = LoadFixture("mysql-cdc-rs/5.7__16_xid__log.bin");
   data.resize(802 + 20);  // cut the TABLE_MAP at 802 (58 bytes) after 20 bytes
   absl::Status s = WalkError(data, "xid.bin");
@@ -261,6 +274,8 @@ TEST(BinlogFileReaderTest, TruncatedEventNamesOffsetAndSizes) {
 }
 
 TEST(BinlogFileReaderTest, TruncatedFixturesFromMysqlTestSuite) {
+  BINRELAY_REQUIRE_FIXTURE("rust_mysql_common/binlog_truncated_event.000001",
+                           "rust_mysql_common/binlog_truncated_prev_gtid_event.000001");
   absl::Status s1 = WalkError(LoadFixture("rust_mysql_common/binlog_truncated_event.000001"));
   EXPECT_EQ(s1.code(), absl::StatusCode::kOutOfRange);
   EXPECT_NE(s1.message().find("truncated event header at offset 4: 10 bytes remain"),
@@ -272,6 +287,7 @@ TEST(BinlogFileReaderTest, TruncatedFixturesFromMysqlTestSuite) {
 
 // Guards CRC verification: one flipped body bit must be caught and located.
 TEST(BinlogFileReaderTest, FlippedCrcByteIsDataLossWithOffset) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   std::string data = LoadFixture("mysql-cdc-rs/5.7__16_xid__log.bin");
   data[802 + 30] ^= 0x01;
   absl::Status s = WalkError(data);
@@ -282,6 +298,7 @@ TEST(BinlogFileReaderTest, FlippedCrcByteIsDataLossWithOffset) {
 
 // The FDE's CRC is computed with BINLOG_IN_USE cleared; a live file has it set.
 TEST(BinlogFileReaderTest, FdeCrcIgnoresInUseFlag) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   std::string data = LoadFixture("mysql-cdc-rs/5.7__16_xid__log.bin");
   data[4 + 17] |= kFlagBinlogInUse;
   EXPECT_TRUE(WalkError(data).ok());
@@ -294,6 +311,8 @@ TEST(BinlogFileReaderTest, FdeCrcIgnoresInUseFlag) {
 // live with MariaDB 10.11): an FDE that declares checksums OFF must not be
 // refused for it. An FDE that declares CRC32 still must.
 TEST(BinlogFileReaderTest, FdeCrcIsCheckedOnlyWhenTheFdeDeclaresCrc32) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-binlog-connector-java/mysql-bin.checksum-none",
+                           "mysql-cdc-rs/5.7__16_xid__log.bin");
   std::string off = LoadFixture("mysql-binlog-connector-java/mysql-bin.checksum-none");
   off[4 + 13] ^= 0x7F;  // the FDE's log_pos, as the dump thread rewrites it
   EXPECT_TRUE(WalkError(off).ok()) << WalkError(off);
@@ -303,6 +322,7 @@ TEST(BinlogFileReaderTest, FdeCrcIsCheckedOnlyWhenTheFdeDeclaresCrc32) {
 }
 
 TEST(BinlogFileReaderTest, EventSizeBelowHeaderInFileIsDataLoss) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   std::string data = LoadFixture("mysql-cdc-rs/5.7__16_xid__log.bin");
   data[123 + 9] = 5;
   data[123 + 10] = data[123 + 11] = data[123 + 12] = 0;
@@ -318,6 +338,7 @@ TEST(BinlogFileReaderTest, MissingMagicIsDataLoss) {
 
 // Stream capture: fake ROTATE (with CRC, before any FDE) and a second FDE.
 TEST(BinlogFileReaderTest, CaptureFileWithArtificialRotateAndSecondFde) {
+  BINRELAY_REQUIRE_FIXTURE("zongji/binlog-mysql84.events.binlog");
   std::string data = LoadFixture("zongji/binlog-mysql84.events.binlog");
   auto events = AllEvents(data);
   ASSERT_EQ(events.size(), 28u);
@@ -332,7 +353,12 @@ TEST(BinlogFileReaderTest, CaptureFileWithArtificialRotateAndSecondFde) {
 
 // The packets.bin capture must yield the same events as the binlog form.
 TEST(PacketCaptureReaderTest, YieldsSameEventsAsBinlogForm) {
-  for (const std::string name : {"binlog-mysql84", "binlog-mysql84-fullmeta", "binlog-mariadb118"}) {
+  const std::vector<std::string> names = {"binlog-mysql84", "binlog-mysql84-fullmeta",
+                                          "binlog-mariadb118"};
+  for (const std::string& name : names) {
+    BINRELAY_REQUIRE_FIXTURE("zongji/" + name + ".events.binlog", "zongji/" + name + ".packets.bin");
+  }
+  for (const std::string& name : names) {
     SCOPED_TRACE(name);
     std::string bin = LoadFixture("zongji/" + name + ".events.binlog");
     std::string pkt = LoadFixture("zongji/" + name + ".packets.bin");
@@ -355,6 +381,7 @@ TEST(PacketCaptureReaderTest, YieldsSameEventsAsBinlogForm) {
 }
 
 TEST(PacketCaptureReaderTest, TruncatedRecordIsOutOfRange) {
+  BINRELAY_REQUIRE_FIXTURE("zongji/binlog-mysql84.packets.bin");
   std::string pkt = LoadFixture("zongji/binlog-mysql84.packets.bin");
   pkt.resize(pkt.size() - 3);
   PacketCaptureReader reader(pkt, "cap");
@@ -371,6 +398,7 @@ TEST(PacketCaptureReaderTest, TruncatedRecordIsOutOfRange) {
 
 // Guards the 0x00 marker check: a stream byte that is not OK/EOF/ERR is corrupt.
 TEST(PacketCaptureReaderTest, BadMarkerIsDataLoss) {
+  BINRELAY_REQUIRE_FIXTURE("zongji/binlog-mysql84.packets.bin");
   std::string pkt = LoadFixture("zongji/binlog-mysql84.packets.bin");
   pkt[4] = 0x07;
   PacketCaptureReader reader(pkt);

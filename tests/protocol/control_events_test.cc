@@ -7,6 +7,7 @@
 #include "protocol/gtid_events.h"
 #include "protocol/query_event.h"
 #include "protocol/transaction_payload.h"
+#include "tests/harness/fixtures.h"
 #include "tests/protocol/binlog_test_util.h"
 
 namespace binrelay::protocol {
@@ -26,6 +27,7 @@ EventView At(const std::vector<EventView>& events, uint64_t offset) {
 // Golden: 5.7__16_xid dump ("GTID last_committed=0 sequence_number=1",
 // "Query thread_id=11", "DROP TABLE ...", "BEGIN", "Xid = 41").
 TEST(EventsGoldenTest, Mysql57GtidQueryXid) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   std::string data = LoadFixture("mysql-cdc-rs/5.7__16_xid__log.bin");
   auto events = AllEvents(data);
   auto fd = ParseFormatDescription(At(events, 4).bytes);
@@ -72,6 +74,7 @@ TEST(EventsGoldenTest, ClassifyStatement) {
 // sequence 1, transaction length 296, server version 90600; PREVIOUS_GTIDS
 // in the tagged set format.
 TEST(EventsGoldenTest, GtidTaggedAndTaggedPreviousGtids) {
+  BINRELAY_REQUIRE_FIXTURE("rust_mysql_common/binlog_transaction_with_GTID_TAG.000001");
   std::string data = LoadFixture("rust_mysql_common/binlog_transaction_with_GTID_TAG.000001");
   bool saw_tagged = false, saw_prev = false;
   for (const auto& ev : AllEvents(data)) {
@@ -101,6 +104,7 @@ TEST(EventsGoldenTest, GtidTaggedAndTaggedPreviousGtids) {
 // 8.0 GTID optional fields are present (INDEX: logical clock, commit ts,
 // transaction length, server version).
 TEST(EventsGoldenTest, Mysql80GtidOptionalFields) {
+  BINRELAY_REQUIRE_FIXTURE("zongji/binlog-mysql84.events.binlog");
   std::string data = LoadFixture("zongji/binlog-mysql84.events.binlog");
   int n = 0;
   for (const auto& ev : AllEvents(data)) {
@@ -125,6 +129,7 @@ TEST(EventsGoldenTest, EmptyPreviousGtids) {
 // Hand-decoded MariaDB 10.0.15 file: GTID_LIST 0-3704-2814, checkpoint
 // mysql-bin.000015, standalone DDL GTID 0-3704-2815, then 0-3704-2816.
 TEST(EventsGoldenTest, MariaDbGtidListCheckpointGtid) {
+  BINRELAY_REQUIRE_FIXTURE("binlog-parser/mysql-bin.07");
   std::string data = LoadFixture("binlog-parser/mysql-bin.07");
   auto events = AllEvents(data);
   auto list = ParseMariaGtidList(At(events, 248));
@@ -144,6 +149,9 @@ TEST(EventsGoldenTest, MariaDbGtidListCheckpointGtid) {
 }
 
 TEST(EventsGoldenTest, RotateIntvarRandUserVar) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__04_rotate__log.bin",
+                           "mysql-cdc-rs/5.7__05_intvar__log.bin",
+                           "mysql-cdc-rs/5.7__14_user_var__log.bin");
   // The event views point into these buffers: keep them alive for the test.
   const std::string rotate_data = LoadFixture("mysql-cdc-rs/5.7__04_rotate__log.bin");
   const std::string intvar_data = LoadFixture("mysql-cdc-rs/5.7__05_intvar__log.bin");
@@ -188,6 +196,7 @@ TEST(EventsGoldenTest, UserVarHostileNameLength) {
 // 8.0.28 compressed transaction: GTID then payload holding QUERY, TABLE_MAP,
 // UPDATE_ROWS, XID (INDEX), inner events without CRC and log_pos 0.
 TEST(TransactionPayloadTest, InflatesAndIteratesInnerEvents) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-binlog-connector-java/mysql-bin.compressed");
   std::string data = LoadFixture("mysql-binlog-connector-java/mysql-bin.compressed");
   int payloads = 0;
   for (const auto& ev : AllEvents(data)) {
@@ -213,6 +222,7 @@ TEST(TransactionPayloadTest, InflatesAndIteratesInnerEvents) {
 
 // Guards the declared-size checks on a corrupted payload.
 TEST(TransactionPayloadTest, CorruptPayloadIsDataLoss) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-binlog-connector-java/mysql-bin.compressed");
   std::string data = LoadFixture("mysql-binlog-connector-java/mysql-bin.compressed");
   for (const auto& ev : AllEvents(data)) {
     if (ev.type() != kTransactionPayloadEvent) continue;

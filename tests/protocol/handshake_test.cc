@@ -4,6 +4,7 @@
 
 #include "protocol/auth.h"
 #include "tests/harness/erlang_terms.h"
+#include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::protocol {
@@ -14,6 +15,7 @@ std::string Payload(const std::string& frame) { return frame.substr(4); }
 class HandshakeFixtureTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    BINRELAY_REQUIRE_FIXTURE("msmp/handshake-request.terms", "msmp/handshake-response.terms");
     greetings_ = testing::WirePacketsFromTerms("msmp/handshake-request.terms");
     responses_ = testing::WirePacketsFromTerms("msmp/handshake-response.terms");
     ASSERT_EQ(greetings_.size(), 6u);
@@ -142,6 +144,7 @@ TEST_F(HandshakeFixtureTest, BuildsMariaDbResponseIdenticalToLibmariadb) {
 
 // Guards SSLRequest: the 32-byte prefix with the SSL bit (msmp ssl-request).
 TEST(HandshakeTest, BuildsSslRequestIdenticalToLibmysql) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/ssl-request.terms");
   auto frames = testing::WirePacketsFromTerms("msmp/ssl-request.terms");
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(BuildSslRequest(0x19FFA685, 16777216, 8), Payload(frames[0]));

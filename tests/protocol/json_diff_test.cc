@@ -47,6 +47,7 @@ std::string ApplyOk(std::string_view doc, const std::string& diff_bytes) {
 }
 
 TEST(JsonDiffTest, RecordedPartialUpdateAppliesToRecordedDocument) {
+  BINRELAY_REQUIRE_FIXTURE("rust_mysql_common/json.binlog.000001");
   std::string file =
       testing::ReadFileOrDie(testing::FixturePath("rust_mysql_common/json.binlog.000001"));
   ASSERT_GT(file.size(), 3850u);

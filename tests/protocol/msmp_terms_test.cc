@@ -481,6 +481,7 @@ void CheckTerm(const Term& t, const std::string& ctx, std::vector<uint8_t>* type
 // Every term of binlog-event.terms (28 packets: MySQL 8.0.34 and MariaDB
 // 11.1.2) decodes to the values its map states.
 TEST(MsmpTermsTest, BinlogEventTerms) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/binlog-event.terms");
   std::vector<ErlTerm> terms = LoadTerms("msmp/binlog-event.terms");
   std::vector<uint8_t> types;
   for (size_t i = 0; i < terms.size(); ++i) {
@@ -498,6 +499,7 @@ TEST(MsmpTermsTest, BinlogEventTerms) {
 
 // binlog-gtid-log.terms: one MySQL 8.1 GTID_LOG_EVENT with every 8.0 field.
 TEST(MsmpTermsTest, GtidLogTerm) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/binlog-gtid-log.terms");
   std::vector<ErlTerm> terms = LoadTerms("msmp/binlog-gtid-log.terms");
   ASSERT_EQ(terms.size(), 1u);
   std::vector<uint8_t> types;
@@ -512,6 +514,7 @@ TEST(MsmpTermsTest, GtidLogTerm) {
 // rest with 2-byte prefixes, as the row bytes show. Every row value is
 // compared with the map, including non-ASCII names and the trailing "\r".
 TEST(MsmpTermsTest, WorldCupWriteRows) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/write-rows-world-cup-teams-2022.terms");
   std::vector<ErlTerm> terms = LoadTerms("msmp/write-rows-world-cup-teams-2022.terms");
   ASSERT_EQ(terms.size(), 1u);
   Term t = Split(terms[0]);

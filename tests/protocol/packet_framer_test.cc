@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tests/harness/erlang_terms.h"
+#include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::protocol {
@@ -114,6 +115,7 @@ TEST(PacketFramerTest, ReaderHandlesOneByteReads) {
 // Guards golden bytes: a real MariaDB greeting frame (msmp, 11.1.2) decodes
 // to its payload with sequence id 0.
 TEST(PacketFramerTest, RealGreetingFrameFromFixture) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/handshake-request.terms");
   auto packets = testing::WirePacketsFromTerms("msmp/handshake-request.terms");
   ASSERT_EQ(packets.size(), 6u);
   const std::string& frame = packets[3];

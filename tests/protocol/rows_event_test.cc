@@ -12,6 +12,7 @@
 #include "protocol/event_type.h"
 #include "protocol/row_decoder.h"
 #include "protocol/table_map.h"
+#include "tests/harness/fixtures.h"
 #include "tests/protocol/binlog_test_util.h"
 
 namespace binrelay::protocol {
@@ -112,6 +113,9 @@ TEST(RowDecoderTest, ValuesMatchMysqlbinlogVerboseDumps) {
       {"8.0__31_update_rows_v2__binlog.000001", "8.0__31_update_rows_v2__dump.txt"},
       {"8.0__32_delete_rows_v2__binlog.000001", "8.0__32_delete_rows_v2__dump.txt"},
   };
+  for (const auto& [bin, dump] : files) {
+    BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/" + bin, "mysql-cdc-rs/" + dump);
+  }
   size_t compared = 0;
   for (const auto& [bin, dump] : files) {
     SCOPED_TRACE(bin);
@@ -127,6 +131,7 @@ TEST(RowDecoderTest, ValuesMatchMysqlbinlogVerboseDumps) {
 }
 
 TEST(RowsEventTest, ParsesV2HeaderGolden) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   // 5.7__16_xid at 860: "6d0000000000 0100 0200 02 ff | fc 01000000 0b hahhhhhhhhh".
   std::string data = LoadFixture("mysql-cdc-rs/5.7__16_xid__log.bin");
   for (const auto& ev : test::AllEvents(data)) {
@@ -151,6 +156,7 @@ TEST(RowsEventTest, ParsesV2HeaderGolden) {
 // Proves the filter path: rows events of unsubscribed tables are identified
 // by PeekRowsTableId alone and never reach the row decoder.
 TEST(RowDecoderTest, UnsubscribedTablesAreNeverRowDecoded) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/binlog.000001");
   std::string data = LoadFixture("msmp/binlog.000001");
   auto walk = [&](const std::set<std::string>& subscribed) {
     std::map<uint64_t, TableDef> maps;  // subscribed tables only
@@ -195,6 +201,7 @@ TEST(RowDecoderTest, UnsubscribedTablesAreNeverRowDecoded) {
 
 // MariaDB WRITE_ROWS_COMPRESSED_V1 (166): zlib rows section inflated first.
 TEST(RowDecoderTest, MariaDbCompressedRowsDecode) {
+  BINRELAY_REQUIRE_FIXTURE("zongji/binlog-mariadb118.events.binlog");
   std::string data = LoadFixture("zongji/binlog-mariadb118.events.binlog");
   std::map<uint64_t, TableDef> maps;
   RowDecoder decoder;
@@ -249,6 +256,7 @@ absl::Status DecodeRaw(const Boxercrab& b, const std::string& event) {
 }
 
 TEST(RowDecoderTest, DecodesBoxercrabRow) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   Boxercrab b = LoadBoxercrab();
   auto ev = MakeEventView(b.rows_event, false, 860);
   ASSERT_TRUE(ev.ok()) << ev.status();
@@ -266,6 +274,7 @@ TEST(RowDecoderTest, DecodesBoxercrabRow) {
 
 // Guards the VARCHAR length check: a length past the event must not be read.
 TEST(RowDecoderTest, HostileValueLengthNamesTableColumnAndOffset) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   Boxercrab b = LoadBoxercrab();
   std::string ev = b.rows_event;
   ev[19 + 10 + 1 + 1 + 1 + 4] = static_cast<char>(0x7f);  // VARCHAR length 127 > 11 left
@@ -276,6 +285,7 @@ TEST(RowDecoderTest, HostileValueLengthNamesTableColumnAndOffset) {
 }
 
 TEST(RowDecoderTest, TruncatedRowIsOutOfRange) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   Boxercrab b = LoadBoxercrab();
   std::string ev = b.rows_event.substr(0, b.rows_event.size() - 5);
   ev[9] = static_cast<char>(ev.size());
@@ -284,6 +294,7 @@ TEST(RowDecoderTest, TruncatedRowIsOutOfRange) {
 
 // Guards bitmap sizing from a hostile column count.
 TEST(RowsEventTest, HostileColumnCountIsDataLoss) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   Boxercrab b = LoadBoxercrab();
   std::string ev = b.rows_event.substr(0, 19 + 10);
   ev += std::string("\xfe\xff\xff\xff\xff\xff\xff\xff\x0f", 9);
@@ -294,6 +305,7 @@ TEST(RowsEventTest, HostileColumnCountIsDataLoss) {
 }
 
 TEST(RowsEventTest, ExtraDataLengthBeyondEventIsDataLoss) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   Boxercrab b = LoadBoxercrab();
   std::string ev = b.rows_event;
   ev[19 + 8] = static_cast<char>(0xF0);  // extra-data length 240
@@ -304,12 +316,14 @@ TEST(RowsEventTest, ExtraDataLengthBeyondEventIsDataLoss) {
 
 // A rows event must not be decoded with another table's map.
 TEST(RowDecoderTest, TableIdMismatchIsInvalidArgument) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   Boxercrab b = LoadBoxercrab();
   b.table.table_id = 110;
   EXPECT_EQ(DecodeRaw(b, b.rows_event).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RowDecoderTest, MoreColumnsThanTableMapIsDataLoss) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   Boxercrab b = LoadBoxercrab();
   b.table.columns.pop_back();
   EXPECT_EQ(DecodeRaw(b, b.rows_event).code(), absl::StatusCode::kDataLoss);

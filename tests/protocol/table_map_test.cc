@@ -6,6 +6,7 @@
 
 #include "protocol/column_type.h"
 #include "protocol/event_type.h"
+#include "tests/harness/fixtures.h"
 #include "tests/protocol/binlog_test_util.h"
 
 namespace binrelay::protocol {
@@ -31,6 +32,7 @@ std::vector<TableMap> TableMapsOf(const std::string& rel) {
 // Golden: mysqlbinlog "Table_map: `default`.`boxercrab` mapped to number 109",
 // body "6d0000000000 0100 07 default 00 09 boxercrab 00 02 03 0f 02 a000 00".
 TEST(TableMapTest, Parses57BoxercrabGolden) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   auto maps = TableMapsOf("mysql-cdc-rs/5.7__16_xid__log.bin");
   ASSERT_EQ(maps.size(), 1u);
   const TableMap& tm = maps[0];
@@ -49,6 +51,7 @@ TEST(TableMapTest, Parses57BoxercrabGolden) {
 }
 
 TEST(TableMapTest, PeekReadsIdsOnly) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/5.7__16_xid__log.bin");
   std::string data = LoadFixture("mysql-cdc-rs/5.7__16_xid__log.bin");
   auto events = test::AllEvents(data);
   for (const auto& ev : events) {
@@ -64,6 +67,7 @@ TEST(TableMapTest, PeekReadsIdsOnly) {
 // Golden: zongji capture_types with binlog_row_metadata=FULL (schema in the
 // capture's tableSchemas): names, PK, ENUM/SET members, charsets, signedness.
 TEST(TableMapTest, MySql84FullMetadata) {
+  BINRELAY_REQUIRE_FIXTURE("zongji/binlog-mysql84-fullmeta.events.binlog");
   auto maps = TableMapsOf("zongji/binlog-mysql84-fullmeta.events.binlog");
   ASSERT_EQ(maps.size(), 4u);
   const TableMap& tm = maps[0];
@@ -105,6 +109,7 @@ TEST(TableMapTest, MySql84FullMetadata) {
 // MariaDB counts GEOMETRY among character columns (§9.2.19) and uses
 // uca1400 collation ids above 2047.
 TEST(TableMapTest, MariaDb118CharsetsCountGeometry) {
+  BINRELAY_REQUIRE_FIXTURE("zongji/binlog-mariadb118.events.binlog");
   auto maps = TableMapsOf("zongji/binlog-mariadb118.events.binlog");
   ASSERT_FALSE(maps.empty());
   const auto& c = maps[0].def.columns;

@@ -84,6 +84,7 @@ TEST(TemporalTest, MariadbHiresValuesFromFixture) {
 // Reads the capture_hires row straight from the recorded MariaDB 11.8 binlog:
 // guards against mis-sized hires values (the next column would be garbage).
 TEST(TemporalTest, MariadbHiresRowFromRecordedBinlog) {
+  BINRELAY_REQUIRE_FIXTURE("zongji/binlog-mariadb118.events.binlog");
   std::string file =
       testing::ReadFileOrDie(testing::FixturePath("zongji/binlog-mariadb118.events.binlog"));
   ASSERT_GT(file.size(), 5423u + 19u + 17u + 18u);

@@ -257,6 +257,7 @@ ColumnDef Members(ColumnDef c, std::vector<std::string> m) {
 // The MySQL 8.4 capture_types row, every column type of the fixture: guards
 // against any per-type size error (it would shift every later column).
 TEST(ValueTest, WholeMysql84RowFromRecordedBinlog) {
+  BINRELAY_REQUIRE_FIXTURE("zongji/binlog-mysql84.events.binlog");
   const std::vector<ColumnDef> cols = {
       Col(kTypeLong), Col(kTypeLongLong), Col(kTypeLongLong, 0, 0, true),
       Col(kTypeNewDecimal, 30 << 8 | 10), Col(kTypeVarchar, 80, kUtf8mb4),
@@ -280,6 +281,7 @@ TEST(ValueTest, WholeMysql84RowFromRecordedBinlog) {
 // The MariaDB 11.8 capture_mariadb row: UUID/INET as BINARY, VECTOR as
 // VARBINARY, JSON as LONGTEXT, and both COMPRESSED column kinds.
 TEST(ValueTest, WholeMariadbCompressedRowFromRecordedBinlog) {
+  BINRELAY_REQUIRE_FIXTURE("zongji/binlog-mariadb118.events.binlog");
   const std::vector<ColumnDef> cols = {
       Col(kTypeLong), Col(kTypeString, 16, 63), Col(kTypeString, 4, 63),
       Col(kTypeString, 16, 63), Col(kTypeVarchar, 12, 63), Col(kTypeBlob, 4, 46),

@@ -145,6 +145,7 @@ class BinlogSenderTest : public ::testing::Test {
 // dropped or added), a missing fake ROTATE per file, the FDE's in-use flag,
 // and the non-blocking dump not ending with EOF.
 TEST_F(BinlogSenderTest, DumpFromFourReplaysEveryStoredFileByteForByteThenEof) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, Request("", 4)));
   std::vector<std::string> packets = Drain(*sender);
@@ -177,6 +178,7 @@ TEST_F(BinlogSenderTest, DumpFromFourReplaysEveryStoredFileByteForByteThenEof) {
 // Guards: a mid-file start without the FDE (the replica could not parse the
 // events), or with the FDE's log_pos/created/CRC left as stored.
 TEST_F(BinlogSenderTest, MidFileStartSendsFdeWithZeroLogPosAndValidCrc) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   // The third event of binlog.000002.
   BR_ASSERT_OK_AND_ASSIGN(auto r, protocol::BinlogFileReader::Open(mysql2_, "binlog.000002"));
@@ -210,6 +212,7 @@ uint16_t ClientCode(const absl::Status& s) { return ClientErrorFor(s, 0).code; }
 // can never exist being answered with the retryable 1105 (clients loop on
 // it forever), and the source's own words missing from the refusal.
 TEST_F(BinlogSenderTest, UnknownFileAndImpossiblePositionsAreRefused) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   auto missing = BinlogSender::Create(context_, Request("binlog.000000", 4));
   EXPECT_EQ(ClientCode(missing.status()), 1236);
@@ -246,6 +249,7 @@ TEST_F(BinlogSenderTest, UnknownFileAndImpossiblePositionsAreRefused) {
 // store while it is caught up with its source, which has no such file either
 // (the client would retry forever; the source answers 1236).
 TEST_F(BinlogSenderTest, FileBeyondTheStoreIsFatalWhileCaughtUpWithTheSource) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql(/*both=*/false);
   struct CaughtUp : SourceView {
     bool MayBeBehind() const override { return false; }
@@ -263,6 +267,7 @@ TEST_F(BinlogSenderTest, FileBeyondTheStoreIsFatalWhileCaughtUpWithTheSource) {
 // handle checksums. As a real primary, binrelay sends the fake ROTATE, then
 // refuses with 1236 at the file's FDE.
 TEST_F(BinlogSenderTest, ClientThatDeclaredNoChecksumIsRefusedAtTheFde) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   DumpRequest r = Request("", 4);
   r.settings.checksum.reset();
@@ -286,6 +291,7 @@ TEST_F(BinlogSenderTest, ClientThatDeclaredNoChecksumIsRefusedAtTheFde) {
 // Guards: a blocking dump that polls or never wakes: it must report caught
 // up, arm a wake-up, and be woken by the store's next commit.
 TEST_F(BinlogSenderTest, BlockingDumpWakesOnTheNextCommit) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql(/*both=*/false);
   BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(context_, Request("", 4, false)));
   DumpStream::Progress last;
@@ -315,6 +321,7 @@ TEST_F(BinlogSenderTest, BlockingDumpWakesOnTheNextCommit) {
 
 // Guards: heartbeats that a replica cannot parse (wrong position or name).
 TEST_F(BinlogSenderTest, HeartbeatCarriesTheNextPositionWithCrcWhenDeclared) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql(false);
   DumpRequest r = Request("", 4, false);
   r.settings.checksum = "CRC32";
@@ -337,6 +344,7 @@ TEST_F(BinlogSenderTest, HeartbeatCarriesTheNextPositionWithCrcWhenDeclared) {
 // Guards: a MariaDB GTID dump resending transactions the replica already
 // has, or not moving its position with a fake GTID_LIST.
 TEST_F(BinlogSenderTest, MariaDbGtidDumpSkipsToTheRequestedGtidAndSendsFakeGtidList) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   BR_ASSERT_OK(testing::FeedAsDump(maria, "mariadb-bin.000001", 4, *store_));
   BR_ASSERT_OK(store_->Flush());
@@ -380,6 +388,7 @@ TEST_F(BinlogSenderTest, MariaDbGtidDumpSkipsToTheRequestedGtidAndSendsFakeGtidL
 // still in the write buffer, and failed fatally ("stored binlog ... ends at 0
 // inside an event starting at 4"; seen after a kill -9 restart in CI).
 TEST_F(BinlogSenderTest, FileStartedButNotYetCommittedIsInvisibleToDumps) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   store_.reset();
   fs::remove_all(dir_);
   replication::BinlogStoreOptions lazy;
@@ -414,6 +423,7 @@ TEST_F(BinlogSenderTest, FileStartedButNotYetCommittedIsInvisibleToDumps) {
 // Guards: a replica whose file binrelay purged being told only that the file
 // is "not in the store", instead of that it was purged and what decides it.
 TEST_F(BinlogSenderTest, DumpFromAPurgedFileSaysItWasPurged) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   replication::PurgeOptions purge;
   purge.before_file = "binlog.000002";
@@ -432,6 +442,7 @@ TEST_F(BinlogSenderTest, DumpFromAPurgedFileSaysItWasPurged) {
 // the dump's own position, so a hard-cap purge of the previous file does not
 // end a healthy dump.
 TEST_F(BinlogSenderTest, DisconnectedReplicaKeepsTheFileBeforeItsLastRotation) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   BR_ASSERT_OK_AND_ASSIGN(auto sender, BinlogSender::Create(
                                            context_, Request("binlog.000001", 4, /*non_blocking=*/false)));
@@ -455,6 +466,7 @@ TEST_F(BinlogSenderTest, DisconnectedReplicaKeepsTheFileBeforeItsLastRotation) {
 // place instead of told to retry, and a position naming a domain the binlog
 // never had being refused (MariaDB serves it).
 TEST_F(BinlogSenderTest, MariaDbGtidAheadOfTheStoreIsRefused) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   BR_ASSERT_OK(testing::FeedAsDump(maria, "mariadb-bin.000001", 4, *store_));
   BR_ASSERT_OK(store_->Flush());
@@ -484,6 +496,7 @@ namespace {
 // starting in the wrong file, or not telling the replica (by heartbeat)
 // where a skipped run ended.
 TEST_F(BinlogSenderTest, MysqlGtidDumpSkipsExecutedTransactionsAndReportsPosition) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   const std::string uuid = testing::kMysqlBinlogUuid;
   BR_ASSERT_OK_AND_ASSIGN(auto sender,

@@ -104,6 +104,7 @@ class RelayAdminTest : public ::testing::Test {
 // flavour or a stale GTID state (gtid_mode OFF would stop an auto-position
 // replica; a wrong gtid_executed would make it skip or repeat transactions).
 TEST_F(RelayAdminTest, MysqlReplicaQuestionsAreAnsweredFromTheStoredStream) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   EXPECT_EQ(Value("SELECT @@GLOBAL.SERVER_ID"), "4242");
   EXPECT_EQ(Value("SELECT @@GLOBAL.SERVER_UUID"), kRelayUuid);
@@ -127,6 +128,7 @@ TEST_F(RelayAdminTest, MysqlReplicaQuestionsAreAnsweredFromTheStoredStream) {
 // Guards: MariaDB replica questions (GTID mode needs gtid_domain_id; the
 // connect state comes from gtid_binlog_pos/gtid_current_pos).
 TEST_F(RelayAdminTest, MariaDbReplicaQuestionsAreAnsweredFromTheStoredStream) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   OpenStore();
   Feed(testing::kMariaBinlog, "mariadb-bin.000001");
   NewAdmin(nullptr, "5.5.5-10.11.0-binrelay");
@@ -144,6 +146,7 @@ TEST_F(RelayAdminTest, MariaDbReplicaQuestionsAreAnsweredFromTheStoredStream) {
 // Guards: binlog_checksum taken from a default instead of the source's FDE
 // (a NONE source announced as CRC32 makes replicas reject every event).
 TEST_F(RelayAdminTest, ChecksumNoneComesFromTheStoredFde) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMaria10Binlog);
   OpenStore();
   Feed(testing::kMaria10Binlog, "mysql-bin.07");
   NewAdmin();
@@ -168,6 +171,7 @@ TEST_F(RelayAdminTest, EmptyStoreHasNoPositionsAndDefaultsToCrc32) {
 // Guards: unknown variables answered with a value (replicas rely on 1193 to
 // detect optional features) and operator overrides not taking precedence.
 TEST_F(RelayAdminTest, UnknownVariableIs1193AndOverridesWin) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   AdminReply r = Ask("SELECT @@global.no_such_variable");
   ASSERT_EQ(r.kind, AdminReply::Kind::kError);
@@ -183,6 +187,7 @@ TEST_F(RelayAdminTest, UnknownVariableIs1193AndOverridesWin) {
 // Guards: SHOW MASTER STATUS at a position that is not the committed end, or
 // without MySQL's Executed_Gtid_Set (binrelay's own client reads it).
 TEST_F(RelayAdminTest, MasterStatusIsTheCommittedEnd) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   AdminReply r = Ask("SHOW MASTER STATUS");
   ASSERT_EQ(r.kind, AdminReply::Kind::kResultSet);
@@ -196,6 +201,7 @@ TEST_F(RelayAdminTest, MasterStatusIsTheCommittedEnd) {
 }
 
 TEST_F(RelayAdminTest, MariaDbMasterStatusHasFourColumns) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   OpenStore();
   Feed(testing::kMariaBinlog, "mariadb-bin.000001");
   NewAdmin();  // the MySQL-style greeting does not matter: the source is MariaDB
@@ -208,6 +214,7 @@ TEST_F(RelayAdminTest, MariaDbMasterStatusHasFourColumns) {
 // Guards: a file listed with bytes that are not durable yet (a replica could
 // ask for a position the store may still lose).
 TEST_F(RelayAdminTest, BinaryLogsListOnlyDurableBytes) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   replication::BinlogStoreOptions lazy;
   lazy.sync = replication::SyncPolicy::kInterval;
   lazy.sync_interval = std::chrono::hours(1);  // nothing is published unless flushed
@@ -230,6 +237,7 @@ TEST_F(RelayAdminTest, BinaryLogsListOnlyDurableBytes) {
 // Guards: SHOW SLAVE HOSTS keeping replicas whose dump ended, dropping one
 // that reconnected before its old connection ended, or showing master_id 0.
 TEST_F(RelayAdminTest, ReplicasAppearWhileConnected) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   ReplicaRegistration a{11, "10.0.0.11", "repl", "", 3306, 0};
   ReplicaRegistration b{12, "", "", "", 0, 0};
@@ -285,6 +293,7 @@ TEST_F(RelayAdminTest, RelayStatusIsOneRowOfTheStatusFacts) {
 }
 
 TEST_F(RelayAdminTest, RelayStatusWithoutProviderShowsTheStore) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   AdminReply r = Ask("SHOW RELAY STATUS");
   ASSERT_EQ(r.result.rows.size(), 1u);
@@ -299,6 +308,7 @@ TEST_F(RelayAdminTest, RelayStatusWithoutProviderShowsTheStore) {
 // Guards: PURGE removing the named file itself or a file a reader needs,
 // accepting an unknown target silently, or not saying who keeps a file.
 TEST_F(RelayAdminTest, PurgeBinaryLogsToHonoursPinsAndNamesTheConsumer) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   AdminReply r = Ask("PURGE BINARY LOGS TO 'binlog.000009'");
   ASSERT_EQ(r.kind, AdminReply::Kind::kError);
@@ -331,6 +341,7 @@ TEST_F(RelayAdminTest, PurgeBinaryLogsToHonoursPinsAndNamesTheConsumer) {
 // counts it once its GTID event is passed), accepting offsets inside an
 // event, or answering for bytes past the end.
 TEST_F(RelayAdminTest, BinlogGtidPosFollowsMariaDbSemantics) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   OpenStore();
   Feed(testing::kMariaBinlog, "mariadb-bin.000001");
   NewAdmin();
@@ -354,6 +365,7 @@ TEST_F(RelayAdminTest, BinlogGtidPosFollowsMariaDbSemantics) {
 // Guards: the file's opening GTID_LIST state lost (offset 4 comes from the
 // index), and NONE-checksum files framed as if they had CRCs.
 TEST_F(RelayAdminTest, BinlogGtidPosStartsFromTheFilesGtidList) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMaria10Binlog);
   OpenStore();
   Feed(testing::kMaria10Binlog, "mysql-bin.07");
   NewAdmin();
@@ -367,6 +379,7 @@ TEST_F(RelayAdminTest, BinlogGtidPosStartsFromTheFilesGtidList) {
 // Guards: a MySQL binlog (PREVIOUS_GTIDS, no GTID_LIST) given a MariaDB
 // position; MariaDB answers '' for binlogs without GTID_LIST.
 TEST_F(RelayAdminTest, BinlogGtidPosOfAMysqlBinlogIsEmpty) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
   EXPECT_EQ(Value("SELECT binlog_gtid_pos('binlog.000002', 4)"), "");
   EXPECT_EQ(Value("SELECT binlog_gtid_pos('binlog.000002', 529)"), "");
@@ -375,6 +388,7 @@ TEST_F(RelayAdminTest, BinlogGtidPosOfAMysqlBinlogIsEmpty) {
 // Guards: a damaged stored file read past its damage (a huge event_size) or
 // a torn file answered with a made-up state instead of an error.
 TEST_F(RelayAdminTest, BinlogGtidPosOfADamagedFileIsAnError) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   OpenStore();
   Feed(testing::kMariaBinlog, "mariadb-bin.000001");
   BR_ASSERT_OK(store_->Close());
@@ -399,6 +413,7 @@ TEST_F(RelayAdminTest, BinlogGtidPosOfADamagedFileIsAnError) {
 // Guards: answers racing the writer: a position SHOW MASTER STATUS shows must
 // always be one binlog_gtid_pos can answer (durable, at an event boundary).
 TEST_F(RelayAdminTest, AnswersStayConsistentWhileTheStoreIsWritten) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   replication::BinlogStoreOptions o;
   o.sync = replication::SyncPolicy::kInterval;
   o.sync_interval = std::chrono::milliseconds(1);

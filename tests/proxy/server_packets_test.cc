@@ -10,6 +10,7 @@
 #include "protocol/server_error.h"
 #include "protocol/text_resultset.h"
 #include "tests/harness/erlang_terms.h"
+#include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::protocol {
@@ -20,6 +21,7 @@ std::string Payload(const std::string& frame) { return frame.substr(4); }
 // Rebuilding a real MySQL 8.0.34 greeting from its parsed fields must give
 // the captured bytes: guards every offset and the nonce split of the builder.
 TEST(ServerPacketsTest, GreetingRebuildsCapturedMySqlGreetingByteForByte) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/handshake-request.terms");
   auto frames = testing::WirePacketsFromTerms("msmp/handshake-request.terms");
   ASSERT_EQ(frames.size(), 6u);
   int rebuilt = 0;
@@ -74,6 +76,7 @@ TEST(ServerPacketsTest, MariaDbStyleGreetingParsesBack) {
 // Captured libmysql 8.0.34 response with caching_sha2 and connect attributes
 // (msmp term 1: user root, 32-byte token 0x45 0x8D ... 0xE1, max packet 16 MiB).
 TEST(ServerPacketsTest, ParsesCapturedCachingSha2Response) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/handshake-response.terms");
   auto frames = testing::WirePacketsFromTerms("msmp/handshake-response.terms");
   ASSERT_EQ(frames.size(), 4u);
   std::string payload = Payload(frames[0]);
@@ -93,6 +96,7 @@ TEST(ServerPacketsTest, ParsesCapturedCachingSha2Response) {
 // CONNECT_WITH_DB (msmp term 2: user pam, 20-byte token 0xAB 0x09 ..., db
 // "test"): guards the 1-byte-length token branch and the schema field.
 TEST(ServerPacketsTest, ParsesCapturedNativeResponseWithDatabase) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/handshake-response.terms");
   auto frames = testing::WirePacketsFromTerms("msmp/handshake-response.terms");
   ASSERT_EQ(frames.size(), 4u);
   const std::string payload = Payload(frames[1]);  // h views into it
@@ -108,6 +112,7 @@ TEST(ServerPacketsTest, ParsesCapturedNativeResponseWithDatabase) {
 // Third captured response: max packet 1073746021, collation 255, native token
 // starting 80,186 (msmp term 3).
 TEST(ServerPacketsTest, ParsesCapturedNativeResponseWithAttributes) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/handshake-response.terms");
   auto frames = testing::WirePacketsFromTerms("msmp/handshake-response.terms");
   ASSERT_EQ(frames.size(), 4u);
   const std::string payload = Payload(frames[2]);  // h views into it
@@ -124,6 +129,7 @@ TEST(ServerPacketsTest, ParsesCapturedNativeResponseWithAttributes) {
 // Every truncation of a real response is an error, never a crash or an
 // over-read (the token length prefix and the user NUL are the hostile fields).
 TEST(ServerPacketsTest, EveryTruncatedResponseIsRefused) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/handshake-response.terms");
   auto frames = testing::WirePacketsFromTerms("msmp/handshake-response.terms");
   ASSERT_FALSE(frames.empty());
   std::string payload = Payload(frames[0]);
@@ -168,6 +174,7 @@ TEST(ServerPacketsTest, SslRequestNeedsServerSsl) {
 
 // Golden: MySQL 8.0's AuthSwitchRequest to mysql_native_password (msmp).
 TEST(ServerPacketsTest, AuthSwitchRequestMatchesCapture) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/auth-switch-request.terms");
   auto frames = testing::WirePacketsFromTerms("msmp/auth-switch-request.terms");
   ASSERT_EQ(frames.size(), 1u);
   std::string nonce = Payload(frames[0]).substr(1 + 22, 20);
@@ -176,6 +183,7 @@ TEST(ServerPacketsTest, AuthSwitchRequestMatchesCapture) {
 
 // Golden: caching_sha2 fast_auth_success 01 03 / full auth 01 04 (msmp).
 TEST(ServerPacketsTest, AuthMoreDataMatchesCapture) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/auth-more-data.terms");
   auto frames = testing::WirePacketsFromTerms("msmp/auth-more-data.terms");
   ASSERT_EQ(frames.size(), 2u);
   EXPECT_EQ(BuildAuthMoreData("\x03"), Payload(frames[0]));

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "replication/dump_commands.h"
 #include "tests/harness/erlang_terms.h"
+#include "tests/harness/fixtures.h"
 #include "tests/proxy/session_fixture.h"
 
 namespace binrelay::proxy {
@@ -345,6 +346,7 @@ TEST_F(SessionTest, PingInitDbUnknownCommandAndQuit) {
 // Golden COM_REGISTER_SLAVE from msmp (server_id 200, port 3306): OK and
 // recorded for SHOW SLAVE HOSTS.
 TEST_F(SessionTest, RegisterSlaveGoldenIsRecorded) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/register-replica.terms");
   Login();
   // The term's recovery_rank <<0,0,0,0>> also looks like an empty frame; the
   // packet is the last binary of the file.
@@ -384,6 +386,7 @@ TEST_F(SessionTest, TruncatedRegisterSlaveIsErrAndSessionUsable) {
 // Golden COM_BINLOG_DUMP from msmp (file "", pos 4, flags 2, server 200):
 // handed to the DumpHandler with the session's variables.
 TEST_F(SessionTest, BinlogDumpGoldenReachesDumpHandler) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/binlog-dump.terms");
   Login();
   Query("SET @master_binlog_checksum='CRC32'");
   auto frames = binrelay::testing::WirePacketsFromTerms("msmp/binlog-dump.terms");
@@ -405,6 +408,7 @@ TEST_F(SessionTest, BinlogDumpGoldenReachesDumpHandler) {
 // Golden COM_BINLOG_DUMP_GTID (msmp: one SID ae705970-65d8-11ee-989c-0242ac1b0003,
 // interval 1-6): the encoded set is passed through intact.
 TEST_F(SessionTest, BinlogDumpGtidGoldenReachesDumpHandler) {
+  BINRELAY_REQUIRE_FIXTURE("msmp/binlog-dump-gtid.terms");
   Login();
   auto frames = binrelay::testing::WirePacketsFromTerms("msmp/binlog-dump-gtid.terms");
   ASSERT_GE(frames.size(), 1u);

@@ -45,8 +45,13 @@ class BinlogStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTestTempDir("binlog_store");
-    mysql1_ = ReadFileOrDie(FixturePath(testing::kMysqlBinlog1));
-    mysql2_ = ReadFileOrDie(FixturePath(testing::kMysqlBinlog2));
+    // Tests that use these start with BINRELAY_REQUIRE_FIXTURE.
+    if (testing::FixtureExists(testing::kMysqlBinlog1)) {
+      mysql1_ = ReadFileOrDie(FixturePath(testing::kMysqlBinlog1));
+    }
+    if (testing::FixtureExists(testing::kMysqlBinlog2)) {
+      mysql2_ = ReadFileOrDie(FixturePath(testing::kMysqlBinlog2));
+    }
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -59,6 +64,7 @@ class BinlogStoreTest : public ::testing::Test {
 // Guards: any byte of a stored file differing from the source's (flags,
 // CRCs, offsets), including BINLOG_IN_USE cleared on ROTATE and STOP.
 TEST_F(BinlogStoreTest, ClosedMysqlFilesAreStoredByteForByte) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
@@ -74,6 +80,7 @@ TEST_F(BinlogStoreTest, ClosedMysqlFilesAreStoredByteForByte) {
 // Guards: the open file losing the BINLOG_IN_USE flag the source's open file
 // has (it must stay a prefix of the source's file), MariaDB GTID state.
 TEST_F(BinlogStoreTest, OpenMariaDbFileKeepsInUseFlagAndGtidState) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   ASSERT_EQ(maria[21] & 1, 1);  // the fixture is the source's open file
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
@@ -87,6 +94,7 @@ TEST_F(BinlogStoreTest, OpenMariaDbFileKeepsInUseFlagAndGtidState) {
 // Guards: a dump stream's FDE re-sent with log_pos 0 (and a fake ROTATE)
 // being written into the file.
 TEST_F(BinlogStoreTest, ArtificialEventsAreNotStored) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog2);
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
   BR_ASSERT_OK(store->Close());
@@ -105,6 +113,7 @@ TEST_F(BinlogStoreTest, ArtificialEventsAreNotStored) {
 
 // Guards: a skipped event leaving a gap in the file instead of a loud error.
 TEST_F(BinlogStoreTest, EventNotAtTheFileEndIsDataLossNamingFileAndPos) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog2);
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   // Everything from 276 on, but nothing of 4..276 except the artificial FDE:
   // the store holds nothing of binlog.000002, so the file cannot start.
@@ -132,6 +141,7 @@ TEST_F(BinlogStoreTest, EventNotAtTheFileEndIsDataLossNamingFileAndPos) {
 
 // Guards: a name from the wire escaping the store directory.
 TEST_F(BinlogStoreTest, FileNameThatIsAPathIsRefused) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog2);
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   absl::Status s = testing::FeedBinlogFile(mysql2_, "../evil.000001", 4, *store);
   EXPECT_TRUE(absl::IsDataLoss(s)) << s;
@@ -142,6 +152,7 @@ TEST_F(BinlogStoreTest, FileNameThatIsAPathIsRefused) {
 // hold the source's bytes at the source's offsets), and a non-empty store
 // not resuming where it ends.
 TEST_F(BinlogStoreTest, StartForEmptyAndNonEmptyStore) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1);
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   EXPECT_FALSE(store->resume_position().has_value());
   BR_ASSERT_OK_AND_ASSIGN(StartSpec gtid, ParseStartSpec("gtid:0-1-5"));
@@ -160,6 +171,7 @@ TEST_F(BinlogStoreTest, StartForEmptyAndNonEmptyStore) {
 // Guards: the index missing a file or its first GTID state, a non-atomic
 // or stale index surviving a reopen.
 TEST_F(BinlogStoreTest, IndexListsFilesWithFirstGtidStateAndIsRebuilt) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   {
     BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
     BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
@@ -187,6 +199,7 @@ TEST_F(BinlogStoreTest, IndexListsFilesWithFirstGtidStateAndIsRebuilt) {
 // Guards: a GTID position mapped to a file that starts after it (the dump
 // would miss transactions) or to an older file than needed.
 TEST_F(BinlogStoreTest, GtidPositionMapsToFileThroughTheIndex) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
@@ -238,6 +251,7 @@ uint64_t ExpectedResume(uint64_t cut) {
 // complete one, or resuming anywhere but right after the last complete
 // transaction; re-feeding from there must rebuild the file exactly.
 TEST_F(BinlogStoreTest, RecoveryAfterTruncationAtEveryOffsetResumesExactly) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   BinlogStoreOptions fast;
   fast.sync = SyncPolicy::kOff;  // recovery does not depend on it; keeps 1700 opens quick
   for (int garbage = 0; garbage < 2; ++garbage) {
@@ -274,6 +288,7 @@ TEST_F(BinlogStoreTest, RecoveryAfterTruncationAtEveryOffsetResumesExactly) {
 // Guards: a crash between writing the closing ROTATE and clearing
 // BINLOG_IN_USE leaving the closed file different from the source's.
 TEST_F(BinlogStoreTest, RecoveryClearsInUseFlagOfAClosedFile) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   std::string flagged = mysql1_;
   flagged[21] |= 1;
   WriteFile(dir_ + "/binlog.000001", flagged);
@@ -287,6 +302,7 @@ TEST_F(BinlogStoreTest, RecoveryClearsInUseFlagOfAClosedFile) {
 // Guards: a full disk damaging stored data (a partial write left behind) or
 // the store not continuing once space returns.
 TEST_F(BinlogStoreTest, DiskFullIsResourceExhaustedAndAppendingResumesAfterwards) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   for (int64_t budget : {100, 600}) {
     SCOPED_TRACE(absl::StrCat("write budget after file 1: ", budget));
     fs::remove_all(dir_);
@@ -337,6 +353,7 @@ TEST_F(BinlogStoreTest, DiskFullIsResourceExhaustedAndAppendingResumesAfterwards
 
 // Guards: a stream restart keeping the half transaction it interrupted.
 TEST_F(BinlogStoreTest, StreamRestartDropsTheInterruptedTransaction) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog2);
   BinlogStoreOptions options;
   options.buffer_bytes = 64;  // forces the half transaction onto disk
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_, options));
@@ -351,6 +368,7 @@ TEST_F(BinlogStoreTest, StreamRestartDropsTheInterruptedTransaction) {
 
 // Guards: purge removing a file a reader still needs, or the newest file.
 TEST_F(BinlogStoreTest, PurgeHonoursPinsAndKeepsTheNewestFile) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
@@ -374,6 +392,7 @@ TEST_F(BinlogStoreTest, PurgeHonoursPinsAndKeepsTheNewestFile) {
 
 // Guards: purge by age removing recent files or ignoring old ones.
 TEST_F(BinlogStoreTest, PurgeOlderThanUsesFileAge) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
@@ -406,6 +425,7 @@ class BurstConsumer : public StreamConsumer {
 // forever when the stream then goes quiet: the flusher must sync and
 // publish them within sync_interval.
 TEST_F(BinlogStoreTest, GroupCommitPublishesABurstThatEndsWithoutACue) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   BinlogStoreOptions o;
   o.sync = SyncPolicy::kEveryTransaction;
   o.sync_interval = std::chrono::milliseconds(20);
@@ -426,6 +446,7 @@ TEST_F(BinlogStoreTest, GroupCommitPublishesABurstThatEndsWithoutACue) {
 // interval (replicas of binrelay saw every event ~10 ms late): with nothing
 // to make durable, a transaction is written and published at once.
 TEST_F(BinlogStoreTest, OffPolicyPublishesEachTransactionWithoutWaiting) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   BinlogStoreOptions o;
   o.sync = SyncPolicy::kOff;
   o.sync_interval = std::chrono::hours(1);  // the flusher never runs in this test
@@ -438,6 +459,7 @@ TEST_F(BinlogStoreTest, OffPolicyPublishesEachTransactionWithoutWaiting) {
 }
 
 TEST_F(BinlogStoreTest, IntervalPolicyPublishesAndWakesWaiters) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   BinlogStoreOptions options;
   options.sync = SyncPolicy::kInterval;
   options.sync_interval = std::chrono::milliseconds(20);

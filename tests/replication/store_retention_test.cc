@@ -36,6 +36,7 @@ constexpr uint64_t kSize1 = 1516, kSize2 = 847, kSize3 = 847;
 class StoreRetentionTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
     dir_ = testing::MakeTestTempDir("store_retention");
     auto s = BinlogStore::Open(dir_);
     ASSERT_TRUE(s.ok()) << s.status();
@@ -262,6 +263,7 @@ TEST_F(StoreRetentionTest, RetentionJobThreadPurgesByAgeUntilStopped) {
 // expires binlogs at rotation. The interval here is an hour, so only the
 // file-closed listener can purge within the test.
 TEST_F(StoreRetentionTest, RotationPromptsAPassWithoutWaitingForTheInterval) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog2, testing::kMysqlBinlog1);
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_ + "/rotating"));
   RetentionJob job(store.get(), MakeRetentionPolicy(0, 1000, 0), std::chrono::hours(1));
   store->SetFileClosedListener([&job] { job.RunSoon(); });

@@ -42,6 +42,7 @@ class StoreScanTest : public ::testing::Test {
 
 // Guards: the source's flavour or checksum misread from its FDE.
 TEST_F(StoreScanTest, ReadsTheFdeOfRecordedFiles) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog2, testing::kMaria10Binlog);
   BR_ASSERT_OK_AND_ASSIGN(protocol::FormatDescription my,
                           ReadStoredFormat(FixturePath(testing::kMysqlBinlog2)));
   EXPECT_EQ(my.server_version, "8.0.45");
@@ -57,6 +58,7 @@ TEST_F(StoreScanTest, ReadsTheFdeOfRecordedFiles) {
 // Guards: a short, foreign or corrupt file head read as an FDE, or a huge
 // event_size allocated.
 TEST_F(StoreScanTest, HostileFileHeadsAreErrors) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog2);
   std::string fde = ReadFileOrDie(FixturePath(testing::kMysqlBinlog2)).substr(0, 126);
   EXPECT_TRUE(absl::IsNotFound(ReadStoredFormat(dir_ + "/missing").status()));
   EXPECT_TRUE(absl::IsDataLoss(ReadStoredFormat(Write("a", "GIF89a....")).status()));
@@ -76,6 +78,7 @@ TEST_F(StoreScanTest, HostileFileHeadsAreErrors) {
 // Guards: binlog_gtid_pos answering for offsets inside events, counting a
 // transaction only at its commit, or ignoring offsets 0..3 (MariaDB: 4).
 TEST_F(StoreScanTest, MariaGtidPosAtEveryOffsetOfARecordedBinlog) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   const std::string path = FixturePath(testing::kMariaBinlog);
   const std::map<uint64_t, std::string> boundaries = {
       {4, ""},        {256, ""},      {285, ""},      {330, ""},      {372, "0-1-1"},
@@ -94,6 +97,7 @@ TEST_F(StoreScanTest, MariaGtidPosAtEveryOffsetOfARecordedBinlog) {
 
 // Guards: bytes past the readable end (not yet durable) being used.
 TEST_F(StoreScanTest, MariaGtidPosStopsAtTheReadableEnd) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   const std::string path = FixturePath(testing::kMariaBinlog);
   EXPECT_EQ(MariaGtidPosAt(path, 744, 702).value_or("?"), std::nullopt);
   EXPECT_EQ(MariaGtidPosAt(path, 702, 702).value_or("?"), "0-1-1");
@@ -104,6 +108,7 @@ TEST_F(StoreScanTest, MariaGtidPosStopsAtTheReadableEnd) {
 // Guards: a corrupted GTID event trusted (its CRC is checked) or a broken
 // event_size chain walked past.
 TEST_F(StoreScanTest, DamagedEventsAreDataLossNamingTheOffset) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
   std::string data = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   std::string bad_crc = data;
   bad_crc[702 + 19] ^= 0x01;  // seq_no of GTID 0-1-2
@@ -128,6 +133,7 @@ TEST_F(StoreScanTest, DamagedEventsAreDataLossNamingTheOffset) {
 // "first entry" instead of MariaDB's "last entry wins", in the scan and in
 // the index text alike.
 TEST_F(StoreScanTest, GtidListWithSeveralServersPerDomainKeepsTheLastEntry) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMaria10Binlog);
   std::string src = ReadFileOrDie(FixturePath(testing::kMaria10Binlog));  // checksum NONE: no CRCs after FDE
   std::string list;
   auto u32 = [](std::string* out, uint32_t v) {
@@ -176,6 +182,7 @@ TEST(MariaPositionFromGtidListTest, Table) {
 
 // Guards: a MySQL binlog (no GTID_LIST) given a MariaDB state: '' as MariaDB.
 TEST_F(StoreScanTest, MysqlBinlogHasNoMariaDbState) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog2);
   const std::string path = FixturePath(testing::kMysqlBinlog2);
   EXPECT_EQ(MariaGtidPosAt(path, 529, 847).value_or("?"), "");
   EXPECT_EQ(MariaGtidPosAt(path, 4, 847).value_or("?"), "");

@@ -46,6 +46,11 @@ struct Case {
 // Guards the resume point: each GTID group (XID-terminated DML, DDL, MariaDB
 // standalone) ends exactly once, so a reconnect never re-sends or skips one.
 TEST(TransactionBoundaryTest, EveryGtidGroupEndsExactlyOnce) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-cdc-rs/8.0__32_delete_rows_v2__binlog.000001",
+                           "mysql-cdc-rs/5.7__14_user_var__log.bin",
+                           "percona-binlog-server/data_80045_gtid__binlog.000001",
+                           "zongji/binlog-mariadb118.events.binlog",
+                           "mysql-binlog-connector-rust/mysql-bin.000057");
   for (const Case& c : {Case{"mysql-cdc-rs/8.0__32_delete_rows_v2__binlog.000001", 5},
                         Case{"mysql-cdc-rs/5.7__14_user_var__log.bin", 3},
                         Case{"percona-binlog-server/data_80045_gtid__binlog.000001", 4},
@@ -62,6 +67,7 @@ TEST(TransactionBoundaryTest, EveryGtidGroupEndsExactlyOnce) {
 
 // Without GTIDs (MySQL 5.5), BEGIN..XID delimits transactions.
 TEST(TransactionBoundaryTest, BeginXidTransactionsWithoutGtids) {
+  BINRELAY_REQUIRE_FIXTURE("mysql-binlog-connector-java/mysql-bin.sakila.gz");
   BoundaryChecker checker;
   ASSERT_TRUE(FeedBinlogFile(
       binrelay::testing::FixturePath("mysql-binlog-connector-java/mysql-bin.sakila.gz"), checker)
