@@ -20,7 +20,9 @@
 #include "proxy/listener.h"
 #include "proxy/relay_admin.h"
 #include "proxy/relay_status.h"
+#include "proxy/source_forwarder.h"
 #include "proxy/source_view.h"
+#include "proxy/blocking_pool.h"
 #include "replication/binlog_store.h"
 #include "replication/store_retention_job.h"
 #include "replication/store_scan.h"
@@ -68,9 +70,29 @@ class ServeStatus : public proxy::StatusProvider {
   ServeStatus(const ServeConfig& config, const replication::UpstreamSession* session,
               const replication::BinlogStore* store, const proxy::DumpRegistry* dumps)
       : config_(config), session_(session), store_(store), dumps_(dumps) {}
+  // Set once the listener exists (for the connection count).
+  void set_listener(const proxy::Listener* listener) { listener_.store(listener); }
   proxy::RelayStatus Snapshot() const override {
     proxy::RelayStatus s;
     s.source = absl::StrCat(config_.upstream.connect.host, ":", config_.upstream.connect.port);
+    s.source_host = config_.upstream.connect.host;
+    s.source_port = config_.upstream.connect.port;
+    s.source_user = config_.upstream.connect.user;
+    const replication::SourceInfo& info = session_->source_info();
+    s.source_server_id = info.server_id;
+    s.source_is_mariadb = info.version.empty() || info.is_mariadb;
+    if (auto vars = session_->source_variables()) {
+      for (const auto& [name, value] : *vars) {
+        if (name == "server_uuid") s.source_uuid = value;
+      }
+    }
+    s.source_tls = config_.upstream.connect.tls != protocol::ConnectOptions::Tls::kDisabled;
+    s.connect_retry_seconds =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                  config_.upstream.max_backoff)
+                                  .count());
+    s.started = started_;
+    if (const proxy::Listener* l = listener_.load()) s.connections = l->open_connections();
     s.upstream_state = session_->state_name();
     const auto& st = session_->stats();
     s.events_received = st.events.load();
@@ -82,6 +104,7 @@ class ServeStatus : public proxy::StatusProvider {
     replication::CommittedEnd end = store_->committed();
     s.stored_file = end.position.file;
     s.stored_offset = end.position.offset;
+    s.stored_gtid_state = end.gtid_state;
     std::vector<replication::StoreFileEntry> files = store_->Files();
     for (const auto& f : files) {
       s.stored_bytes += f.size;
@@ -129,6 +152,8 @@ class ServeStatus : public proxy::StatusProvider {
   const replication::UpstreamSession* session_;
   const replication::BinlogStore* store_;
   const proxy::DumpRegistry* dumps_;
+  std::atomic<const proxy::Listener*> listener_{nullptr};
+  const absl::Time started_ = absl::Now();
 };
 
 // What dumps and admin statements know of binrelay's source: whether the
@@ -224,17 +249,40 @@ absl::Status Serve(const ServeConfig& config) {
   proxy::DumpRegistry dumps;
   store->SetCommitListener([&commits] { commits.Notify(); });
   ServeStatus status(config, &session, store.get(), &dumps);
+  ServeSourceView source_view(&session, store.get());
   proxy::RelayAdminOptions admin_options;
   admin_options.server_id = config.listen.server_id;
+  admin_options.port = config.listen.port;
+  admin_options.source = &source_view;
   BR_ASSIGN_OR_RETURN(std::unique_ptr<proxy::RelayAdmin> admin,
                       proxy::RelayAdmin::Create(store.get(), &status, admin_options));
-  ServeSourceView source_view(&session, store.get());
   proxy::DumpService dump_service(
       {store.get(), &commits, &dumps, config.listen.server_id, &source_view});
+  // Forwarded metadata reads go to the source as the forwarding user.
+  std::unique_ptr<proxy::SourceForwarder> forwarder;
+  if (config.listen.forward_queries) {
+    proxy::SourceForwarderOptions f;
+    f.connect = config.upstream.connect;
+    if (!config.listen.forward_user.empty()) {
+      f.connect.user = config.listen.forward_user;
+      f.connect.password = config.listen.forward_password;
+    }
+    f.connections = static_cast<int>(config.listen.forward_connections);
+    f.statement_timeout = config.listen.forward_timeout;
+    forwarder = std::make_unique<proxy::SourceForwarder>(f);
+  }
+  // The io_context outlives the pool: a job finishing at shutdown posts to it.
   proxy::asio::io_context ioc;
+  proxy::BlockingPool pool(4, 1024);
   proxy::ListenerOptions listen;
   listen.address = config.listen.address;
   listen.port = config.listen.port;
+  listen.max_connections = config.listen.max_connections;
+  listen.auth_timeout = config.listen.auth_timeout;
+  listen.read_timeout = config.listen.read_timeout;
+  listen.idle_timeout = config.listen.idle_timeout;
+  listen.pool = &pool;
+  listen.forwarder = forwarder.get();
   listen.session.auth.user = config.listen.user;
   listen.session.auth.password = config.listen.password;
   auto greeting = std::make_shared<GreetingVersion>(store.get());
@@ -245,6 +293,7 @@ absl::Status Serve(const ServeConfig& config) {
   }
   BR_ASSIGN_OR_RETURN(std::unique_ptr<proxy::Listener> listener,
                       proxy::Listener::Create(ioc, listen, admin.get(), &dump_service));
+  status.set_listener(listener.get());
   listener->Start();
   auto io = std::make_unique<IoThreads>(ioc, 2);
   spdlog::info("serving replicas on {}:{}", config.listen.address, listener->port());

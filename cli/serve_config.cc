@@ -1,6 +1,7 @@
 #include "cli/serve_config.h"
 
 #include <fstream>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -48,16 +49,20 @@ class Section {
     return static_cast<T>(n);
   }
   // A password given inline or as password_file (first line of the file).
-  absl::StatusOr<std::string> Password() const {
-    const IniFile::Value* inline_pw = Get("password");
-    const IniFile::Value* file = Get("password_file");
-    if (inline_pw && file) return Invalid("password_file", "give password or password_file, not both");
+  absl::StatusOr<std::string> Password(std::string_view prefix = "") const {
+    const std::string key = absl::StrCat(AV(prefix), "password");
+    const std::string file_key = absl::StrCat(key, "_file");
+    const IniFile::Value* inline_pw = Get(key);
+    const IniFile::Value* file = Get(file_key);
+    if (inline_pw && file) {
+      return Invalid(file_key, absl::StrCat("give ", key, " or ", file_key, ", not both"));
+    }
     if (inline_pw) return inline_pw->text;
     if (!file) return absl::InvalidArgumentError(
-        absl::StrCat("missing required key [", name_, "] password (or password_file)"));
+        absl::StrCat("missing required key [", name_, "] ", key, " (or ", file_key, ")"));
     std::ifstream in(file->text);
     std::string line;
-    if (!in || !std::getline(in, line)) return Invalid("password_file", "cannot read the file");
+    if (!in || !std::getline(in, line)) return Invalid(file_key, "cannot read the file");
     if (!line.empty() && line.back() == '\r') line.pop_back();
     return line;
   }
@@ -156,6 +161,32 @@ absl::Status ParseListen(const Section& s, ServeConfig* c) {
   }
   BR_ASSIGN_OR_RETURN(c->listen.user, s.Required("user"));
   BR_ASSIGN_OR_RETURN(c->listen.password, s.Password());
+  std::string forward = absl::AsciiStrToLower(s.Optional("forward_queries", "metadata"));
+  if (forward != "metadata" && forward != "none") {
+    return s.Invalid("forward_queries", "expected metadata or none");
+  }
+  c->listen.forward_queries = forward == "metadata";
+  c->listen.forward_user = s.Optional("forward_user", "");
+  if (!c->listen.forward_user.empty()) {
+    BR_ASSIGN_OR_RETURN(c->listen.forward_password, s.Password("forward_"));
+  }
+  BR_ASSIGN_OR_RETURN(c->listen.forward_connections,
+                      s.Number<uint32_t>("forward_connections", 4, 1, 64));
+  BR_ASSIGN_OR_RETURN(c->listen.max_connections,
+                      s.Number<size_t>("max_connections", 512, 1, 100000));
+  for (auto [key, field, fallback] :
+       {std::tuple{"forward_timeout", &c->listen.forward_timeout, std::chrono::milliseconds(10000)},
+        std::tuple{"auth_timeout", &c->listen.auth_timeout, std::chrono::milliseconds(10000)},
+        std::tuple{"read_timeout", &c->listen.read_timeout, std::chrono::milliseconds(60000)},
+        std::tuple{"idle_timeout", &c->listen.idle_timeout,
+                   std::chrono::milliseconds(8 * 3600 * 1000)}}) {
+    *field = fallback;
+    if (const IniFile::Value* v = s.Get(key)) {
+      auto d = ParseDuration(v->text);
+      if (!d.ok() || d->count() <= 0) return s.Invalid(key, "expected a duration such as 10s");
+      *field = *d;
+    }
+  }
   c->listen.ssl_cert = s.Optional("ssl_cert", "");
   c->listen.ssl_key = s.Optional("ssl_key", "");
   if (c->listen.ssl_cert.empty() != c->listen.ssl_key.empty()) {

@@ -41,6 +41,17 @@ struct ServeConfig {
     std::string password;
     std::string ssl_cert;
     std::string ssl_key;
+    // Read-only metadata statements go to the source (proxy/forward_policy.h),
+    // as forward_user (default: [source] user).
+    bool forward_queries = true;
+    std::string forward_user;
+    std::string forward_password;
+    uint32_t forward_connections = 4;
+    std::chrono::milliseconds forward_timeout{10000};
+    size_t max_connections = 512;
+    std::chrono::milliseconds auth_timeout{10000};
+    std::chrono::milliseconds read_timeout{60000};
+    std::chrono::milliseconds idle_timeout{8 * 3600 * 1000};
   } listen;
 
   struct Http {

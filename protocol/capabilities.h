@@ -56,10 +56,21 @@ namespace command {
 inline constexpr uint8_t kQuit = 0x01;
 inline constexpr uint8_t kInitDb = 0x02;
 inline constexpr uint8_t kQuery = 0x03;
+inline constexpr uint8_t kFieldList = 0x04;
+inline constexpr uint8_t kStatistics = 0x09;
+inline constexpr uint8_t kProcessKill = 0x0C;
 inline constexpr uint8_t kPing = 0x0E;
 inline constexpr uint8_t kBinlogDump = 0x12;
 inline constexpr uint8_t kRegisterSlave = 0x15;
+inline constexpr uint8_t kStmtPrepare = 0x16;
+inline constexpr uint8_t kStmtExecute = 0x17;
+inline constexpr uint8_t kStmtSendLongData = 0x18;
+inline constexpr uint8_t kStmtClose = 0x19;
+inline constexpr uint8_t kStmtReset = 0x1A;
+inline constexpr uint8_t kSetOption = 0x1B;
+inline constexpr uint8_t kStmtFetch = 0x1C;
 inline constexpr uint8_t kBinlogDumpGtid = 0x1E;
+inline constexpr uint8_t kResetConnection = 0x1F;
 }  // namespace command
 
 namespace server_status {

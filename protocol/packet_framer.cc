@@ -9,8 +9,6 @@
 namespace binrelay::protocol {
 namespace {
 
-constexpr size_t kMinReadChunk = 64 * 1024;
-
 uint32_t ChunkLength(const char* p) {
   const auto* u = reinterpret_cast<const uint8_t*>(p);
   return uint32_t{u[0]} | (uint32_t{u[1]} << 8) | (uint32_t{u[2]} << 16);
@@ -38,13 +36,19 @@ void AppendFramedPacket(std::string* out, std::string_view payload, uint8_t* seq
   }
 }
 
-PacketReader::PacketReader(size_t max_payload) : max_payload_(max_payload) {}
+PacketReader::PacketReader(size_t max_payload, size_t min_read_chunk)
+    : max_payload_(max_payload), min_read_chunk_(min_read_chunk) {}
 
 size_t PacketReader::PrepareWrite(size_t min_bytes, char** out) {
   begin_ += pending_consume_;
   pending_consume_ = 0;
   size_t live = end_ - begin_;
-  size_t want = std::max({min_bytes, kMinReadChunk, wanted_ > live ? wanted_ - live : 0});
+  if (live == 0) {
+    begin_ = end_ = 0;
+    // A large packet grew the buffer; an idle connection gives it back.
+    if (buf_.size() > 8 * min_read_chunk_ && wanted_ == 0) std::string().swap(buf_);
+  }
+  size_t want = std::max({min_bytes, min_read_chunk_, wanted_ > live ? wanted_ - live : 0});
   if (buf_.size() - end_ < want) {
     // Compact first: consumed bytes at the front are reusable.
     if (begin_ > 0) {
@@ -80,7 +84,7 @@ absl::StatusOr<std::optional<Packet>> PacketReader::Next() {
   uint8_t seq = static_cast<uint8_t>(base[3]);
   if (len < kMaxPacketChunk) {
     if (len > max_payload_) {
-      return absl::DataLossError(
+      return absl::ResourceExhaustedError(
           absl::StrCat("packet of ", len, " bytes exceeds the limit of ", max_payload_));
     }
     if (avail < kPacketHeaderSize + len) {
@@ -107,7 +111,7 @@ absl::StatusOr<std::optional<Packet>> PacketReader::Next() {
     want_seq = cseq + 1;
     total += clen;
     if (total > max_payload_) {
-      return absl::DataLossError(absl::StrCat("split packet of at least ", total,
+      return absl::ResourceExhaustedError(absl::StrCat("split packet of at least ", total,
                                               " bytes exceeds the limit of ", max_payload_));
     }
     if (avail - off - kPacketHeaderSize < clen) {

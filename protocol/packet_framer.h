@@ -41,8 +41,11 @@ struct Packet {
 class PacketReader {
  public:
   // `max_payload` bounds a reassembled payload so a hostile length cannot
-  // make the reader buffer without limit.
-  explicit PacketReader(size_t max_payload = size_t{0x40000000} + 1);
+  // make the reader buffer without limit. `min_read_chunk` is the least room
+  // PrepareWrite offers: large for a replication stream (fewer reads), small
+  // for the many mostly idle connections of a server.
+  explicit PacketReader(size_t max_payload = size_t{0x40000000} + 1,
+                        size_t min_read_chunk = 64 * 1024);
 
   // Returns a writable region of at least `min_bytes` bytes (more when a
   // partially received packet is known to need more) at the end of the
@@ -52,7 +55,8 @@ class PacketReader {
   void CommitWrite(size_t n);
 
   // The next complete logical packet, or nullopt when more bytes are needed.
-  // Errors (sequence id out of order, payload over the limit) are DataLoss.
+  // A sequence id out of order is DataLoss; a payload over the limit is
+  // ResourceExhausted (refused from its length, before it is buffered).
   absl::StatusOr<std::optional<Packet>> Next();
 
   // Sequence id the next packet (read or written) of this exchange must carry.
@@ -63,6 +67,8 @@ class PacketReader {
   void set_check_sequence(bool check) { check_sequence_ = check; }
 
   size_t buffered() const { return end_ - begin_ - pending_consume_; }
+  // Bytes of the buffer (its capacity), for tests of memory per connection.
+  size_t capacity() const { return buf_.size(); }
   // Removes and returns the bytes received after the last returned packet
   // (a TLS ClientHello that arrived with the SSLRequest belongs to TLS).
   std::string TakeBuffered() {
@@ -81,6 +87,7 @@ class PacketReader {
   size_t wanted_ = 0;  // total bytes (from begin_) the pending packet needs, if known
   std::string assembled_;  // reused for multi-chunk payloads
   size_t max_payload_;
+  size_t min_read_chunk_;
   uint8_t next_seq_ = 0;
   bool check_sequence_ = true;
 };

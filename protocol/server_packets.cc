@@ -166,6 +166,42 @@ std::string BuildTextRow(const TextRow& row) {
   return out;
 }
 
+std::string BuildPrepareOk(uint32_t statement_id, uint16_t columns, uint16_t params) {
+  std::string out(1, '\0');
+  AppendFixed(&out, statement_id, 4);
+  AppendFixed(&out, columns, 2);
+  AppendFixed(&out, params, 2);
+  out.push_back('\0');     // reserved
+  AppendFixed(&out, 0, 2);  // warnings
+  return out;
+}
+
+std::string BuildBinaryRow(const TextRow& row) {
+  std::string out(1, '\0');
+  const size_t bitmap_at = out.size();
+  out.append((row.size() + 7 + 2) / 8, '\0');
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (!row[i]) {
+      const size_t bit = i + 2;
+      out[bitmap_at + bit / 8] = static_cast<char>(out[bitmap_at + bit / 8] | (1 << (bit % 8)));
+      continue;
+    }
+    AppendLenencString(&out, *row[i]);
+  }
+  return out;
+}
+
+void AppendBinaryResultSet(std::string* out, uint8_t* seq, const std::vector<std::string>& columns,
+                           const std::vector<TextRow>& rows) {
+  std::string count;
+  AppendLenenc(&count, columns.size());
+  AppendFramedPacket(out, count, seq);
+  for (const auto& name : columns) AppendFramedPacket(out, BuildColumnDefinition(name), seq);
+  AppendFramedPacket(out, BuildEofPacket(), seq);
+  for (const auto& row : rows) AppendFramedPacket(out, BuildBinaryRow(row), seq);
+  AppendFramedPacket(out, BuildEofPacket(), seq);
+}
+
 void AppendTextResultSet(std::string* out, uint8_t* seq, const std::vector<std::string>& columns,
                          const std::vector<TextRow>& rows) {
   std::string count;

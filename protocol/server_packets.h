@@ -87,6 +87,19 @@ using TextRow = std::vector<std::optional<std::string>>;
 // One text row: string<lenenc> per value, 0xFB for NULL.
 std::string BuildTextRow(const TextRow& row);
 
+// COM_STMT_PREPARE's answer header (0x00, statement id, column and
+// parameter counts, warnings).
+std::string BuildPrepareOk(uint32_t statement_id, uint16_t columns, uint16_t params);
+
+// One binary-protocol row (COM_STMT_EXECUTE) of VAR_STRING columns: 0x00,
+// the NULL bitmap (offset 2), then each non-NULL value as string<lenenc>.
+std::string BuildBinaryRow(const TextRow& row);
+
+// A whole framed binary result set of VAR_STRING columns, as
+// AppendTextResultSet.
+void AppendBinaryResultSet(std::string* out, uint8_t* seq, const std::vector<std::string>& columns,
+                           const std::vector<TextRow>& rows);
+
 // Appends a whole framed text result set (column count, definitions, EOF,
 // rows, EOF) starting at sequence id *seq; *seq is left after the last packet.
 void AppendTextResultSet(std::string* out, uint8_t* seq, const std::vector<std::string>& columns,

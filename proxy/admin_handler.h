@@ -15,12 +15,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "protocol/server_packets.h"
 #include "proxy/dump_stream.h"
+#include "proxy/dump_request.h"
 #include "proxy/replication_commands.h"
 
 namespace binrelay::proxy {
@@ -48,6 +50,25 @@ class AdminHandler {
   // SHOW RELAY STATUS: upstream state, positions, lag, counters, last error.
   virtual absl::StatusOr<ResultSet> RelayStatus() = 0;
   virtual absl::Status PurgeBinaryLogsTo(std::string_view file) = 0;
+  // SHOW VARIABLES: every variable SystemVariable answers, sorted by name.
+  virtual std::vector<std::pair<std::string, std::string>> AllSystemVariables() { return {}; }
+  // SHOW STATUS: binrelay's own status variables (Uptime, Threads_connected,
+  // Slave_running, ...), sorted by name.
+  virtual std::vector<std::pair<std::string, std::string>> StatusVariables() { return {}; }
+  // SHOW SLAVE STATUS (`replica_keyword`: it was SHOW REPLICA STATUS, whose
+  // MySQL 8 columns say Source/Replica; `all`: SHOW ALL SLAVES STATUS, with
+  // MariaDB's extra columns).
+  virtual absl::StatusOr<ResultSet> SlaveStatus(bool replica_keyword, bool all) {
+    (void)replica_keyword;
+    (void)all;
+    return absl::UnimplementedError("SHOW SLAVE STATUS");
+  }
+  // SHOW GRANTS for the connection's user: what binrelay lets it do.
+  virtual absl::StatusOr<ResultSet> Grants(std::string_view user, std::string_view host) {
+    (void)user;
+    (void)host;
+    return absl::UnimplementedError("SHOW GRANTS");
+  }
   // MariaDB's binlog_gtid_pos('file', pos); nullopt is SQL NULL.
   virtual absl::StatusOr<std::optional<std::string>> BinlogGtidPos(std::string_view file,
                                                                    uint64_t position) = 0;

@@ -1,134 +1,35 @@
 #include "proxy/admin_parser.h"
 
 #include <algorithm>
-#include <cctype>
 #include <initializer_list>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/status_macros.h"
+#include "proxy/sql_tokens.h"
 
 namespace binrelay::proxy {
 namespace {
 
-struct Token {
-  enum class Kind { kEnd, kWord, kQuoted, kNumber, kAt, kAtAt, kSymbol };
-  Kind kind = Kind::kEnd;
-  std::string value;  // words as written; quoted strings unescaped; symbols
-  size_t begin = 0;   // byte offsets into the statement
-  size_t end = 0;
-};
-
-bool IsWordChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' ||
-         static_cast<unsigned char>(c) >= 0x80;
-}
-
-// Quoted string or backtick identifier starting at sql[*pos]; handles doubled
-// quotes and backslash escapes (the statements replicas send use neither,
-// but an unterminated quote must be an error, not a read past the end).
-absl::Status ReadQuoted(std::string_view sql, size_t* pos, std::string* out) {
-  const char quote = sql[*pos];
-  size_t i = *pos + 1;
-  while (i < sql.size()) {
-    char c = sql[i];
-    if (c == '\\' && quote != '`' && i + 1 < sql.size()) {
-      char e = sql[i + 1];
-      // As MySQL: "\%" and "\_" keep their backslash (they matter to LIKE).
-      if (e == '%' || e == '_') out->push_back('\\');
-      out->push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e == '0' ? '\0' : e);
-      i += 2;
-    } else if (c == quote) {
-      if (i + 1 < sql.size() && sql[i + 1] == quote) {
-        out->push_back(quote);
-        i += 2;
-      } else {
-        *pos = i + 1;
-        return absl::OkStatus();
-      }
-    } else {
-      out->push_back(c);
-      ++i;
-    }
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unterminated ", std::string(1, quote), " quote starting at byte ", *pos));
-}
-
-absl::StatusOr<std::vector<Token>> Tokenize(std::string_view sql) {
-  std::vector<Token> tokens;
-  size_t i = 0;
-  while (i < sql.size()) {
-    char c = sql[i];
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-      continue;
-    }
-    if (c == '/' && i + 1 < sql.size() && sql[i + 1] == '*') {
-      size_t close = sql.find("*/", i + 2);
-      if (close == std::string_view::npos) {
-        return absl::InvalidArgumentError(absl::StrCat("unterminated comment at byte ", i));
-      }
-      i = close + 2;
-      continue;
-    }
-    Token t;
-    t.begin = i;
-    if (c == '\'' || c == '"' || c == '`') {
-      t.kind = c == '`' ? Token::Kind::kWord : Token::Kind::kQuoted;
-      BR_RETURN_IF_ERROR(ReadQuoted(sql, &i, &t.value));
-    } else if (c == '@') {
-      bool two = i + 1 < sql.size() && sql[i + 1] == '@';
-      t.kind = two ? Token::Kind::kAtAt : Token::Kind::kAt;
-      i += two ? 2 : 1;
-    } else if (std::isdigit(static_cast<unsigned char>(c))) {
-      t.kind = Token::Kind::kNumber;
-      while (i < sql.size() && (std::isdigit(static_cast<unsigned char>(sql[i])) || sql[i] == '.')) {
-        t.value.push_back(sql[i++]);
-      }
-    } else if (IsWordChar(c)) {
-      t.kind = Token::Kind::kWord;
-      while (i < sql.size() && IsWordChar(sql[i])) t.value.push_back(sql[i++]);
-    } else if (c == ':' && i + 1 < sql.size() && sql[i + 1] == '=') {
-      t.kind = Token::Kind::kSymbol;
-      t.value = "=";  // ':=' and '=' mean the same in SET
-      i += 2;
-    } else {
-      t.kind = Token::Kind::kSymbol;
-      t.value = std::string(1, c);
-      ++i;
-    }
-    t.end = i;
-    tokens.push_back(std::move(t));
-  }
-  // Trailing semicolons are harmless; a semicolon elsewhere is a second
-  // statement, which the expression parser refuses as unexpected input.
-  while (!tokens.empty() && tokens.back().kind == Token::Kind::kSymbol &&
-         tokens.back().value == ";") {
-    tokens.pop_back();
-  }
-  Token end;
-  end.begin = end.end = sql.size();
-  tokens.push_back(end);
-  return tokens;
-}
+using Kind = SqlToken::Kind;
 
 class Parser {
  public:
-  Parser(std::string_view sql, std::vector<Token> tokens) : sql_(sql), t_(std::move(tokens)) {}
+  Parser(std::string_view sql, std::vector<SqlToken> tokens) : sql_(sql), t_(std::move(tokens)) {}
 
   absl::StatusOr<AdminStatement> Statement();
 
  private:
-  const Token& Peek(size_t ahead = 0) const { return t_[std::min(pos_ + ahead, t_.size() - 1)]; }
-  bool AtEnd() const { return Peek().kind == Token::Kind::kEnd; }
-  bool IsWord(std::string_view w, size_t ahead = 0) const {
-    const Token& t = Peek(ahead);
-    return t.kind == Token::Kind::kWord && absl::EqualsIgnoreCase(AV(t.value), AV(w));
+  const SqlToken& Peek(size_t ahead = 0) const {
+    return t_[std::min(pos_ + ahead, t_.size() - 1)];
   }
-  bool IsSymbol(char s) const {
-    return Peek().kind == Token::Kind::kSymbol && Peek().value.size() == 1 && Peek().value[0] == s;
+  bool AtEnd() const { return Peek().kind == Kind::kEnd; }
+  bool IsWord(std::string_view w, size_t ahead = 0) const { return IsKeyword(sql_, Peek(ahead), w); }
+  bool IsSym(char s, size_t ahead = 0) const { return IsSymbol(sql_, Peek(ahead), s); }
+  bool IsAssign() const {
+    const SqlToken& t = Peek();
+    return IsSymbol(sql_, t, '=') || (t.kind == Kind::kSymbol && TokenText(sql_, t) == ":=");
   }
   bool AcceptWord(std::string_view w) {
     if (!IsWord(w)) return false;
@@ -136,7 +37,7 @@ class Parser {
     return true;
   }
   bool AcceptSymbol(char s) {
-    if (!IsSymbol(s)) return false;
+    if (!IsSym(s)) return false;
     ++pos_;
     return true;
   }
@@ -154,35 +55,33 @@ class Parser {
         "': expected ", AV(what)));
   }
   absl::Status ExpectEnd() const { return AtEnd() ? absl::OkStatus() : Error("end of statement"); }
-  std::string Text(size_t first_token) const {
-    size_t b = t_[first_token].begin, e = t_[pos_ - 1].end;
-    return std::string(sql_.substr(b, e - b));
-  }
 
   absl::StatusOr<std::string> Name();
-  absl::StatusOr<AdminExpr> Expr();
+  absl::StatusOr<AdminExpr> Expr(int depth);
   absl::StatusOr<AdminStatement> Set();
   absl::StatusOr<AdminStatement> Select();
   absl::StatusOr<AdminStatement> Show();
+  absl::Status VariableFilter(AdminStatement* s);
+  absl::StatusOr<AdminStatement> Kill();
   absl::StatusOr<AdminStatement> Purge();
-  // Parses [GLOBAL.|SESSION.|LOCAL.]name after '@@'.
   absl::Status SystemVariable(std::string* scope, std::string* name);
 
   std::string_view sql_;
-  std::vector<Token> t_;
+  std::vector<SqlToken> t_;
   size_t pos_ = 0;
+  bool may_block_ = false;
 };
 
 absl::StatusOr<std::string> Parser::Name() {
-  const Token& t = Peek();
-  if (t.kind != Token::Kind::kWord && t.kind != Token::Kind::kQuoted) return Error("a name");
+  const SqlToken& t = Peek();
+  if (t.kind != Kind::kWord && t.kind != Kind::kQuoted) return Error("a name");
   ++pos_;
-  return absl::AsciiStrToLower(AV(t.value));
+  return absl::AsciiStrToLower(TokenValue(sql_, t));
 }
 
 absl::Status Parser::SystemVariable(std::string* scope, std::string* name) {
   for (std::string_view s : {"global", "session", "local"}) {
-    if (IsWord(s) && Peek(1).kind == Token::Kind::kSymbol && Peek(1).value == ".") {
+    if (IsWord(s) && IsSym('.', 1)) {
       *scope = s == "local" ? "session" : std::string(s);
       pos_ += 2;
       break;
@@ -192,42 +91,47 @@ absl::Status Parser::SystemVariable(std::string* scope, std::string* name) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<AdminExpr> Parser::Expr() {
-  const size_t first = pos_;
+absl::StatusOr<AdminExpr> Parser::Expr(int depth) {
+  if (depth > kMaxExprDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expression at byte ", Peek().begin, " nested more than ", kMaxExprDepth,
+        " levels deep"));
+  }
   AdminExpr e;
-  const Token& t = Peek();
-  if (t.kind == Token::Kind::kQuoted) {
+  const SqlToken& t = Peek();
+  if (t.kind == Kind::kQuoted) {
     e.kind = AdminExpr::Kind::kString;
-    e.value = t.value;
+    e.value = TokenValue(sql_, t);
     ++pos_;
-  } else if (t.kind == Token::Kind::kNumber || (IsSymbol('-') && Peek(1).kind == Token::Kind::kNumber)) {
+  } else if (t.kind == Kind::kNumber || (IsSym('-') && Peek(1).kind == Kind::kNumber)) {
     e.kind = AdminExpr::Kind::kNumber;
     if (AcceptSymbol('-')) e.value = "-";
-    e.value += Peek().value;
+    e.value += TokenText(sql_, Peek());
     ++pos_;
-  } else if (t.kind == Token::Kind::kAt) {
+  } else if (t.kind == Kind::kAt) {
     ++pos_;
     e.kind = AdminExpr::Kind::kUserVar;
     BR_ASSIGN_OR_RETURN(e.value, Name());
-  } else if (t.kind == Token::Kind::kAtAt) {
+  } else if (t.kind == Kind::kAtAt) {
     ++pos_;
     e.kind = AdminExpr::Kind::kSystemVar;
     BR_RETURN_IF_ERROR(SystemVariable(&e.scope, &e.value));
-  } else if (t.kind == Token::Kind::kWord) {
+  } else if (t.kind == Kind::kWord) {
     ++pos_;
     if (AcceptSymbol('(')) {
       e.kind = AdminExpr::Kind::kFunction;
-      e.value = absl::AsciiStrToLower(AV(t.value));
+      e.value = absl::AsciiStrToLower(TokenValue(sql_, t));
+      if (e.value == "binlog_gtid_pos") may_block_ = true;  // scans a stored file
       if (!AcceptSymbol(')')) {
         do {
-          BR_ASSIGN_OR_RETURN(AdminExpr arg, Expr());
+          BR_ASSIGN_OR_RETURN(AdminExpr arg, Expr(depth + 1));
           e.args.push_back(std::move(arg));
         } while (AcceptSymbol(','));
         if (!AcceptSymbol(')')) return Error("')'");
       }
     } else {
       e.kind = AdminExpr::Kind::kIdentifier;
-      e.value = t.value;
+      e.value = TokenValue(sql_, t);
     }
   } else {
     // Not one of the expression forms replicas use (e.g. '*', a subquery):
@@ -235,7 +139,6 @@ absl::StatusOr<AdminExpr> Parser::Expr() {
     return absl::UnimplementedError(
         absl::StrCat("expression at byte ", t.begin, " of a SELECT or SET"));
   }
-  e.text = Text(first);
   return e;
 }
 
@@ -247,16 +150,16 @@ absl::StatusOr<AdminStatement> Parser::Set() {
     if (AcceptWord("names")) {
       // SET NAMES cs [COLLATE c]: connection charset; recorded, not acted on.
       a.name = "names";
-      BR_ASSIGN_OR_RETURN(a.value, Expr());
-      if (AcceptWord("collate")) BR_RETURN_IF_ERROR(Expr().status());
+      BR_ASSIGN_OR_RETURN(a.value, Expr(0));
+      if (AcceptWord("collate")) BR_RETURN_IF_ERROR(Expr(0).status());
       s.assignments.push_back(std::move(a));
       continue;
     }
-    if (Peek().kind == Token::Kind::kAt) {
+    if (Peek().kind == Kind::kAt) {
       ++pos_;
       a.user_variable = true;
       BR_ASSIGN_OR_RETURN(a.name, Name());
-    } else if (Peek().kind == Token::Kind::kAtAt) {
+    } else if (Peek().kind == Kind::kAtAt) {
       ++pos_;
       BR_RETURN_IF_ERROR(SystemVariable(&a.scope, &a.name));
     } else {
@@ -265,10 +168,23 @@ absl::StatusOr<AdminStatement> Parser::Set() {
       } else if (AcceptWord("session") || AcceptWord("local")) {
         a.scope = "session";
       }
+      // SET [SESSION] TRANSACTION ...: nothing to do on a relay that writes
+      // nothing (clients set isolation levels at connect).
+      if (IsWord("transaction") && s.assignments.empty()) {
+        AdminStatement t;
+        t.kind = AdminStatement::Kind::kTransaction;
+        return t;
+      }
+      // SET PASSWORD / SET ROLE / SET DEFAULT ROLE / SET STATEMENT are other
+      // statements.
+      if (IsWord("password") || IsWord("role") || IsWord("default") || IsWord("statement")) {
+        return absl::UnimplementedError("this SET statement");
+      }
       BR_ASSIGN_OR_RETURN(a.name, Name());
     }
-    if (!AcceptSymbol('=')) return Error("'=' or ':='");
-    BR_ASSIGN_OR_RETURN(a.value, Expr());
+    if (!IsAssign()) return Error("'=' or ':='");
+    ++pos_;
+    BR_ASSIGN_OR_RETURN(a.value, Expr(0));
     s.assignments.push_back(std::move(a));
   } while (AcceptSymbol(','));
   BR_RETURN_IF_ERROR(ExpectEnd());
@@ -279,14 +195,17 @@ absl::StatusOr<AdminStatement> Parser::Select() {
   AdminStatement s;
   s.kind = AdminStatement::Kind::kSelect;
   do {
-    BR_ASSIGN_OR_RETURN(AdminExpr e, Expr());
+    const size_t first = pos_;
+    BR_ASSIGN_OR_RETURN(AdminExpr e, Expr(0));
+    // The column name: the expression as written (one copy per item).
+    e.text = std::string(sql_.substr(t_[first].begin, t_[pos_ - 1].end - t_[first].begin));
     bool as = AcceptWord("as");
-    if (as || (Peek().kind == Token::Kind::kWord && !IsWord("from") && !IsWord("limit")) ||
-        Peek().kind == Token::Kind::kQuoted) {
-      if (Peek().kind != Token::Kind::kWord && Peek().kind != Token::Kind::kQuoted) {
+    if (as || (Peek().kind == Kind::kWord && !IsWord("from") && !IsWord("limit")) ||
+        Peek().kind == Kind::kQuoted) {
+      if (Peek().kind != Kind::kWord && Peek().kind != Kind::kQuoted) {
         return Error("an alias");
       }
-      e.text = Peek().value;
+      e.text = TokenValue(sql_, Peek());
       ++pos_;
     }
     s.items.push_back(std::move(e));
@@ -295,24 +214,76 @@ absl::StatusOr<AdminStatement> Parser::Select() {
     return absl::UnimplementedError("SELECT ... FROM a table");
   }
   if (AcceptWord("limit")) {
-    if (Peek().kind != Token::Kind::kNumber) return Error("a LIMIT count");
+    if (Peek().kind != Kind::kNumber) return Error("a LIMIT count");
     ++pos_;
   }
   BR_RETURN_IF_ERROR(ExpectEnd());
+  s.may_block = may_block_;
   return s;
+}
+
+absl::Status Parser::VariableFilter(AdminStatement* s) {
+  if (AcceptWord("like")) {
+    if (Peek().kind != Kind::kQuoted) return Error("a quoted LIKE pattern");
+    s->has_like = true;
+    s->argument = TokenValue(sql_, Peek());
+    ++pos_;
+    return absl::OkStatus();
+  }
+  if (!AcceptWord("where")) return absl::OkStatus();
+  do {
+    VariablePredicate p;
+    if (AcceptWord("value")) {
+      p.on_value = true;
+    } else if (!AcceptWord("variable_name")) {
+      return absl::UnimplementedError("SHOW VARIABLES WHERE on other than Variable_name/Value");
+    }
+    if (AcceptSymbol('=')) {
+      p.op = VariablePredicate::Op::kEquals;
+    } else if (AcceptWord("like")) {
+      p.op = VariablePredicate::Op::kLike;
+    } else if (AcceptWord("in")) {
+      p.op = VariablePredicate::Op::kIn;
+      if (!AcceptSymbol('(')) return Error("'('");
+      do {
+        if (Peek().kind != Kind::kQuoted) return Error("a quoted name");
+        p.operands.push_back(TokenValue(sql_, Peek()));
+        ++pos_;
+      } while (AcceptSymbol(','));
+      if (!AcceptSymbol(')')) return Error("')'");
+      s->where.push_back(std::move(p));
+      continue;
+    } else {
+      return Error("'=', LIKE or IN");
+    }
+    if (Peek().kind != Kind::kQuoted) return Error("a quoted value");
+    p.operands.push_back(TokenValue(sql_, Peek()));
+    ++pos_;
+    s->where.push_back(std::move(p));
+  } while (AcceptWord("or"));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<AdminStatement> Parser::Show() {
   AdminStatement s;
   using K = AdminStatement::Kind;
-  if (AcceptWord("global") || AcceptWord("session") || AcceptWord("local") ||
-      IsWord("variables")) {
-    if (!AcceptWord("variables")) return absl::UnimplementedError("SHOW GLOBAL/SESSION other than VARIABLES");
-    if (!AcceptWord("like")) return absl::UnimplementedError("SHOW VARIABLES without LIKE");
-    if (Peek().kind != Token::Kind::kQuoted) return Error("a quoted LIKE pattern");
+  const bool global = IsWord("global");
+  if (AcceptWord("global") || AcceptWord("session") || AcceptWord("local")) {
+    s.global_scope = global;
+    if (AcceptWord("variables")) {
+      s.kind = K::kShowVariables;
+    } else if (AcceptWord("status")) {
+      s.kind = K::kShowStatus;
+    } else {
+      return absl::UnimplementedError("SHOW GLOBAL/SESSION other than VARIABLES and STATUS");
+    }
+    BR_RETURN_IF_ERROR(VariableFilter(&s));
+  } else if (AcceptWord("variables")) {
     s.kind = K::kShowVariables;
-    s.argument = Peek().value;
-    ++pos_;
+    BR_RETURN_IF_ERROR(VariableFilter(&s));
+  } else if (AcceptWord("status")) {
+    s.kind = K::kShowStatus;
+    BR_RETURN_IF_ERROR(VariableFilter(&s));
   } else if (AcceptWords({"master", "status"}) || AcceptWords({"binary", "log", "status"})) {
     s.kind = K::kShowMasterStatus;
   } else if (AcceptWords({"binary", "logs"}) || AcceptWords({"master", "logs"})) {
@@ -321,9 +292,52 @@ absl::StatusOr<AdminStatement> Parser::Show() {
     s.kind = K::kShowReplicas;
   } else if (AcceptWords({"relay", "status"})) {
     s.kind = K::kShowRelayStatus;
+  } else if (AcceptWords({"slave", "status"})) {
+    s.kind = K::kShowSlaveStatus;
+  } else if (AcceptWords({"replica", "status"})) {
+    s.kind = K::kShowSlaveStatus;
+    s.replica_keyword = true;
+  } else if (AcceptWords({"all", "slaves", "status"}) || AcceptWords({"all", "replicas", "status"})) {
+    s.kind = K::kShowSlaveStatus;
+    s.full = true;
+  } else if (AcceptWords({"full", "processlist"})) {
+    s.kind = K::kShowProcesslist;
+    s.full = true;
+  } else if (AcceptWord("processlist")) {
+    s.kind = K::kShowProcesslist;
+  } else if (AcceptWord("grants")) {
+    s.kind = K::kShowGrants;
+    // FOR CURRENT_USER[()] or FOR 'u'@'h': binrelay has one user.
+    if (AcceptWord("for")) {
+      while (!AtEnd()) ++pos_;
+    }
+  } else if (AcceptWord("warnings") || AcceptWord("errors")) {
+    s.kind = K::kShowWarnings;
+    if (AcceptWord("limit")) {
+      while (!AtEnd()) ++pos_;
+    }
   } else {
     return absl::UnimplementedError("this SHOW statement");
   }
+  BR_RETURN_IF_ERROR(ExpectEnd());
+  return s;
+}
+
+absl::StatusOr<AdminStatement> Parser::Kill() {
+  AdminStatement s;
+  s.kind = AdminStatement::Kind::kKill;
+  if (!AcceptWord("hard")) AcceptWord("soft");
+  if (AcceptWord("query")) {
+    s.kill_query = true;
+    if (IsWord("id")) return absl::UnimplementedError("KILL QUERY ID");
+  } else {
+    AcceptWord("connection");
+  }
+  if (IsWord("user")) return absl::UnimplementedError("KILL USER");
+  if (Peek().kind != Kind::kNumber || !absl::SimpleAtoi(AV(TokenText(sql_, Peek())), &s.kill_id)) {
+    return Error("a connection id");
+  }
+  ++pos_;
   BR_RETURN_IF_ERROR(ExpectEnd());
   return s;
 }
@@ -333,10 +347,11 @@ absl::StatusOr<AdminStatement> Parser::Purge() {
     return absl::UnimplementedError("this PURGE statement");
   }
   if (!AcceptWord("to")) return absl::UnimplementedError("PURGE BINARY LOGS other than TO 'file'");
-  if (Peek().kind != Token::Kind::kQuoted) return Error("a quoted binlog file name");
+  if (Peek().kind != Kind::kQuoted) return Error("a quoted binlog file name");
   AdminStatement s;
   s.kind = AdminStatement::Kind::kPurgeBinaryLogsTo;
-  s.argument = Peek().value;
+  s.argument = TokenValue(sql_, Peek());
+  s.may_block = true;  // unlinks files and rewrites the index with fsync
   ++pos_;
   BR_RETURN_IF_ERROR(ExpectEnd());
   return s;
@@ -347,13 +362,72 @@ absl::StatusOr<AdminStatement> Parser::Statement() {
   if (AcceptWord("select")) return Select();
   if (AcceptWord("show")) return Show();
   if (AcceptWord("purge")) return Purge();
+  if (AcceptWord("kill")) return Kill();
+  if (AcceptWord("use")) {
+    AdminStatement s;
+    s.kind = AdminStatement::Kind::kUse;
+    const SqlToken& t = Peek();
+    if (t.kind != Kind::kWord && t.kind != Kind::kQuoted) return Error("a database name");
+    s.argument = TokenValue(sql_, t);
+    ++pos_;
+    BR_RETURN_IF_ERROR(ExpectEnd());
+    return s;
+  }
+  // Transaction control has nothing to do on a relay that writes nothing.
+  if (AcceptWord("begin") || AcceptWord("commit") || AcceptWord("rollback") ||
+      AcceptWords({"start", "transaction"})) {
+    AdminStatement s;
+    s.kind = AdminStatement::Kind::kTransaction;
+    while (!AtEnd()) {
+      if (!(Peek().kind == Kind::kWord || IsSym(','))) return Error("end of statement");
+      if (IsWord("to")) return absl::UnimplementedError("ROLLBACK TO SAVEPOINT");
+      ++pos_;
+    }
+    return s;
+  }
   return absl::UnimplementedError("statement");
+}
+
+bool Like(std::string_view text, std::string_view pat) {
+  size_t ti = 0, pi = 0;
+  // Iterative over text with one level of backtracking for '%' (the classic
+  // wildcard matcher): linear in practice, bounded by text x pattern.
+  size_t star_p = std::string_view::npos, star_t = 0;
+  while (ti < text.size()) {
+    if (pi < pat.size() && pat[pi] == '\\' && pi + 1 < pat.size()) {
+      if (absl::ascii_tolower(static_cast<unsigned char>(pat[pi + 1])) ==
+          absl::ascii_tolower(static_cast<unsigned char>(text[ti]))) {
+        pi += 2;
+        ++ti;
+        continue;
+      }
+    } else if (pi < pat.size() && pat[pi] == '%') {
+      star_p = pi++;
+      star_t = ti;
+      continue;
+    } else if (pi < pat.size() &&
+               (pat[pi] == '_' || absl::ascii_tolower(static_cast<unsigned char>(pat[pi])) ==
+                                      absl::ascii_tolower(static_cast<unsigned char>(text[ti])))) {
+      ++pi;
+      ++ti;
+      continue;
+    }
+    if (star_p == std::string_view::npos) return false;
+    pi = star_p + 1;
+    ti = ++star_t;
+  }
+  while (pi < pat.size() && pat[pi] == '%') ++pi;
+  return pi == pat.size();
 }
 
 }  // namespace
 
+bool SqlLikeMatch(std::string_view text, std::string_view pattern) {
+  return Like(text, pattern);
+}
+
 absl::StatusOr<AdminStatement> ParseAdminStatement(std::string_view sql) {
-  BR_ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(sql));
+  BR_ASSIGN_OR_RETURN(std::vector<SqlToken> tokens, TokenizeSql(sql));
   return Parser(sql, std::move(tokens)).Statement();
 }
 

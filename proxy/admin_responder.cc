@@ -11,7 +11,7 @@
 #include "absl/time/time.h"
 #include "protocol/server_error.h"
 #include "protocol/status_macros.h"
-#include "proxy/admin_parser.h"
+#include "proxy/forward_policy.h"
 
 namespace binrelay::proxy {
 namespace {
@@ -31,12 +31,24 @@ AdminReply HandlerError(const absl::Status& status) {
   return AdminReply::Error(kErUnknownError, "HY000", std::string(status.message()));
 }
 
+AdminReply NotSupported(std::string_view sql) {
+  // Quote a bounded prefix: the statement may be long and is client data.
+  return AdminReply::Error(kErNotSupportedYet, "42000",
+                           absl::StrCat("This version of binrelay doesn't yet support '",
+                                        AV(sql.substr(0, 100)), "'"));
+}
+
 std::optional<std::string> SystemVariable(std::string_view name, const AdminContext& ctx) {
   if (auto v = ctx.handler->SystemVariable(name)) return v;
   // Variables every client may ask for even when the relay does not say.
   if (name == "version") return ctx.version;
   if (name == "version_comment") return std::string("binrelay");
   return std::nullopt;
+}
+
+std::string UserAtHost(const AdminContext& ctx) {
+  return ctx.session == nullptr ? std::string()
+                                : absl::StrCat(ctx.session->user, "@", ctx.session->host);
 }
 
 Evaluated EvalFunction(const AdminExpr& e, const AdminContext& ctx);
@@ -51,8 +63,8 @@ Evaluated Eval(const AdminExpr& e, const AdminContext& ctx) {
       if (absl::EqualsIgnoreCase(AV(e.value), "null")) return {std::nullopt, std::nullopt};
       return {e.value, std::nullopt};
     case Kind::kUserVar: {
-      auto it = ctx.user_variables->find(e.value);
-      if (it == ctx.user_variables->end()) return {std::nullopt, std::nullopt};
+      auto it = ctx.session->user_variables.find(e.value);
+      if (it == ctx.session->user_variables.end()) return {std::nullopt, std::nullopt};
       return {it->second, std::nullopt};
     }
     case Kind::kSystemVar: {
@@ -70,12 +82,28 @@ Evaluated Eval(const AdminExpr& e, const AdminContext& ctx) {
 }
 
 Evaluated EvalFunction(const AdminExpr& e, const AdminContext& ctx) {
-  if (e.value == "unix_timestamp" && e.args.empty()) {
-    return {absl::StrCat(absl::ToUnixSeconds(absl::Now())), std::nullopt};
+  const std::string& f = e.value;
+  if (e.args.empty()) {
+    if (f == "unix_timestamp") return {absl::StrCat(absl::ToUnixSeconds(absl::Now())), std::nullopt};
+    if (f == "now" || f == "current_timestamp" || f == "sysdate") {
+      return {absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::Now(), absl::LocalTimeZone()),
+              std::nullopt};
+    }
+    if (f == "utc_timestamp") {
+      return {absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::Now(), absl::UTCTimeZone()),
+              std::nullopt};
+    }
+    if (f == "version") return {ctx.version, std::nullopt};
+    if (f == "database" || f == "schema") {
+      if (ctx.session->database.empty()) return {std::nullopt, std::nullopt};
+      return {ctx.session->database, std::nullopt};
+    }
+    if (f == "connection_id") return {absl::StrCat(ctx.session->connection_id), std::nullopt};
+    if (f == "user" || f == "current_user" || f == "session_user" || f == "system_user") {
+      return {UserAtHost(ctx), std::nullopt};
+    }
   }
-  if (e.value == "version" && e.args.empty()) return {ctx.version, std::nullopt};
-  if (e.value == "database" && e.args.empty()) return {std::nullopt, std::nullopt};
-  if (e.value == "binlog_gtid_pos" && e.args.size() == 2) {
+  if (f == "binlog_gtid_pos" && e.args.size() == 2) {
     Evaluated file = Eval(e.args[0], ctx);
     if (file.error) return file;
     Evaluated pos = Eval(e.args[1], ctx);
@@ -90,10 +118,23 @@ Evaluated EvalFunction(const AdminExpr& e, const AdminContext& ctx) {
   }
   return Err(AdminReply::Error(kErNotSupportedYet, "42000",
                                absl::StrCat("This version of binrelay doesn't yet support '",
-                                            e.text, "'")));
+                                            f, "()'")));
+}
+
+AdminReply ReadOnly(std::string_view what) {
+  return AdminReply::Error(
+      kErOptionPreventsStatement, "HY000",
+      absl::StrCat("binrelay is a read-only relay and cannot execute this statement (", AV(what),
+                   "); it serves the binlog, status and metadata only"));
 }
 
 AdminReply AnswerSet(const AdminStatement& s, const AdminContext& ctx) {
+  for (const auto& a : s.assignments) {
+    if (!a.user_variable && a.scope == "global") {
+      return ReadOnly(absl::StrCat("SET GLOBAL ", a.name, "; binrelay is configured by its "
+                                   "config file"));
+    }
+  }
   // Evaluate everything first: a failing assignment leaves no partial effect.
   std::vector<Value> values;
   for (const auto& a : s.assignments) {
@@ -101,17 +142,44 @@ AdminReply AnswerSet(const AdminStatement& s, const AdminContext& ctx) {
     if (v.error) return *std::move(v.error);
     values.push_back(std::move(v.value));
   }
+  SessionState& session = *ctx.session;
+  // The bound applies to the state the statement leaves.
+  UserVariables vars = session.user_variables;
+  size_t bytes = session.user_variable_bytes;
+  bool skip_replication = session.skip_replication;
   for (size_t i = 0; i < s.assignments.size(); ++i) {
     const auto& a = s.assignments[i];
-    // System variables (SET NAMES, skip_replication, ...) are accepted and
-    // ignored: they change nothing a replica can observe from binrelay.
-    if (!a.user_variable) continue;
+    if (!a.user_variable) {
+      // Session settings change nothing a client can observe from binrelay,
+      // except skip_replication, which filters its dumps (MariaDB replicas
+      // with replicate_events_marked_for_skip=FILTER_ON_MASTER).
+      if (a.name == "skip_replication") {
+        skip_replication = values[i] && (absl::EqualsIgnoreCase(*values[i], "on") ||
+                                         UserVariableAsInt(*values[i]) != 0);
+      }
+      continue;
+    }
+    auto it = vars.find(a.name);
+    if (it != vars.end()) {
+      bytes -= it->first.size() + it->second.size();
+      vars.erase(it);
+    }
     if (values[i]) {
-      (*ctx.user_variables)[a.name] = *values[i];
-    } else {
-      ctx.user_variables->erase(a.name);
+      bytes += a.name.size() + values[i]->size();
+      vars.emplace(a.name, *values[i]);
     }
   }
+  if (vars.size() > kMaxUserVariables || bytes > kMaxUserVariableBytes) {
+    return AdminReply::Error(
+        kErOutOfResources, "HY000",
+        absl::StrCat("Out of memory: binrelay keeps at most ", kMaxUserVariables,
+                     " user variables of ", kMaxUserVariableBytes,
+                     " bytes in all per connection; this SET would leave ", vars.size(),
+                     " of ", bytes, " bytes"));
+  }
+  session.user_variables = std::move(vars);
+  session.user_variable_bytes = bytes;
+  session.skip_replication = skip_replication;
   return AdminReply{};
 }
 
@@ -129,17 +197,51 @@ AdminReply AnswerSelect(const AdminStatement& s, const AdminContext& ctx) {
   return reply;
 }
 
-AdminReply AnswerShowVariables(const AdminStatement& s, const AdminContext& ctx) {
+bool Matches(const AdminStatement& s, const std::string& name, const std::string& value) {
+  if (s.has_like) return SqlLikeMatch(name, s.argument);
+  if (s.where.empty()) return true;
+  for (const VariablePredicate& p : s.where) {
+    const std::string& subject = p.on_value ? value : name;
+    for (const std::string& operand : p.operands) {
+      bool hit = p.op == VariablePredicate::Op::kLike
+                     ? SqlLikeMatch(subject, operand)
+                     : absl::EqualsIgnoreCase(AV(subject), AV(operand));
+      if (hit) return true;
+    }
+  }
+  return false;
+}
+
+AdminReply AnswerVariables(const AdminStatement& s,
+                           const std::vector<std::pair<std::string, std::string>>& vars) {
   AdminReply reply;
   reply.kind = AdminReply::Kind::kResultSet;
   reply.result.columns = {"Variable_name", "Value"};
-  // Replicas ask for one exact name; '_' is a LIKE wildcard that they leave
-  // unescaped, so it is read literally. '%' patterns would need to enumerate
-  // variables, which the handler cannot: they match nothing.
-  std::string name = absl::AsciiStrToLower(absl::StrReplaceAll(AV(s.argument), {{"\\_", "_"}}));
-  if (name.find('%') != std::string::npos) return reply;
-  if (auto v = SystemVariable(name, ctx)) reply.result.rows.push_back({name, *v});
+  for (const auto& [name, value] : vars) {
+    if (Matches(s, name, value)) reply.result.rows.push_back({name, value});
+  }
   return reply;
+}
+
+AdminReply AnswerShowVariables(const AdminStatement& s, const AdminContext& ctx) {
+  std::vector<std::pair<std::string, std::string>> vars = ctx.handler->AllSystemVariables();
+  if (vars.empty() && s.has_like && s.argument.find('%') == std::string::npos) {
+    // A handler that cannot enumerate answers the one name asked for
+    // (replicas leave the '_' in names unescaped).
+    std::string name = absl::AsciiStrToLower(absl::StrReplaceAll(s.argument, {{"\\_", "_"}}));
+    if (auto v = SystemVariable(name, ctx)) vars.emplace_back(name, *v);
+  }
+  for (const char* name : {"version", "version_comment"}) {
+    bool present = false;
+    for (const auto& v : vars) present |= v.first == name;
+    if (!present) {
+      if (auto v = SystemVariable(name, ctx)) {
+        vars.emplace_back(name, *v);
+        std::sort(vars.begin(), vars.end());
+      }
+    }
+  }
+  return AnswerVariables(s, vars);
 }
 
 AdminReply FromResultSet(absl::StatusOr<ResultSet> rs) {
@@ -148,6 +250,49 @@ AdminReply FromResultSet(absl::StatusOr<ResultSet> rs) {
   reply.kind = AdminReply::Kind::kResultSet;
   reply.result = *std::move(rs);
   return reply;
+}
+
+AdminReply AnswerProcesslist(const AdminStatement& s, const AdminContext& ctx) {
+  AdminReply reply;
+  reply.kind = AdminReply::Kind::kResultSet;
+  const bool mariadb = absl::StrContains(absl::AsciiStrToLower(ctx.version), "mariadb");
+  reply.result.columns = {"Id", "User", "Host", "db", "Command", "Time", "State", "Info"};
+  if (mariadb) reply.result.columns.push_back("Progress");
+  if (ctx.connections == nullptr) return reply;
+  for (const ConnectionEntry& c : ctx.connections->Connections()) {
+    protocol::TextRow row = {absl::StrCat(c.id),
+                             c.user.empty() ? std::string("unauthenticated user") : c.user,
+                             c.host,
+                             c.db.empty() ? std::nullopt : std::optional<std::string>(c.db),
+                             c.command,
+                             absl::StrCat(c.seconds),
+                             c.state,
+                             c.info.empty() ? std::nullopt
+                                            : std::optional<std::string>(
+                                                  s.full ? c.info : c.info.substr(0, 100))};
+    if (mariadb) row.push_back(std::string("0.000"));
+    reply.result.rows.push_back(std::move(row));
+  }
+  return reply;
+}
+
+AdminReply AnswerKill(const AdminStatement& s, const AdminContext& ctx) {
+  if (ctx.connections == nullptr) return NotSupported("KILL");
+  if (s.kill_id == ctx.session->connection_id && !s.kill_query) {
+    AdminReply r = AdminReply::Error(protocol::server_error::kConnectionKilled, "70100",
+                                     "Connection was killed");
+    r.close_connection = true;
+    return r;
+  }
+  absl::Status st = s.kill_id > UINT32_MAX
+                        ? absl::NotFoundError("no such connection")
+                        : ctx.connections->Kill(static_cast<uint32_t>(s.kill_id), s.kill_query);
+  if (absl::IsNotFound(st)) {
+    return AdminReply::Error(kErNoSuchThread, "HY000",
+                             absl::StrCat("Unknown thread id: ", s.kill_id));
+  }
+  if (!st.ok()) return HandlerError(st);
+  return AdminReply{};
 }
 
 }  // namespace
@@ -161,26 +306,60 @@ AdminReply AdminReply::Error(uint16_t code, std::string_view sql_state, std::str
   return r;
 }
 
-AdminReply AnswerQuery(std::string_view sql, const AdminContext& ctx) {
+QueryPlan PlanQuery(std::string_view sql, const AdminContext& ctx) {
+  QueryPlan plan;
   auto parsed = ParseAdminStatement(sql);
-  if (!parsed.ok()) {
-    if (absl::IsUnimplemented(parsed.status())) {
-      // Quote a bounded prefix: the statement may be long and is client data.
-      return AdminReply::Error(kErNotSupportedYet, "42000",
-                               absl::StrCat("This version of binrelay doesn't yet support '",
-                                            AV(sql.substr(0, 100)), "'"));
+  if (parsed.ok()) {
+    if (parsed->may_block) {
+      plan.kind = QueryPlan::Kind::kBlocking;
+      plan.statement = *std::move(parsed);
+    } else {
+      plan.reply = AnswerStatement(*parsed, ctx);
     }
-    return AdminReply::Error(protocol::server_error::kParseError, "42000",
-                             std::string(parsed.status().message()));
+    return plan;
   }
+  // Not binrelay's own: a metadata read for the source, a write, or neither.
+  ForwardDecision d = ClassifyStatement(sql, ctx.session->database);
+  if (d.kind == ForwardDecision::Kind::kForward) {
+    if (ctx.forwarding) {
+      plan.kind = QueryPlan::Kind::kForward;
+      return plan;
+    }
+    plan.reply = AdminReply::Error(
+        kErNotSupportedYet, "42000",
+        absl::StrCat("binrelay does not forward queries to its source ([listen] "
+                     "forward_queries = none): '", AV(sql.substr(0, 100)), "'"));
+    return plan;
+  }
+  // A write binrelay knows (SET PASSWORD) or does not know (INSERT); a
+  // broken statement of a form it answers (SET @a 1) is a syntax error.
+  if (d.kind == ForwardDecision::Kind::kWrite && absl::IsUnimplemented(parsed.status())) {
+    plan.reply = ReadOnly(d.keyword);
+    return plan;
+  }
+  if (absl::IsInvalidArgument(parsed.status())) {
+    plan.reply = AdminReply::Error(protocol::server_error::kParseError, "42000",
+                                   std::string(parsed.status().message()));
+    return plan;
+  }
+  plan.reply = NotSupported(sql);
+  if (!d.reason.empty()) {
+    plan.reply.message += absl::StrCat(": binrelay does not forward ", d.reason);
+  }
+  return plan;
+}
+
+AdminReply AnswerStatement(const AdminStatement& s, const AdminContext& ctx) {
   using K = AdminStatement::Kind;
-  switch (parsed->kind) {
+  switch (s.kind) {
     case K::kSet:
-      return AnswerSet(*parsed, ctx);
+      return AnswerSet(s, ctx);
     case K::kSelect:
-      return AnswerSelect(*parsed, ctx);
+      return AnswerSelect(s, ctx);
     case K::kShowVariables:
-      return AnswerShowVariables(*parsed, ctx);
+      return AnswerShowVariables(s, ctx);
+    case K::kShowStatus:
+      return AnswerVariables(s, ctx.handler->StatusVariables());
     case K::kShowMasterStatus:
       return FromResultSet(ctx.handler->MasterStatus());
     case K::kShowBinaryLogs:
@@ -189,8 +368,27 @@ AdminReply AnswerQuery(std::string_view sql, const AdminContext& ctx) {
       return FromResultSet(ctx.handler->Replicas());
     case K::kShowRelayStatus:
       return FromResultSet(ctx.handler->RelayStatus());
+    case K::kShowSlaveStatus:
+      return FromResultSet(ctx.handler->SlaveStatus(s.replica_keyword, s.full));
+    case K::kShowProcesslist:
+      return AnswerProcesslist(s, ctx);
+    case K::kShowGrants:
+      return FromResultSet(ctx.handler->Grants(ctx.session->user, ctx.session->host));
+    case K::kShowWarnings: {
+      AdminReply r;
+      r.kind = AdminReply::Kind::kResultSet;
+      r.result.columns = {"Level", "Code", "Message"};
+      return r;
+    }
+    case K::kKill:
+      return AnswerKill(s, ctx);
+    case K::kUse:
+      ctx.session->database = s.argument;
+      return AdminReply{};
+    case K::kTransaction:
+      return AdminReply{};
     case K::kPurgeBinaryLogsTo: {
-      absl::Status st = ctx.handler->PurgeBinaryLogsTo(parsed->argument);
+      absl::Status st = ctx.handler->PurgeBinaryLogsTo(s.argument);
       if (absl::IsNotFound(st)) {
         return AdminReply::Error(kErUnknownTargetBinlog, "HY000",
                                  absl::StrCat("Target log not found in binlog index: ",
@@ -207,6 +405,20 @@ AdminReply AnswerQuery(std::string_view sql, const AdminContext& ctx) {
     }
   }
   return AdminReply::Error(kErUnknownError, "HY000", "unhandled statement kind");
+}
+
+AdminReply AnswerQuery(std::string_view sql, const AdminContext& ctx) {
+  QueryPlan plan = PlanQuery(sql, ctx);
+  switch (plan.kind) {
+    case QueryPlan::Kind::kReply:
+      return std::move(plan.reply);
+    case QueryPlan::Kind::kBlocking:
+      return AnswerStatement(plan.statement, ctx);
+    case QueryPlan::Kind::kForward:
+      break;
+  }
+  return AdminReply::Error(kErNotSupportedYet, "42000",
+                           "this statement is forwarded to the source, which this caller cannot");
 }
 
 }  // namespace binrelay::proxy

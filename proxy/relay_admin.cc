@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "protocol/status_macros.h"
 #include "replication/store_index.h"
+#include "proxy/slave_status.h"
 #include "replication/store_scan.h"
 #include "spdlog/spdlog.h"
 
@@ -168,7 +169,85 @@ std::optional<std::string> RelayAdmin::SystemVariable(std::string_view name) {
   }
   auto it = options_.variables.find(std::string(name));
   if (it != options_.variables.end()) return it->second;
-  return Computed(name);
+  if (auto v = Computed(name)) return v;
+  // The greeting's version is binrelay's to answer (the session knows it).
+  if (name == "version" || options_.source == nullptr) return std::nullopt;
+  return options_.source->Variable(name);
+}
+
+std::vector<std::pair<std::string, std::string>> RelayAdmin::AllSystemVariables() {
+  // binrelay's own names, per flavour (SHOW VARIABLES lists what exists on
+  // the source's kind of server).
+  static constexpr const char* kCommon[] = {
+      "server_id", "version_comment", "max_allowed_packet", "log_bin", "binlog_format",
+      "rpl_semi_sync_master_enabled", "hostname", "port", "binlog_checksum"};
+  static constexpr const char* kMariaDb[] = {"gtid_domain_id", "gtid_slave_pos", "gtid_binlog_pos",
+                                             "gtid_current_pos", "gtid_binlog_state"};
+  static constexpr const char* kMysql[] = {"server_uuid", "rpl_semi_sync_source_enabled",
+                                           "gtid_mode", "gtid_executed", "gtid_purged"};
+  std::map<std::string, std::string> vars;
+  if (options_.source != nullptr) {
+    if (auto list = options_.source->Variables()) {
+      for (const auto& [name, value] : *list) {
+        if (name != "version") vars[name] = value;
+      }
+    }
+  }
+  const bool mariadb = SourceFlavour().mariadb;
+  auto own = [&](const char* name) {
+    if (auto v = SystemVariable(name)) vars[name] = *v;
+  };
+  for (const char* n : kCommon) own(n);
+  if (mariadb) {
+    for (const char* n : kMariaDb) own(n);
+  } else {
+    for (const char* n : kMysql) own(n);
+  }
+  // SHOW VARIABLES shows booleans as ON/OFF where SELECT gives 1/0.
+  if (vars["log_bin"] == "1") vars["log_bin"] = "ON";
+  {
+    absl::MutexLock l(&mu_);
+    for (const auto& [name, value] : overrides_) vars[name] = value;
+  }
+  for (const auto& [name, value] : options_.variables) vars[name] = value;
+  return {vars.begin(), vars.end()};
+}
+
+std::vector<std::pair<std::string, std::string>> RelayAdmin::StatusVariables() {
+  proxy::RelayStatus s;
+  if (status_ != nullptr) s = status_->Snapshot();
+  const int64_t uptime =
+      s.started == absl::Time() ? 0 : absl::ToInt64Seconds(absl::Now() - s.started);
+  std::vector<std::pair<std::string, std::string>> vars = {
+      {"Slave_running", s.upstream_state == "streaming" ? "ON" : "OFF"},
+      {"Threads_connected", absl::StrCat(s.connections)},
+      {"Threads_running", "1"},
+      {"Uptime", absl::StrCat(uptime)},
+  };
+  return vars;
+}
+
+absl::StatusOr<ResultSet> RelayAdmin::SlaveStatus(bool replica_keyword, bool all) {
+  proxy::RelayStatus s;
+  if (status_ != nullptr) s = status_->Snapshot();
+  s.source_is_mariadb = SourceFlavour().mariadb;
+  if (s.stored_gtid_state.empty()) s.stored_gtid_state = store_->committed().gtid_state;
+  return SlaveStatusResultSet(s, replica_keyword, all);
+}
+
+absl::StatusOr<ResultSet> RelayAdmin::Grants(std::string_view user, std::string_view host) {
+  (void)host;
+  // What binrelay lets its listener user do, in the source's words: dump
+  // and read replication status (MariaDB 10.5+: BINLOG MONITOR), and, with
+  // forwarding, read metadata as binrelay's source user may.
+  const bool mariadb = SourceFlavour().mariadb;
+  ResultSet rs;
+  rs.columns = {absl::StrCat("Grants for ", AV(user), "@%")};
+  rs.rows.push_back({absl::StrCat("GRANT ",
+                                  mariadb ? "REPLICATION SLAVE, BINLOG MONITOR"
+                                          : "REPLICATION SLAVE, REPLICATION CLIENT",
+                                  " ON *.* TO `", AV(user), "`@`%`")});
+  return rs;
 }
 
 std::optional<std::string> RelayAdmin::Computed(std::string_view name) {
@@ -185,6 +264,8 @@ std::optional<std::string> RelayAdmin::Computed(std::string_view name) {
   // name that way).
   if (name == "rpl_semi_sync_master_enabled") return std::string("OFF");
   if (name == "rpl_semi_sync_source_enabled") return std::string("0");
+  if (name == "port" && options_.port != 0) return absl::StrCat(options_.port);
+  if (name == "gtid_binlog_state") return store_->committed_maria_state().ToString();
   if (name == "hostname") {
     char host[256] = {};
     if (::gethostname(host, sizeof(host) - 1) == 0) return std::string(host);

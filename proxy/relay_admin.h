@@ -3,6 +3,11 @@
 // store: system variables, SHOW MASTER STATUS / BINARY LOGS / SLAVE HOSTS /
 // RELAY STATUS, PURGE BINARY LOGS TO and MariaDB's binlog_gtid_pos().
 //
+// Variables: binrelay answers its identity, GTID and binlog variables itself
+// (below); every other name is the source's as last read (SourceView), so
+// SHOW VARIABLES lists what a client would see on the source, with
+// binrelay's own values where they differ.
+//
 // Flavour: variables follow the SOURCE as stored, not the greeting: the FDE of
 // the newest stored file says MariaDB or MySQL and CRC32 or NONE (cached per
 // file); the committed end gives the GTID state. While the store holds no
@@ -31,6 +36,7 @@
 #include "protocol/format_description.h"
 #include "proxy/admin_handler.h"
 #include "proxy/relay_status.h"
+#include "proxy/source_view.h"
 #include "replication/binlog_store.h"
 
 namespace binrelay::proxy {
@@ -46,6 +52,10 @@ struct RelayAdminOptions {
   // Answers that take precedence over computed ones (lower-case names), e.g.
   // binlog_row_image as the source reported it. See also SetVariable.
   std::map<std::string, std::string> variables;
+  uint16_t port = 0;  // [listen] port, answered as @@port
+  // The source's variables, answered for every name binrelay does not
+  // answer itself (null: only binrelay's own).
+  const SourceView* source = nullptr;
 };
 
 class RelayAdmin : public AdminHandler {
@@ -64,6 +74,10 @@ class RelayAdmin : public AdminHandler {
   absl::StatusOr<ResultSet> BinaryLogs() override;
   absl::StatusOr<ResultSet> Replicas() override;
   absl::StatusOr<ResultSet> RelayStatus() override;
+  std::vector<std::pair<std::string, std::string>> AllSystemVariables() override;
+  std::vector<std::pair<std::string, std::string>> StatusVariables() override;
+  absl::StatusOr<ResultSet> SlaveStatus(bool replica_keyword, bool all) override;
+  absl::StatusOr<ResultSet> Grants(std::string_view user, std::string_view host) override;
   // NotFound for a file the store does not hold (ER_UNKNOWN_TARGET_BINLOG);
   // FailedPrecondition naming the consumer and position when a pin kept
   // files (the older ones are purged, as MySQL does).

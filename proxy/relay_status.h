@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
+
 namespace binrelay::proxy {
 
 struct ConsumerStatus {
@@ -23,6 +25,21 @@ struct ConsumerStatus {
 struct RelayStatus {
   std::string upstream_state;  // "streaming", "connecting", "reconnecting", "stopped"
   std::string source;          // host:port
+  // For SHOW SLAVE STATUS: binrelay is a replica of its source.
+  std::string source_host;
+  uint16_t source_port = 0;
+  std::string source_user;
+  uint32_t source_server_id = 0;   // as its preflight read it (0: not yet)
+  std::string source_uuid;
+  bool source_is_mariadb = true;
+  bool source_tls = false;         // the connection to the source is encrypted
+  uint64_t connect_retry_seconds = 0;
+  std::string stored_gtid_state;   // GTID state at the durable end
+  bool storing = true;             // the store accepts appends (false: e.g. disk full)
+  std::string store_error;
+  absl::Time last_error_time;      // InfinitePast: none
+  absl::Time started;              // when serve started (Uptime)
+  uint64_t connections = 0;        // open listener connections
   std::string received_file;
   uint64_t received_offset = 0;
   std::string stored_file;     // durable end

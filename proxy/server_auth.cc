@@ -103,6 +103,8 @@ ServerAuth::Step ServerAuth::OnHandshakeResponse(std::string_view payload) {
   }
   user_ = std::string(parsed->user);
   client_caps_ = parsed->capabilities;
+  database_ = std::string(parsed->database);
+  collation_ = parsed->collation;
   // No PLUGIN_AUTH: a 4.1-style client, whose token is the native scramble.
   std::string_view plugin =
       parsed->auth_plugin.empty() ? kNativePasswordPlugin : parsed->auth_plugin;

@@ -68,6 +68,10 @@ class ServerAuth {
   void TlsStarted() { options_.secure_transport = true; }
   const std::string& user() const { return user_; }
   uint64_t client_capabilities() const { return client_caps_; }
+  // From the handshake response: the database to start in (CONNECT_WITH_DB)
+  // and the connection's collation.
+  const std::string& database() const { return database_; }
+  uint8_t collation() const { return collation_; }
 
  private:
   enum class State { kHandshakeResponse, kSwitchResponse, kSha2FullAuth, kDone };
@@ -82,6 +86,8 @@ class ServerAuth {
   State state_ = State::kHandshakeResponse;
   std::string user_;
   uint64_t client_caps_ = 0;
+  std::string database_;
+  uint8_t collation_ = 0;
   bool tls_requested_ = false;
 };
 

@@ -161,7 +161,7 @@ TEST(PacketFramerTest, LengthOverLimitIsRefused) {
   PacketReader strict(100);
   auto got = FeedAll(&strict, Header(101, 0), 64);
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted);
 
   // A split payload whose chunks add up past the limit.
   PacketReader split(kMaxPacketChunk + 5);
@@ -169,7 +169,7 @@ TEST(PacketFramerTest, LengthOverLimitIsRefused) {
                      Header(6, 1);
   auto got2 = FeedAll(&split, wire, 1 << 20);
   ASSERT_FALSE(got2.ok());
-  EXPECT_EQ(got2.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(got2.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
 // Guards truncation: a header promising more bytes than arrive yields nothing.

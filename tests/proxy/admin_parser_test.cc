@@ -7,6 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tests/harness/status_matchers.h"
+
+#include <chrono>
 
 namespace binrelay::proxy {
 namespace {
@@ -53,7 +56,34 @@ std::string Canon(const AdminStatement& s) {
       return absl::StrCat("SELECT ", absl::StrJoin(parts, ","));
     }
     case K::kShowVariables:
-      return absl::StrCat("SHOW VARIABLES '", s.argument, "'");
+    case K::kShowStatus: {
+      std::string out = absl::StrCat(s.kind == K::kShowStatus ? "SHOW STATUS" : "SHOW VARIABLES",
+                                     s.global_scope ? " GLOBAL" : "");
+      if (s.has_like) absl::StrAppend(&out, " '", s.argument, "'");
+      for (const auto& p : s.where) {
+        absl::StrAppend(&out, " ", p.on_value ? "value" : "name",
+                        p.op == VariablePredicate::Op::kEquals ? "="
+                        : p.op == VariablePredicate::Op::kLike ? "~"
+                                                               : " in ",
+                        absl::StrJoin(p.operands, "|"));
+      }
+      return out;
+    }
+    case K::kShowSlaveStatus:
+      return absl::StrCat("SHOW SLAVE STATUS", s.full ? " ALL" : "",
+                          s.replica_keyword ? " REPLICA" : "");
+    case K::kShowProcesslist:
+      return s.full ? "SHOW FULL PROCESSLIST" : "SHOW PROCESSLIST";
+    case K::kShowGrants:
+      return "SHOW GRANTS";
+    case K::kShowWarnings:
+      return "SHOW WARNINGS";
+    case K::kKill:
+      return absl::StrCat("KILL ", s.kill_query ? "QUERY " : "", s.kill_id);
+    case K::kUse:
+      return absl::StrCat("USE ", s.argument);
+    case K::kTransaction:
+      return "TRANSACTION";
     case K::kShowMasterStatus:
       return "SHOW MASTER STATUS";
     case K::kShowBinaryLogs:
@@ -139,7 +169,37 @@ const Case kAccepted[] = {
      "@@gtid_current_pos AS [@@gtid_current_pos]"},
     {"SELECT @@gtid_executed, @@global.gtid_purged",
      "SELECT @@gtid_executed AS [@@gtid_executed],@@global.gtid_purged AS [@@global.gtid_purged]"},
-    {"SHOW GLOBAL VARIABLES LIKE 'gtid\\_mode'", "SHOW VARIABLES 'gtid\\_mode'"},
+    {"SHOW GLOBAL VARIABLES LIKE 'gtid\\_mode'", "SHOW VARIABLES GLOBAL 'gtid\\_mode'"},
+    // Monitoring tools, client libraries and connectors.
+    {"SHOW VARIABLES", "SHOW VARIABLES"},
+    {"SHOW GLOBAL VARIABLES", "SHOW VARIABLES GLOBAL"},
+    {"SHOW SESSION VARIABLES LIKE 'binlog%'", "SHOW VARIABLES 'binlog%'"},
+    {"SHOW VARIABLES WHERE Variable_name = 'binlog_format' OR Variable_name LIKE 'gtid%'",
+     "SHOW VARIABLES name=binlog_format name~gtid%"},
+    {"SHOW VARIABLES WHERE Variable_name IN ('a', 'b') OR Value = 'ON'",
+     "SHOW VARIABLES name in a|b value=ON"},
+    {"SHOW GLOBAL STATUS LIKE 'Uptime'", "SHOW STATUS GLOBAL 'Uptime'"},
+    {"SHOW STATUS", "SHOW STATUS"},
+    {"SHOW SLAVE STATUS", "SHOW SLAVE STATUS"},
+    {"SHOW REPLICA STATUS", "SHOW SLAVE STATUS REPLICA"},
+    {"SHOW ALL SLAVES STATUS", "SHOW SLAVE STATUS ALL"},
+    {"SHOW PROCESSLIST", "SHOW PROCESSLIST"},
+    {"show full processlist", "SHOW FULL PROCESSLIST"},
+    {"SHOW GRANTS", "SHOW GRANTS"},
+    {"SHOW GRANTS FOR CURRENT_USER()", "SHOW GRANTS"},
+    {"SHOW WARNINGS", "SHOW WARNINGS"},
+    {"KILL 42", "KILL 42"},
+    {"KILL CONNECTION 7", "KILL 7"},
+    {"KILL QUERY 7", "KILL QUERY 7"},
+    {"KILL HARD QUERY 7", "KILL QUERY 7"},
+    {"USE information_schema", "USE information_schema"},
+    {"USE `my db`", "USE my db"},
+    {"BEGIN", "TRANSACTION"},
+    {"START TRANSACTION READ ONLY", "TRANSACTION"},
+    {"COMMIT", "TRANSACTION"},
+    {"ROLLBACK", "TRANSACTION"},
+    {"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "TRANSACTION"},
+    {"SELECT CONNECTION_ID()", "SELECT connection_id() AS [CONNECTION_ID()]"},
     // Case, whitespace, ':=', comments, aliases, session scope, escapes.
     {"  set   @Master_Heartbeat_Period   :=   5  ; ", "SET @master_heartbeat_period=#5"},
     {"/* ping */ SELECT 1 AS one", "SELECT #1 AS [one]"},
@@ -163,9 +223,10 @@ TEST(AdminParserTest, ParsesEveryReplicaAndAdminStatementForm) {
 // ER_NOT_SUPPORTED_YET, connection kept), never misread as a supported one.
 TEST(AdminParserTest, OtherStatementsAreUnimplemented) {
   for (const char* sql :
-       {"", "   ", "INSERT INTO t VALUES (1)", "SHOW TABLES", "SHOW SLAVE STATUS",
-        "SELECT * FROM mysql.user", "SELECT a FROM t", "SHOW VARIABLES", "PURGE BINARY LOGS BEFORE NOW()",
-        "CHANGE MASTER TO MASTER_HOST='x'", "SELECT COUNT(*)", "DROP TABLE x", "SHOW MASTER"}) {
+       {"", "   ", "INSERT INTO t VALUES (1)", "SHOW TABLES", "SHOW FULL COLUMNS FROM t",
+        "SELECT * FROM mysql.user", "SELECT a FROM t", "PURGE BINARY LOGS BEFORE NOW()",
+        "CHANGE MASTER TO MASTER_HOST='x'", "SELECT COUNT(*)", "DROP TABLE x", "SHOW MASTER",
+        "SET PASSWORD = 'x'", "KILL USER bob", "ROLLBACK TO SAVEPOINT a"}) {
     auto s = ParseAdminStatement(sql);
     EXPECT_TRUE(absl::IsUnimplemented(s.status())) << "'" << sql << "': " << s.status();
   }
@@ -177,10 +238,52 @@ TEST(AdminParserTest, SyntaxErrorsAreInvalidArgument) {
   for (const char* sql :
        {"SET @a", "SET @a 1", "SET @a='unterminated", "SELECT 'x", "SELECT @@x @@y",
         "SELECT 1; DROP TABLE x", "SELECT f(1", "PURGE BINARY LOGS TO mysql_bin", "/* open",
-        "SHOW VARIABLES LIKE x", "SELECT 1 LIMIT x", "SET @`a=1"}) {
+        "SHOW VARIABLES LIKE x", "SELECT 1 LIMIT x", "SET @`a=1", "KILL", "KILL x",
+        "USE", "SHOW VARIABLES WHERE Variable_name"}) {
     auto s = ParseAdminStatement(sql);
     EXPECT_TRUE(absl::IsInvalidArgument(s.status())) << "'" << sql << "': " << s.status();
   }
+}
+
+// Guards the crash found by reading the code: `SELECT f(f(f(...1...)))`
+// nested 30,000 deep in one 90 KB statement overflowed the stack (parser,
+// evaluator and destructor all recursed) and copied a growing substring per
+// level. Past kMaxExprDepth it is a syntax error, found in linear time.
+TEST(AdminParserTest, DeeplyNestedExpressionIsASyntaxErrorNotACrash) {
+  std::string sql = "SELECT ";
+  for (int i = 0; i < 30000; ++i) sql += "f(";
+  sql += "1";
+  for (int i = 0; i < 30000; ++i) sql += ")";
+  auto started = std::chrono::steady_clock::now();
+  auto s = ParseAdminStatement(sql);
+  EXPECT_TRUE(absl::IsInvalidArgument(s.status())) << s.status();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  // Just within the limit it parses (kMaxExprDepth calls around a literal).
+  std::string ok = "SELECT ";
+  for (int i = 0; i < kMaxExprDepth; ++i) ok += "f(";
+  ok += "1";
+  for (int i = 0; i < kMaxExprDepth; ++i) ok += ")";
+  BR_EXPECT_OK(ParseAdminStatement(ok).status());
+  // And a few thousand short items stay linear (one name copy per item).
+  std::string wide = "SELECT 1";
+  for (int i = 0; i < 1500; ++i) wide += ",1";
+  EXPECT_TRUE(absl::IsInvalidArgument(ParseAdminStatement(wide + std::string(3000, ',')).status()));
+  BR_EXPECT_OK(ParseAdminStatement(wide).status());
+}
+
+// Guards SHOW VARIABLES LIKE matching: '%' and '_' are wildcards, '\'
+// escapes, names compare without case.
+TEST(AdminParserTest, LikeMatchesAsMySql) {
+  EXPECT_TRUE(SqlLikeMatch("binlog_format", "binlog%"));
+  EXPECT_TRUE(SqlLikeMatch("binlog_format", "BINLOG_FORMAT"));
+  EXPECT_TRUE(SqlLikeMatch("binlog_format", "binlog_forma_"));
+  EXPECT_TRUE(SqlLikeMatch("binlog_format", "%format"));
+  EXPECT_TRUE(SqlLikeMatch("gtid_mode", "gtid\\_mode"));
+  EXPECT_FALSE(SqlLikeMatch("gtidxmode", "gtid\\_mode"));
+  EXPECT_FALSE(SqlLikeMatch("binlog_format", "binlog"));
+  EXPECT_TRUE(SqlLikeMatch("", "%"));
+  EXPECT_TRUE(SqlLikeMatch("abcabc", "%b%c"));
+  EXPECT_FALSE(SqlLikeMatch("abc", "%b%d"));
 }
 
 }  // namespace

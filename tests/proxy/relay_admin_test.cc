@@ -75,7 +75,10 @@ class RelayAdminTest : public ::testing::Test {
   }
 
   AdminReply Ask(std::string_view sql) {
-    AdminContext ctx{admin_.get(), "8.0.36-binrelay", &user_vars_};
+    AdminContext ctx;
+    ctx.handler = admin_.get();
+    ctx.version = "8.0.36-binrelay";
+    ctx.session = &session_;
     return AnswerQuery(sql, ctx);
   }
   // The single value of a one-row, one-column answer; "<error N: msg>" else.
@@ -97,7 +100,7 @@ class RelayAdminTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<BinlogStore> store_;
   std::unique_ptr<RelayAdmin> admin_;
-  UserVariables user_vars_;
+  SessionState session_;
 };
 
 // Guards: a MySQL 8 replica's handshake questions answered from the wrong

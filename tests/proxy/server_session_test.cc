@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "replication/dump_commands.h"
@@ -283,8 +284,11 @@ TEST_F(SessionTest, AdminStatements) {
   EXPECT_EQ(Scalar("SELECT @@gtid_binlog_pos"), "0-1-100");
   EXPECT_EQ(Scalar("SELECT @@global.gtid_purged"), "");
 
+  const int deferred = deferred_runs_;
   auto ok = Query("PURGE BINARY LOGS TO 'mysql-bin.000002'");
   ASSERT_EQ(ok.size(), 1u);
+  // It unlinks files: never on the io thread.
+  EXPECT_EQ(deferred_runs_, deferred + 1);
   EXPECT_EQ(protocol::ClassifyResponse(ok[0].payload), protocol::ResponseKind::kOk);
   EXPECT_EQ(admin_.purged_to(), std::vector<std::string>{"mysql-bin.000002"});
   auto missing = Query("PURGE BINARY LOGS TO 'nope.000001'");
@@ -292,10 +296,11 @@ TEST_F(SessionTest, AdminStatements) {
   EXPECT_EQ(ErrCode(missing[0]), 1373);
 }
 
-// Unsupported or broken statements get an ERR and the session stays usable.
+// Unsupported or broken statements get an ERR and the session stays usable;
+// writes get the read-only server's ER_OPTION_PREVENTS_STATEMENT.
 TEST_F(SessionTest, UnsupportedStatementKeepsSessionUsable) {
   Login();
-  for (const char* sql : {"SHOW TABLES", "SELECT * FROM mysql.user", "DROP DATABASE x", ""}) {
+  for (const char* sql : {"SHOW TABLES", "SELECT * FROM mysql.user", ""}) {
     auto r = Query(sql);
     ASSERT_EQ(r.size(), 1u) << sql;
     BR_ASSERT_OK_AND_ASSIGN(auto err, protocol::ParseErrPacket(r[0].payload));
@@ -303,6 +308,14 @@ TEST_F(SessionTest, UnsupportedStatementKeepsSessionUsable) {
     EXPECT_EQ(err.sql_state, "42000");
     EXPECT_EQ(session_->state(), ServerSession::State::kCommand);
   }
+  for (const char* sql : {"DROP DATABASE x", "INSERT INTO t VALUES (1)", "SET GLOBAL x = 1",
+                          "SET @@global.read_only = 1, @a = 1", "SET PASSWORD = 'x'"}) {
+    auto r = Query(sql);
+    ASSERT_EQ(r.size(), 1u) << sql;
+    EXPECT_EQ(ErrCode(r[0]), 1290) << sql;
+    EXPECT_EQ(session_->state(), ServerSession::State::kCommand);
+  }
+  EXPECT_EQ(session_->user_variables().count("a"), 0u) << "a refused SET applies nothing";
   auto bad = Query("SET @a 1");
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(ErrCode(bad[0]), 1064);
@@ -327,7 +340,10 @@ TEST_F(SessionTest, PingInitDbUnknownCommandAndQuit) {
   EXPECT_EQ(protocol::ClassifyResponse(ping[0].payload), protocol::ResponseKind::kOk);
   auto init = Send("\x02test", 0);
   EXPECT_EQ(protocol::ClassifyResponse(init[0].payload), protocol::ResponseKind::kOk);
-  auto unknown = Send("\x09", 0);  // COM_STATISTICS
+  auto stats = Send("\x09", 0);  // COM_STATISTICS: a line of text
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_TRUE(absl::StartsWith(AV(stats[0].payload), "Uptime: ")) << stats[0].payload;
+  auto unknown = Send("\x1d", 0);  // COM_DAEMON
   ASSERT_EQ(unknown.size(), 1u);
   BR_ASSERT_OK_AND_ASSIGN(auto err, protocol::ParseErrPacket(unknown[0].payload));
   EXPECT_EQ(err.code, 1047);
