@@ -2,6 +2,9 @@
 
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp needs std::exchange
 
+#include <atomic>
+#include <memory>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -9,6 +12,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -26,8 +30,14 @@ namespace http = boost::beast::http;
 using tcp = asio::ip::tcp;
 
 constexpr auto kIoTimeout = std::chrono::seconds(10);
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 
-asio::awaitable<void> ServeConnection(tcp::socket socket, const StatusProvider* provider) {
+asio::awaitable<void> ServeConnection(tcp::socket socket, const StatusProvider* provider,
+                                      std::shared_ptr<std::atomic<int>> open) {
+  struct Count {
+    std::shared_ptr<std::atomic<int>> open;
+    ~Count() { open->fetch_sub(1); }
+  } count{open};
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer(8192);
   while (true) {
@@ -60,14 +70,29 @@ asio::awaitable<void> ServeConnection(tcp::socket socket, const StatusProvider* 
 }
 
 asio::awaitable<void> Accept(tcp::acceptor& acceptor, const StatusProvider* provider) {
+  auto open = std::make_shared<std::atomic<int>>(0);
+  asio::steady_timer backoff(acceptor.get_executor());
   while (acceptor.is_open()) {
     boost::system::error_code ec;
     tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
-      if (ec == asio::error::operation_aborted) co_return;
-      continue;  // e.g. EMFILE: keep serving the connections we have
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+      // E.g. EMFILE: keep serving the connections we have, without spinning.
+      backoff.expires_after(kAcceptBackoff);
+      co_await backoff.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
     }
-    asio::co_spawn(acceptor.get_executor(), ServeConnection(std::move(socket), provider),
+    if (open->load() >= kMaxHttpConnections) {
+      // A crowd of HTTP clients must not hold unbounded memory: say so, close.
+      static constexpr char kBusy[] =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      socket.non_blocking(true, ec);
+      if (!ec) socket.write_some(asio::buffer(kBusy, sizeof(kBusy) - 1), ec);
+      socket.close(ec);
+      continue;
+    }
+    open->fetch_add(1);
+    asio::co_spawn(acceptor.get_executor(), ServeConnection(std::move(socket), provider, open),
                    asio::detached);
   }
 }

@@ -2,7 +2,9 @@
 // /metrics (Prometheus text format) and /healthz, answered from a
 // StatusProvider snapshot. Runs its own io_context thread so a slow HTTP
 // client never touches the replication threads; every connection has a
-// read/write deadline and small request limits.
+// read/write deadline and small request limits; at most kMaxHttpConnections
+// are served at once (more get 503), and a failing accept (no descriptors
+// left) backs off instead of spinning.
 //
 // Thread safety: Start/Stop from one thread; the provider is called from the
 // HTTP thread.
@@ -17,6 +19,8 @@
 #include "proxy/relay_status.h"
 
 namespace binrelay::proxy {
+
+inline constexpr int kMaxHttpConnections = 64;
 
 class HttpServer {
  public:

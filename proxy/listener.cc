@@ -369,19 +369,23 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
   ServerSession session(std::move(opts), admin_, dump_, options_.forwarder, &connections_);
 
   // Whatever ends the coroutine (a return, an error, an exception), the
-  // connection leaves every list and its socket and watchdog stop.
+  // connection leaves every list and its socket and watchdog stop. A frame
+  // destroyed while suspended (the io_context itself is being destroyed)
+  // only closes its socket: the listener and handlers may be gone already.
   struct Cleanup {
     Listener* self;
     std::shared_ptr<Connection> conn;
     ServerSession* session;
+    bool ended = false;  // the coroutine ran to its end
+    int exceptions = std::uncaught_exceptions();
     ~Cleanup() {
+      boost::system::error_code ec;
+      conn->socket.close(ec);
+      if (!ended && std::uncaught_exceptions() <= exceptions) return;
       // SHOW SLAVE HOSTS lists a replica while it is connected, as MariaDB does.
       if (session->registration()) {
         self->admin_->ReplicaDisconnected(session->registration()->server_id);
       }
-      boost::system::error_code ec;
-      conn->socket.shutdown(tcp::socket::shutdown_both, ec);
-      conn->socket.close(ec);
       conn->finished = true;
       conn->timer.cancel();
       self->connections_.Remove(conn->id);
@@ -507,6 +511,9 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
     spdlog::info("proxy connection {} {} (user '{}') closed: {}", conn->id, conn->peer,
                  session.user(), std::string(st.message()));
   }
+  boost::system::error_code ignored;
+  conn->socket.shutdown(tcp::socket::shutdown_both, ignored);
+  cleanup.ended = true;
 }
 
 asio::awaitable<void> Listener::DumpReader(std::shared_ptr<Connection> conn) {

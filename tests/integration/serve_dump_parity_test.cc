@@ -154,22 +154,29 @@ class ServeDumpParityTest : public ::testing::Test {
     absl::Status st = serve_->Start();
     ASSERT_TRUE(st.ok()) << st;
     // Everything stored, and the source quiet long enough for binrelay to
-    // know it is caught up (a late BINLOG_CHECKPOINT can still be appended
-    // by the source: wait until the stored files equal the source's).
+    // know it is caught up (binrelay treats a position beyond its store as
+    // "not stored yet" while events still arrive; the source appends a late
+    // BINLOG_CHECKPOINT when InnoDB catches up): the source's files and the
+    // stored ones are equal and unchanged for 2 s.
     auto reached = WaitStoreReached(*serve_, *source_, std::chrono::seconds(60));
     ASSERT_TRUE(reached.ok()) << reached.status() << serve_->StderrTail();
-    const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+    std::vector<size_t> last;
+    auto stable_since = std::chrono::steady_clock::now();
     while (true) {
+      std::vector<size_t> sizes;
       bool equal = true;
       for (const std::string& f : landmarks_->files) {
-        equal = equal && ReadWholeFile(source_->DataDir() + "/" + f).size() ==
-                             ReadWholeFile(serve_->store_dir() + "/" + f).size();
+        size_t a = ReadWholeFile(source_->DataDir() + "/" + f).size();
+        equal = equal && a == ReadWholeFile(serve_->store_dir() + "/" + f).size();
+        sizes.push_back(a);
       }
-      if (equal) break;
+      if (!equal || sizes != last) stable_since = std::chrono::steady_clock::now();
+      last = sizes;
+      if (std::chrono::steady_clock::now() - stable_since >= seconds(2)) break;
       ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "store never matched the source";
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   }
   static void TearDownTestSuite() {
     delete serve_;

@@ -7,8 +7,10 @@
 // Lifetime: results are copies.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,8 @@ class FakeAdminHandler : public AdminHandler {
   }
   std::optional<std::string> SystemVariable(std::string_view name) override {
     std::lock_guard<std::mutex> l(mu_);
+    // What a broken handler does: an exception escapes into the connection.
+    if (!throw_on_.empty() && name == throw_on_) throw std::runtime_error("fake handler failure");
     auto it = variables_.find(std::string(name));
     if (it == variables_.end()) return std::nullopt;
     return it->second;
@@ -82,6 +86,12 @@ class FakeAdminHandler : public AdminHandler {
     registrations_.push_back(replica);
   }
 
+  void throw_on(std::string name) {
+    std::lock_guard<std::mutex> l(mu_);
+    throw_on_ = std::move(name);
+  }
+  void ReplicaDisconnected(uint32_t) override { ++disconnected_; }
+  int disconnected() const { return disconnected_.load(); }
   std::vector<std::string> purged_to() {
     std::lock_guard<std::mutex> l(mu_);
     return purged_to_;
@@ -96,6 +106,8 @@ class FakeAdminHandler : public AdminHandler {
   std::map<std::string, std::string> variables_;
   std::vector<std::string> purged_to_;
   std::vector<ReplicaRegistration> registrations_;
+  std::string throw_on_;
+  std::atomic<int> disconnected_{0};
 };
 
 // A dump with nothing to send: a non-blocking one ends with EOF at once, a
@@ -103,8 +115,17 @@ class FakeAdminHandler : public AdminHandler {
 // waiting for events that never come).
 class FakeDumpStream : public DumpStream {
  public:
-  explicit FakeDumpStream(bool non_blocking) : non_blocking_(non_blocking) {}
+  // `hold`: a blocking dump that stays caught up, never woken (as a dump of
+  // an idle source); `live` counts the streams that exist.
+  explicit FakeDumpStream(bool non_blocking, bool hold = false, std::atomic<int>* live = nullptr)
+      : non_blocking_(non_blocking), hold_(hold), live_(live) {
+    if (live_) ++*live_;
+  }
+  ~FakeDumpStream() override {
+    if (live_) --*live_;
+  }
   absl::StatusOr<Progress> Fill(std::string* out, size_t) override {
+    if (!non_blocking_ && hold_) return Progress::kCaughtUp;
     if (!non_blocking_) return absl::UnimplementedError("fake dump: no events to stream");
     uint8_t seq = 1;
     protocol::AppendFramedPacket(out, protocol::BuildEofPacket(), &seq);
@@ -124,6 +145,8 @@ class FakeDumpStream : public DumpStream {
 
  private:
   bool non_blocking_;
+  bool hold_;
+  std::atomic<int>* live_;
 };
 
 class FakeDumpHandler : public DumpHandler {
@@ -132,8 +155,13 @@ class FakeDumpHandler : public DumpHandler {
     std::lock_guard<std::mutex> l(mu_);
     requests_.push_back(request);
     if (!result_.ok()) return result_;
-    return std::unique_ptr<DumpStream>(new FakeDumpStream(request.NonBlocking()));
+    return std::unique_ptr<DumpStream>(new FakeDumpStream(request.NonBlocking(), hold_, &live_));
   }
+  void set_hold(bool hold) {
+    std::lock_guard<std::mutex> l(mu_);
+    hold_ = hold;
+  }
+  int live() const { return live_.load(); }
   void set_result(absl::Status s) {
     std::lock_guard<std::mutex> l(mu_);
     result_ = std::move(s);
@@ -147,6 +175,8 @@ class FakeDumpHandler : public DumpHandler {
   std::mutex mu_;
   absl::Status result_ = absl::OkStatus();
   std::vector<DumpRequest> requests_;
+  bool hold_ = false;
+  std::atomic<int> live_{0};
 };
 
 }  // namespace binrelay::proxy::fakes

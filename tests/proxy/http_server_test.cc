@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 
@@ -108,6 +109,46 @@ TEST(HttpServerTest, BadAddressIsAClearError) {
   absl::Status s = server.Start("not-an-ip", 0);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(s.message(), "[http] address"));
+}
+
+}  // namespace
+}  // namespace binrelay::proxy
+
+namespace binrelay::proxy {
+namespace {
+
+// Guards: HTTP connections without a cap (each holds a buffer and a
+// coroutine; a crowd of idle ones would grow without bound): the one past
+// kMaxHttpConnections gets 503 at once, and requests work again after.
+TEST(HttpServerLimitsTest, ConnectionsPastTheCapGet503) {
+  FakeStatus status;
+  HttpServer server(&status);
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  std::vector<int> idle;
+  for (int i = 0; i < kMaxHttpConnections; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(server.port());
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    idle.push_back(fd);
+  }
+  std::string busy = Request(server.port(), "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
+  // The accepted ones may still be on their way to the server's count.
+  for (int i = 0; i < 50 && !absl::StrContains(busy, " 503 "); ++i) {
+    usleep(20000);
+    busy = Request(server.port(), "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
+  }
+  EXPECT_TRUE(absl::StrContains(busy, " 503 ")) << busy;
+  for (int fd : idle) close(fd);
+  std::string ok;
+  for (int i = 0; i < 50 && !absl::StrContains(ok, " 200 "); ++i) {
+    usleep(20000);
+    ok = Request(server.port(), "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
+  }
+  EXPECT_TRUE(absl::StrContains(ok, " 200 ")) << ok;
+  server.Stop();
 }
 
 }  // namespace

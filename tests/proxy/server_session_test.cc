@@ -466,5 +466,20 @@ TEST_F(SessionTest, TruncatedGtidDumpIsRefused) {
   EXPECT_TRUE(dump_.requests().empty());
 }
 
+// Guards: memory per connection that a crowd of idle clients multiplies
+// (the receive buffer started at 64 KiB and kept the size of the largest
+// packet ever received).
+TEST_F(SessionTest, ReadBufferStartsSmallAndShrinksAfterABigPacket) {
+  Login();
+  char* dst = nullptr;
+  session_->PrepareRead(16, &dst);
+  EXPECT_LE(session_->buffer_capacity(), 8192u);
+  std::string big = "SELECT '" + std::string(200 * 1024, 'x') + "'";
+  Query(big);
+  EXPECT_GE(session_->buffer_capacity(), 200u * 1024);
+  session_->PrepareRead(16, &dst);
+  EXPECT_LE(session_->buffer_capacity(), 8192u) << "given back once the packet is handled";
+}
+
 }  // namespace
 }  // namespace binrelay::proxy
