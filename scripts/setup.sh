@@ -25,6 +25,21 @@ if ((${#missing[@]})); then
   # their own throwaway servers and do not need it.
 fi
 
+# Third-party binlog clients (npm registry) the integration tests run against
+# binrelay: Node.js from Debian's packages if the machine has none.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "setup: installing nodejs npm"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm </dev/null
+fi
+if [ ! -d tests/clients/node_modules/@vlasky/zongji ] ||
+   [ tests/clients/package-lock.json -nt tests/clients/node_modules/.package-lock.json ]; then
+  echo "setup: installing the npm test clients (tests/clients)"
+  (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error </dev/null)
+fi
+
 if [ "${BINRELAY_SANITIZE:-0}" = 1 ]; then
   dir=build-asan
   extra=(-DBINRELAY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
