@@ -78,7 +78,7 @@ class ServeStatus : public proxy::StatusProvider {
     s.source_host = config_.upstream.connect.host;
     s.source_port = config_.upstream.connect.port;
     s.source_user = config_.upstream.connect.user;
-    const replication::SourceInfo& info = session_->source_info();
+    const replication::SourceInfo info = session_->source_info_snapshot();
     s.source_server_id = info.server_id;
     s.source_is_mariadb = info.version.empty() || info.is_mariadb;
     if (auto vars = session_->source_variables()) {
@@ -191,10 +191,19 @@ class ServeSourceView : public proxy::SourceView {
 // per file: a connection costs no file read.
 class GreetingVersion {
  public:
-  explicit GreetingVersion(const replication::BinlogStore* store) : store_(store) {}
+  GreetingVersion(const replication::BinlogStore* store,
+                  const replication::UpstreamSession* session)
+      : store_(store), session_(session) {}
   std::string operator()() {
     std::vector<replication::StoreFileEntry> files = store_->Files();
-    if (files.empty()) return kDefault;
+    if (files.empty()) {
+      // Nothing stored yet: the source's version as its preflight read it.
+      replication::SourceInfo info = session_->source_info_snapshot();
+      if (info.version.empty()) return kDefault;
+      std::string base = info.version.substr(0, info.version.find('-'));
+      return info.is_mariadb ? absl::StrCat("5.5.5-", base, "-MariaDB-binrelay")
+                             : absl::StrCat(base, "-binrelay");
+    }
     absl::MutexLock l(&mu_);
     if (files.back().name != file_) {
       auto format = replication::ReadStoredFormat(store_->dir() + "/" + files.back().name);
@@ -210,6 +219,7 @@ class GreetingVersion {
  private:
   static constexpr const char* kDefault = "5.5.5-10.11.0-binrelay";
   const replication::BinlogStore* store_;
+  const replication::UpstreamSession* session_;
   absl::Mutex mu_;
   std::string file_ ABSL_GUARDED_BY(mu_);
   std::string version_ ABSL_GUARDED_BY(mu_);
@@ -239,6 +249,7 @@ absl::Status Serve(const ServeConfig& config) {
   replication::UpstreamOptions u = config.upstream;
   u.whole_files = true;  // an empty store starts at a file's first byte
   u.read_source_variables = true;  // SHOW VARIABLES on binrelay's port answers them
+  u.retry_first_connect = true;    // a relay waits for its source (or its source's first file)
   BR_ASSIGN_OR_RETURN(u.start, store->StartFor(config.upstream.start));
   // A relay keeps trying for as long as it runs; operators watch /status.
   u.reconnect_timeout = std::chrono::hours(24 * 365);
@@ -285,8 +296,19 @@ absl::Status Serve(const ServeConfig& config) {
   listen.forwarder = forwarder.get();
   listen.session.auth.user = config.listen.user;
   listen.session.auth.password = config.listen.password;
-  auto greeting = std::make_shared<GreetingVersion>(store.get());
+  auto greeting = std::make_shared<GreetingVersion>(store.get(), &session);
   listen.server_version = [greeting] { return (*greeting)(); };
+  // Until binrelay has either a stored file or has reached its source once,
+  // it knows nothing to answer with (not even the source's flavour): clients
+  // are told to come back, as a starting server tells them.
+  listen.ready = [&session, s = store.get()]() -> absl::Status {
+    if (!s->CommittedFiles().empty() || !session.source_info_snapshot().version.empty()) {
+      return absl::OkStatus();
+    }
+    return absl::UnavailableError(
+        "binrelay is starting: it has not reached its source yet and has nothing stored; "
+        "retry shortly");
+  };
   if (!config.listen.ssl_cert.empty()) {
     BR_ASSIGN_OR_RETURN(listen.tls_context,
                         proxy::MakeServerTlsContext(config.listen.ssl_cert, config.listen.ssl_key));

@@ -408,6 +408,19 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
 
   std::string out;
   boost::system::error_code ec;
+  if (options_.ready) {
+    if (absl::Status ready = options_.ready(); !ready.ok()) {
+      uint8_t seq = 0;
+      protocol::AppendFramedPacket(
+          &out,
+          protocol::BuildErrPacket(protocol::server_error::kServerShutdown, "08S01",
+                                   SV(ready.message())),
+          &seq);
+      (void)co_await Write(conn, out);
+      cleanup.ended = true;
+      co_return;
+    }
+  }
   absl::Status st = session.Start(&out);
   while (st.ok()) {
     if (!out.empty()) {

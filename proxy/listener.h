@@ -80,6 +80,9 @@ struct ListenerOptions {
   BlockingPool* pool = nullptr;
   // Null: nothing is forwarded to the source.
   QueryForwarder* forwarder = nullptr;
+  // Set: asked before each greeting; an error is sent instead of it as
+  // ER_SERVER_SHUTDOWN (1053, which clients retry) with the error's message.
+  std::function<absl::Status()> ready;
 };
 
 // A TLS server context from PEM files; errors name the file.

@@ -99,6 +99,10 @@ absl::Status UpstreamSession::ConnectAndPrepare(bool first) {
                                                    .require_full_row_image =
                                                        options_.require_full_row_image}));
     for (const std::string& w : info_.warnings) spdlog::warn("{}", w);
+    {
+      absl::MutexLock lock(&status_mu_);
+      info_snapshot_ = info_;
+    }
     spdlog::info("connected to {} ({}), server_id {}, binlog_checksum {}", conn_->peer(),
                  info_.version, info_.server_id, info_.checksum_crc32 ? "CRC32" : "NONE");
   }
@@ -152,8 +156,10 @@ absl::Status UpstreamSession::ResolveStart() {
     case StartSpec::Kind::kEarliest: {
       BR_ASSIGN_OR_RETURN(std::vector<SqlRow> logs, sql.Query("SHOW BINARY LOGS"));
       if (logs.empty() || logs[0].empty() || !logs[0][0]) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("SHOW BINARY LOGS on ", conn_->peer(), " lists no binlog files"));
+        // A server with binary logging has a file; a relay that has stored
+        // nothing yet has none, for now.
+        return absl::UnavailableError(
+            absl::StrCat("SHOW BINARY LOGS on ", conn_->peer(), " lists no binlog files yet"));
       }
       boundary_.Reset({*logs[0][0], 4});
       break;
@@ -347,8 +353,10 @@ absl::Status UpstreamSession::Run() {
       absl::MutexLock lock(&status_mu_);
       last_error_ = std::string(s.message());
     }
-    // A first connection that fails is a configuration problem: say so now.
-    if (!connected_once || !IsRetryable(s)) {
+    // A first connection that fails is a configuration problem: say so now
+    // (a relay may instead wait for its source to come up, or to have a
+    // binlog at all, as an empty relay of a relay has not).
+    if ((!connected_once && !options_.retry_first_connect) || !IsRetryable(s)) {
       state_.store(State::kStopped);
       if (conn_) conn_->Quit();
       if (!absl::StrContains(s.message(), options_.connect.host)) s = Annotate(s, Where());
@@ -380,7 +388,7 @@ absl::Status UpstreamSession::Run() {
       boundary_.Reset(*r);
     }
     consumer_->OnStreamRestart(boundary_.last_boundary());
-    first = false;
+    first = !connected_once;  // the preflight and the start run until they succeed
   }
   if (conn_) conn_->Quit();
   state_.store(State::kStopped);
@@ -400,6 +408,11 @@ std::string UpstreamSession::state_name() const {
 BinlogPosition UpstreamSession::received() const {
   absl::MutexLock lock(&status_mu_);
   return received_;
+}
+
+SourceInfo UpstreamSession::source_info_snapshot() const {
+  absl::MutexLock lock(&status_mu_);
+  return info_snapshot_;
 }
 
 absl::Time UpstreamSession::last_event_time() const {

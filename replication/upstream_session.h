@@ -56,6 +56,10 @@ struct UpstreamOptions {
   // Read the source's SHOW GLOBAL VARIABLES at every connect (for a relay
   // that answers variable queries of its own clients).
   bool read_source_variables = false;
+  // Retry a first connection that fails for a reason retrying can fix (the
+  // source unreachable, or without a binlog yet), as later ones are; else
+  // Run() returns its error at once.
+  bool retry_first_connect = false;
 };
 
 struct UpstreamStats {
@@ -75,7 +79,10 @@ class UpstreamSession {
   absl::Status Run();
   void RequestStop() { stop_.store(true); }
 
+  // The preflight's facts; only from the thread that runs Run().
   const SourceInfo& source_info() const { return info_; }
+  // The same from any thread (empty until the first preflight succeeded).
+  SourceInfo source_info_snapshot() const;
   const UpstreamStats& stats() const { return stats_; }
 
   // For status output, from any thread.
@@ -115,6 +122,7 @@ class UpstreamSession {
   BinlogPosition received_ ABSL_GUARDED_BY(status_mu_);
   std::string last_error_ ABSL_GUARDED_BY(status_mu_);
   std::shared_ptr<const VariableList> source_variables_ ABSL_GUARDED_BY(status_mu_);
+  SourceInfo info_snapshot_ ABSL_GUARDED_BY(status_mu_);
   std::atomic<int64_t> last_event_ns_{0};  // absl::ToUnixNanos; 0: none yet
 
   // Stream state.
