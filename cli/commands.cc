@@ -16,10 +16,12 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  tail   stream decoded row changes from a source or local binlog files as JSON lines\n"
-    "  serve  follow a source and keep a durable local copy of its binlog (serving replicas\n"
-    "         from it is not available yet)\n"
+    "  serve  follow a source as a replica, keep a durable byte-identical copy of its binlog,\n"
+    "         and serve it to replicas, mysqlbinlog and binlog clients (and to another\n"
+    "         binrelay); status over SQL and HTTP\n"
     "\n"
-    "run `binrelay <command> --help` for the options of a command\n";
+    "run `binrelay <command> --help` for the options of a command;\n"
+    "`binrelay --version` prints the version\n";
 
 }  // namespace
 
@@ -29,6 +31,10 @@ int Main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   std::string_view command = argv[1];
+  if (command == "--version" || command == "-V" || command == "version") {
+    std::printf("binrelay %s\n", BINRELAY_VERSION);
+    return 0;
+  }
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "tail") return RunTail(args);
   if (command == "serve") return RunServe(args);

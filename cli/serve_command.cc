@@ -37,9 +37,15 @@ constexpr const char* kServeUsage =
     "usage: binrelay serve --config FILE [--section.key=value ...]\n"
     "\n"
     "Follows the [source] primary as a replica, keeps a durable copy of its binlog in\n"
-    "[store] dir (same file names and offsets as the source) and serves it to replicas and\n"
-    "mysqlbinlog on [listen]. conf/binrelay.cnf documents every key; any key can be\n"
-    "overridden, e.g. --store.dir=/srv/binrelay.\n";
+    "[store] dir (same file names and offsets as the source, closed files byte-identical)\n"
+    "and serves it on [listen] as the source would: to MariaDB and MySQL replicas, to\n"
+    "mysqlbinlog / mariadb-binlog, to binlog client libraries (any MariaDB capability level),\n"
+    "and to another binrelay. Status and metadata statements are answered there too\n"
+    "(SHOW SLAVE STATUS, SHOW VARIABLES, KILL, ...; read-only metadata queries are\n"
+    "forwarded to the source); GET /status, /metrics and /healthz on [http].\n"
+    "\n"
+    "conf/binrelay.cnf documents every key; any key can be overridden, e.g.\n"
+    "--store.dir=/srv/binrelay. SIGTERM/SIGINT stop it cleanly.\n";
 
 std::atomic<replication::UpstreamSession*> g_serve_session{nullptr};
 

@@ -35,7 +35,7 @@ struct ReplicaRegistration {
 // COM_BINLOG_DUMP's file name is read as MariaDB and MySQL read it: up to the
 // first zero byte (some clients terminate it with one; the rest of the
 // packet is ignored). A name of kMaxBinlogNameLength bytes or more is
-// InvalidArgument: the source then ends the connection without an answer.
+// InvalidArgument: the source then answers OK and ends the connection.
 absl::StatusOr<ReplicaRegistration> ParseRegisterSlave(std::string_view payload);
 absl::StatusOr<DumpRequest> ParseBinlogDump(std::string_view payload);
 absl::StatusOr<DumpRequest> ParseBinlogDumpGtid(std::string_view payload);

@@ -543,12 +543,20 @@ absl::Status ServerSession::HandleDump(std::string_view payload, std::string* ou
   const char* what = gtid ? "COM_BINLOG_DUMP_GTID" : "COM_BINLOG_DUMP";
   auto request = gtid ? ParseBinlogDumpGtid(payload) : ParseBinlogDump(payload);
   if (!request.ok()) {
-    // A name too long for the source ends the connection without a word;
-    // a truncated packet gets ER_MALFORMED_PACKET first (MySQL's READ_INT).
-    if (!absl::IsInvalidArgument(request.status())) {
+    // A name too long for the source is never looked up: MariaDB's
+    // dispatch_command (sql/sql_parse.cc, COM_BINLOG_DUMP) skips
+    // mysql_binlog_send, ends the statement with a plain OK and closes. A
+    // truncated packet gets ER_MALFORMED_PACKET (MySQL's READ_INT).
+    if (absl::IsInvalidArgument(request.status())) {
+      Reply(out, protocol::BuildOkPacket());
+      spdlog::info("client {} (user '{}', connection {}): {} refused with OK and close, as "
+                   "the source does: {}",
+                   options_.auth.peer_host, auth_.user(), options_.connection_id, what,
+                   SV(request.status().message()));
+    } else {
       ReplyError(out, kErMalformedPacket, "HY000", "Malformed communication packet.");
+      LogRefusal(what, kErMalformedPacket, SV(request.status().message()));
     }
-    LogRefusal(what, kErMalformedPacket, SV(request.status().message()));
     return Close(Annotate(request.status(), what));
   }
   request->settings = ReadDumpSettings(session_.user_variables, session_.skip_replication);

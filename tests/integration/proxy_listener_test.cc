@@ -390,6 +390,14 @@ TEST_F(ProxyListenerTest, AConnectionEndedByAnExceptionLeavesNoTrace) {
 // the process has no descriptors left (EMFILE): it backs off, and accepts
 // the waiting clients once descriptors are free again.
 TEST_F(ProxyListenerTest, AcceptBacksOffWhenOutOfDescriptors) {
+#ifdef __SANITIZE_ADDRESS__
+  // The sanitizer runtime probes memory through a pipe (sanitizer_common's
+  // IsAccessibleMemoryRange) when UBSan checks a vptr; in a process without
+  // free descriptors that probe fails and UBSan reports every virtual call
+  // as a bad object. The release build runs this test.
+  GTEST_SKIP() << "needs a process without free descriptors, which the sanitizer runtime "
+                  "cannot run in";
+#endif
   StartListener();
   asio::io_context local;
   std::vector<std::unique_ptr<tcp::socket>> clients;

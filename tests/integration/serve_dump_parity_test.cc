@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/client_connection.h"
 #include "protocol/status_macros.h"
 #include "replication/dump_commands.h"
 #include "tests/harness/mariadb_sandbox.h"
@@ -351,6 +352,33 @@ TEST_F(ServeDumpParityTest, RefusalsCarryTheSourcesErrorCodes) {
               replication::BuildBinlogDump(5004, l.files[0], 200, kNonBlock)});
   ExpectSame({"COM_BINLOG_DUMP_GTID on MariaDB", Setup(4),
               replication::BuildBinlogDumpGtid(5004, "", 4, kNonBlock, std::string(8, '\0'))});
+  ExpectSame({"an unknown command (0x1d)", Setup(4), std::string("\x1d", 1)});
+  std::string truncated = replication::BuildBinlogDump(5004, l.files[0], 4, kNonBlock);
+  ExpectSame({"a name of 600 bytes", Setup(4),
+              truncated.substr(0, 11) + std::string(600, 'a')});
+}
+
+// Guards: a dump from a file purged on both sides answered with another
+// code than the source's (binrelay purges on its own retention, or on PURGE
+// BINARY LOGS TO on its port).
+TEST_F(ServeDumpParityTest, PurgedFileGetsTheSourcesCode) {
+  const Landmarks& l = *landmarks_;
+  // MariaDB keeps a file until InnoDB's checkpoint passes it: ask again.
+  std::vector<std::string> left;
+  for (int i = 0; i < 100; ++i) {
+    BR_ASSERT_OK(source_->Execute(absl::StrCat("PURGE BINARY LOGS TO '", l.files[1], "'")));
+    BR_ASSERT_OK_AND_ASSIGN(left, SourceBinlogFiles(*source_));
+    if (left.front() == l.files[1]) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_EQ(left.front(), l.files[1]) << "the source kept its first file";
+  BR_ASSERT_OK_AND_ASSIGN(auto relay, protocol::ClientConnection::Connect(At(serve_->listen_port())));
+  BR_ASSERT_OK(relay->Query(absl::StrCat("PURGE BINARY LOGS TO '", l.files[1], "'")).status());
+  ExpectSame({"a purged file", Setup(4),
+              replication::BuildBinlogDump(5005, l.files[0], 4, kNonBlock)},
+             /*compare_error_messages=*/true);
+  ExpectSame({"the oldest file left", Setup(4),
+              replication::BuildBinlogDump(5005, l.files[1], 4, kNonBlock)});
 }
 
 }  // namespace

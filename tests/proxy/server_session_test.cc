@@ -483,3 +483,39 @@ TEST_F(SessionTest, ReadBufferStartsSmallAndShrinksAfterABigPacket) {
 
 }  // namespace
 }  // namespace binrelay::proxy
+
+namespace binrelay::proxy {
+namespace {
+
+// Guards a client growing a session without bound (SET @v1..@vN, each up to
+// the packet limit; they were also copied into every dump request).
+TEST_F(SessionTest, UserVariablesAreBounded) {
+  Login();
+  for (size_t i = 0; i < kMaxUserVariables; ++i) {
+    auto r = Query(absl::StrCat("SET @v", i, " = ", i));
+    ASSERT_EQ(ErrCode(r[0]), 0) << i;
+  }
+  auto over = Query("SET @one_too_many = 1");
+  EXPECT_EQ(ErrCode(over[0]), 1041);
+  EXPECT_EQ(session_->user_variables().count("one_too_many"), 0u);
+  auto replace = Query("SET @v0 = 'again'");
+  EXPECT_EQ(ErrCode(replace[0]), 0) << "replacing a variable is not a new one";
+  auto big = Query(absl::StrCat("SET @v1 = '", std::string(kMaxUserVariableBytes, 'x'), "'"));
+  EXPECT_EQ(ErrCode(big[0]), 1041);
+  EXPECT_EQ(session_->user_variables().at("v1"), "1") << "a refused SET changes nothing";
+  EXPECT_EQ(Scalar("SELECT 1"), "1");
+}
+
+// Guards a stored-file scan (binlog_gtid_pos) running on an io thread,
+// stalling every dump there.
+TEST_F(SessionTest, BinlogGtidPosRunsOffTheIoThread) {
+  Login();
+  const int before = deferred_runs_;
+  EXPECT_EQ(Scalar("SELECT binlog_gtid_pos('mysql-bin.000003', 1234)"), "0-1-100");
+  EXPECT_EQ(deferred_runs_, before + 1);
+  EXPECT_EQ(Scalar("SELECT @@server_id"), "7");
+  EXPECT_EQ(deferred_runs_, before + 1) << "in-memory answers stay inline";
+}
+
+}  // namespace
+}  // namespace binrelay::proxy
