@@ -201,25 +201,33 @@ class GreetingVersion {
                   const replication::UpstreamSession* session)
       : store_(store), session_(session) {}
   std::string operator()() {
-    std::vector<replication::StoreFileEntry> files = store_->Files();
-    if (files.empty()) {
-      // Nothing stored yet: the source's version as its preflight read it.
-      replication::SourceInfo info = session_->source_info_snapshot();
-      if (info.version.empty()) return kDefault;
-      std::string base = info.version.substr(0, info.version.find('-'));
-      return info.is_mariadb ? absl::StrCat("5.5.5-", base, "-MariaDB-binrelay")
-                             : absl::StrCat(base, "-binrelay");
-    }
-    absl::MutexLock l(&mu_);
-    if (files.back().name != file_) {
+    // Committed files only: the newest file on disk may be one the writer
+    // has just started, whose FDE is not readable yet (a guess then would
+    // turn a MariaDB relay into a MySQL-looking one for that connection).
+    std::vector<replication::StoreFileEntry> files = store_->CommittedFiles();
+    if (!files.empty()) {
+      absl::MutexLock l(&mu_);
+      if (files.back().name == file_) return version_;
       auto format = replication::ReadStoredFormat(store_->dir() + "/" + files.back().name);
-      if (!format.ok()) return kDefault;
-      std::string base = format->server_version.substr(0, format->server_version.find('-'));
-      version_ = format->is_mariadb ? absl::StrCat("5.5.5-", base, "-MariaDB-binrelay")
-                                    : absl::StrCat(base, "-binrelay");
-      file_ = files.back().name;
+      if (format.ok()) {
+        std::string base = format->server_version.substr(0, format->server_version.find('-'));
+        version_ = format->is_mariadb ? absl::StrCat("5.5.5-", base, "-MariaDB-binrelay")
+                                      : absl::StrCat(base, "-binrelay");
+        file_ = files.back().name;
+        return version_;
+      }
+      spdlog::warn("cannot read the format of stored {} for the greeting: {}", files.back().name,
+                   SV(format.status().message()));
+      if (!version_.empty()) return version_;
     }
-    return version_;
+    // Nothing readable stored yet: the source's version as its preflight
+    // read it (the listener's ready gate admits no client before one of the
+    // two is known).
+    replication::SourceInfo info = session_->source_info_snapshot();
+    if (info.version.empty()) return kDefault;
+    std::string base = info.version.substr(0, info.version.find('-'));
+    return info.is_mariadb ? absl::StrCat("5.5.5-", base, "-MariaDB-binrelay")
+                           : absl::StrCat(base, "-binrelay");
   }
 
  private:

@@ -242,10 +242,12 @@ absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     factor = 1000;
   } else if (absl::ConsumeSuffix(&t, "m")) {
     factor = 60000;
+  } else if (absl::ConsumeSuffix(&t, "h")) {
+    factor = 3600000;
   }
   double v = 0;
   if (!absl::SimpleAtod(t, &v) || v < 0) {
-    return absl::InvalidArgumentError("expected a duration such as 250ms, 2s or 1m");
+    return absl::InvalidArgumentError("expected a duration such as 250ms, 2s, 1m or 8h");
   }
   return std::chrono::milliseconds(static_cast<int64_t>(v * factor));
 }

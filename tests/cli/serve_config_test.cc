@@ -140,6 +140,8 @@ TEST(ServeConfigTest, SizesAndDurations) {
   EXPECT_EQ(ParseDuration("250ms")->count(), 250);
   EXPECT_EQ(ParseDuration("2s")->count(), 2000);
   EXPECT_EQ(ParseDuration("1.5")->count(), 1500);
+  EXPECT_EQ(ParseDuration("2m")->count(), 120000);
+  EXPECT_EQ(ParseDuration("8h")->count(), 8 * 3600 * 1000);
   EXPECT_FALSE(ParseDuration("-1s").ok());
 }
 
