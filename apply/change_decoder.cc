@@ -75,7 +75,7 @@ absl::Status ChangeDecoder::Dispatch(const protocol::EventView& event,
   switch (type) {
     case protocol::kQueryEvent:
     case protocol::kQueryCompressedEvent:
-      return OnQuery(event, fde);
+      return OnQuery(event, fde, end);
     case protocol::kGtidEvent:
     case protocol::kAnonymousGtidEvent:
     case protocol::kGtidTaggedEvent: {
@@ -151,6 +151,15 @@ absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
   change.pos = end.offset;
   change.gtid = GtidText();
   change.timestamp = event.header.timestamp;
+  if (sink_->wants_images()) {
+    return image_splitter_.Split(rows, def, [&](const protocol::RawRowImages& r) {
+      change.before_image = r.before;
+      change.after_image = r.after;
+      change.partial = !r.before_full || !r.after_full;
+      ++stats_.rows;
+      return sink_->OnRow(change);
+    });
+  }
   // Decode errors already name the event type, offset, table and column.
   absl::Status s = row_decoder_.Decode(rows, def, [&](const protocol::DecodedRow& r) {
     change.before = r.has_before ? r.before_json : std::string_view();
@@ -169,12 +178,14 @@ absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
 }
 
 absl::Status ChangeDecoder::OnQuery(const protocol::EventView& event,
-                                    const protocol::FormatDescription& fde) {
+                                    const protocol::FormatDescription& fde,
+                                    const replication::BinlogPosition& end) {
   BR_ASSIGN_OR_RETURN(protocol::QueryEvent q, protocol::ParseQueryEvent(event, fde, &scratch_));
   protocol::StatementKind kind = protocol::ClassifyStatement(q.query);
   if (kind != protocol::StatementKind::kDdl && kind != protocol::StatementKind::kOther) {
     return absl::OkStatus();
   }
+  BR_RETURN_IF_ERROR(sink_->OnStatement(StatementSeen{q.db, q.query, end.file, end.offset}));
   // Any other statement in a row-based binlog is DDL or administration.
   // Drop cached schemas and table maps so the next TABLE_MAP re-reads them;
   // DDL is rare, and a precise parse of every statement form (RENAME across

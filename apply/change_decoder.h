@@ -21,6 +21,7 @@
 #include "apply/subscription.h"
 #include "protocol/gtid_events.h"
 #include "protocol/row_decoder.h"
+#include "protocol/row_image.h"
 #include "protocol/table_map.h"
 #include "replication/schema_cache.h"
 #include "replication/stream_consumer.h"
@@ -59,7 +60,8 @@ class ChangeDecoder : public replication::StreamConsumer {
                           const replication::BinlogPosition& end);
   absl::Status OnRows(const protocol::EventView& event, const protocol::FormatDescription& fde,
                       const replication::BinlogPosition& end);
-  absl::Status OnQuery(const protocol::EventView& event, const protocol::FormatDescription& fde);
+  absl::Status OnQuery(const protocol::EventView& event, const protocol::FormatDescription& fde,
+                       const replication::BinlogPosition& end);
   absl::Status OnPayload(const protocol::EventView& event, const protocol::FormatDescription& fde,
                          const replication::BinlogPosition& end);
 
@@ -77,6 +79,7 @@ class ChangeDecoder : public replication::StreamConsumer {
   std::string gtid_;
   DecoderStats stats_;
   protocol::RowDecoder row_decoder_;  // reuses its buffers across events
+  protocol::RowImageSplitter image_splitter_;  // for sinks that want raw images
   std::string payload_;  // decompressed TRANSACTION_PAYLOAD, reused
   std::string scratch_;  // inflated QUERY_COMPRESSED text, reused
 };

@@ -28,6 +28,18 @@ struct RowChange {
   std::string_view before;
   std::string_view after;
   bool partial = false;      // an image lacks columns (binlog_row_image != FULL)
+  // For a sink that wants_images(): the binlog's bytes of each image
+  // (protocol/row_image.h) instead of JSON; empty = absent.
+  std::string_view before_image;
+  std::string_view after_image;
+};
+
+// A statement (not BEGIN/COMMIT) seen in the stream: DDL or administration.
+struct StatementSeen {
+  std::string_view db;     // the session's default database
+  std::string_view query;  // the statement text
+  std::string_view file;
+  uint64_t pos = 0;        // end offset of the QUERY event
 };
 
 class ChangeSink {
@@ -38,6 +50,11 @@ class ChangeSink {
   virtual absl::Status OnCommit() = 0;
   // Drop rows received since the last OnCommit.
   virtual void OnRestart() = 0;
+  // True: rows carry raw images (before_image/after_image), never JSON.
+  virtual bool wants_images() const { return false; }
+  // Every DDL or other non-transactional statement, before the decoder
+  // drops its cached table maps for it.
+  virtual absl::Status OnStatement(const StatementSeen&) { return absl::OkStatus(); }
 };
 
 std::string_view RowOpName(RowOp op);

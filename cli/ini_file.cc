@@ -94,6 +94,18 @@ absl::Status IniFile::Override(std::string_view flag) {
   return absl::OkStatus();
 }
 
+std::vector<std::string> IniFile::SectionsWithPrefix(std::string_view prefix) const {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : values_) {
+    const std::string& section = key.first;
+    if (section.compare(0, prefix.size(), prefix) == 0 &&
+        (out.empty() || out.back() != section)) {
+      out.push_back(section);
+    }
+  }
+  return out;
+}
+
 const IniFile::Value* IniFile::Find(std::string_view section, std::string_view key) const {
   auto k = std::make_pair(Normalize(section), Normalize(key));
   auto it = values_.find(k);

@@ -32,6 +32,8 @@ class IniFile {
   absl::Status Override(std::string_view flag);
 
   const Value* Find(std::string_view section, std::string_view key) const;
+  // Section names that start with `prefix` ("apply." -> "apply.orders"), sorted.
+  std::vector<std::string> SectionsWithPrefix(std::string_view prefix) const;
   // Keys present in the file that nobody asked for: typos, reported at start.
   std::vector<std::string> UnreadKeys() const;
 

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/ini_file.h"
+#include "apply/pipeline.h"
 #include "cli/serve_config.h"
 #include "protocol/status_macros.h"
 #include "proxy/asio.h"
@@ -78,6 +79,10 @@ class ServeStatus : public proxy::StatusProvider {
       : config_(config), session_(session), store_(store), dumps_(dumps) {}
   // Set once the listener exists (for the connection count).
   void set_listener(const proxy::Listener* listener) { listener_.store(listener); }
+  // Set before the HTTP server starts; the vector outlives it.
+  void set_pipelines(const std::vector<std::unique_ptr<apply::ApplyPipeline>>* p) {
+    pipelines_.store(p);
+  }
   proxy::RelayStatus Snapshot() const override {
     proxy::RelayStatus s;
     s.source = absl::StrCat(config_.upstream.connect.host, ":", config_.upstream.connect.port);
@@ -130,6 +135,34 @@ class ServeStatus : public proxy::StatusProvider {
       c.lag_seconds = c.lag_bytes == 0 ? 0 : absl::ToDoubleSeconds(now - since);
       s.consumers.push_back(std::move(c));
     }
+    if (const auto* pipelines = pipelines_.load()) {
+      for (const auto& p : *pipelines) {
+        apply::PipelineStatus ps = p->Status();
+        proxy::ApplyStatus a;
+        a.name = ps.name;
+        a.state = ps.state;
+        a.last_error = ps.last_error;
+        a.target = ps.target;
+        a.tables = ps.tables;
+        a.flushed_file = ps.flushed.file;
+        a.flushed_offset = ps.flushed.offset;
+        a.read_file = ps.read.file;
+        a.read_offset = ps.read.offset;
+        a.lag_seconds = ps.lag_seconds;
+        a.lag_bytes = ps.lag_bytes;
+        a.buffered_keys = ps.buffered_keys;
+        a.buffered_bytes = ps.buffered_bytes;
+        a.parked = ps.parked;
+        a.changes_read = ps.changes_read;
+        a.rows_written = ps.rows_written;
+        a.drains = ps.drains;
+        a.last_flush_seconds = ps.last_flush_seconds;
+        a.concurrency = ps.concurrency;
+        a.batch_rows = ps.batch_rows;
+        a.retries.assign(ps.retries.begin(), ps.retries.end());
+        s.pipelines.push_back(std::move(a));
+      }
+    }
     return s;
   }
 
@@ -159,6 +192,7 @@ class ServeStatus : public proxy::StatusProvider {
   const replication::BinlogStore* store_;
   const proxy::DumpRegistry* dumps_;
   std::atomic<const proxy::Listener*> listener_{nullptr};
+  std::atomic<const std::vector<std::unique_ptr<apply::ApplyPipeline>>*> pipelines_{nullptr};
   const absl::Time started_ = absl::Now();
 };
 
@@ -334,6 +368,16 @@ absl::Status Serve(const ServeConfig& config) {
   auto io = std::make_unique<IoThreads>(ioc, 2);
   spdlog::info("serving replicas on {}:{}", config.listen.address, listener->port());
 
+  // Apply pipelines pin what they still need before retention first runs.
+  std::vector<std::unique_ptr<apply::ApplyPipeline>> pipelines;
+  for (const apply::PipelineOptions& p : config.apply) {
+    auto pipeline = std::make_unique<apply::ApplyPipeline>(p, store.get(), config.upstream.connect);
+    BR_RETURN_IF_ERROR(pipeline->Restore());
+    pipelines.push_back(std::move(pipeline));
+  }
+  status.set_pipelines(&pipelines);
+  for (auto& p : pipelines) p->Start();
+
   replication::RetentionJob retention(
       store.get(), replication::MakeRetentionPolicy(config.store.retention_hours,
                                                     config.store.retention_bytes,
@@ -360,6 +404,7 @@ absl::Status Serve(const ServeConfig& config) {
   }
   io.reset();
   listener.reset();
+  for (auto& p : pipelines) p->Stop();
   store->SetCommitListener(nullptr);
   store->SetFileClosedListener(nullptr);
   retention.Stop();

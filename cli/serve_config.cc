@@ -211,6 +211,72 @@ absl::Status ParseHttp(const Section& s, ServeConfig* c) {
   return absl::OkStatus();
 }
 
+absl::Status ParseApply(const Section& s, std::string name, ServeConfig* c) {
+  apply::PipelineOptions p;
+  p.name = std::move(name);
+  bool name_ok = !p.name.empty() && p.name.size() <= 64;
+  for (char ch : p.name) {
+    name_ok = name_ok && (absl::ascii_isalnum(static_cast<unsigned char>(ch)) || ch == '_' ||
+                          ch == '-');
+  }
+  if (!name_ok) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "[apply.", p.name, "]: a pipeline name is 1 to 64 letters, digits, '_' or '-'"));
+  }
+  protocol::ConnectOptions& t = p.target;
+  BR_ASSIGN_OR_RETURN(t.host, s.Required("target_host"));
+  BR_ASSIGN_OR_RETURN(t.port, s.Number<uint16_t>("target_port", 3306, 1, 65535));
+  BR_ASSIGN_OR_RETURN(t.user, s.Required("target_user"));
+  BR_ASSIGN_OR_RETURN(t.password, s.Password("target_"));
+  p.target_ssl_mode = absl::AsciiStrToLower(s.Optional("target_ssl_mode", "preferred"));
+  t.tls_ca_file = s.Optional("target_ssl_ca", "");
+  if (p.target_ssl_mode == "disabled") {
+    t.tls = protocol::ConnectOptions::Tls::kDisabled;
+  } else if (p.target_ssl_mode == "preferred") {
+    t.tls = protocol::ConnectOptions::Tls::kPreferred;
+  } else if (p.target_ssl_mode == "required" || p.target_ssl_mode == "verify_ca") {
+    t.tls = protocol::ConnectOptions::Tls::kRequired;
+    if (p.target_ssl_mode == "verify_ca" && t.tls_ca_file.empty()) {
+      return s.Invalid("target_ssl_mode", "verify_ca needs target_ssl_ca (the CA certificate)");
+    }
+  } else {
+    return s.Invalid("target_ssl_mode", "expected disabled, preferred, required or verify_ca");
+  }
+  BR_ASSIGN_OR_RETURN(p.tables, s.Required("tables"));
+  p.target_schema = s.Optional("target_schema", "");
+  auto start = replication::ParseStartSpec(s.Optional("start", "current"));
+  if (!start.ok()) return s.Invalid("start", SV(start.status().message()));
+  if (start->kind == replication::StartSpec::Kind::kGtid) {
+    return s.Invalid("start", "gtid: starts are not supported for apply pipelines yet; give "
+                              "current, earliest or FILE:POS");
+  }
+  p.start = *start;
+  if (const IniFile::Value* v = s.Get("flush_interval")) {
+    auto d = ParseDuration(v->text);
+    if (!d.ok() || d->count() <= 0) return s.Invalid("flush_interval", "expected a duration such as 1s");
+    p.flush_interval = *d;
+  }
+  BR_ASSIGN_OR_RETURN(p.batch_rows, s.Number<size_t>("batch_rows", 1000, 1, 1000000));
+  if (const IniFile::Value* v = s.Get("batch_bytes")) {
+    auto b = ParseByteSize(v->text);
+    if (!b.ok() || *b < 1024) return s.Invalid("batch_bytes", "expected a size of at least 1K");
+    p.batch_bytes = *b;
+  }
+  BR_ASSIGN_OR_RETURN(p.concurrency, s.Number<size_t>("concurrency", 8, 1, 256));
+  if (const IniFile::Value* v = s.Get("soft_limit_bytes")) {
+    auto b = ParseByteSize(v->text);
+    if (!b.ok() || *b < (1 << 20)) {
+      return s.Invalid("soft_limit_bytes", "expected a size of at least 1M");
+    }
+    p.soft_limit_bytes = *b;
+  }
+  BR_ASSIGN_OR_RETURN(uint32_t lock_wait, s.Number<uint32_t>("lock_wait_timeout", 5, 1, 3600));
+  p.lock_wait_timeout_seconds = static_cast<int>(lock_wait);
+  p.checkpoint_schema = s.Optional("checkpoint_schema", "binrelay");
+  c->apply.push_back(std::move(p));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<uint64_t> ParseByteSize(std::string_view text) {
@@ -258,6 +324,9 @@ absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini) {
   BR_RETURN_IF_ERROR(ParseStore(Section(ini, "store"), &c));
   BR_RETURN_IF_ERROR(ParseListen(Section(ini, "listen"), &c));
   BR_RETURN_IF_ERROR(ParseHttp(Section(ini, "http"), &c));
+  for (const std::string& section : ini.SectionsWithPrefix("apply.")) {
+    BR_RETURN_IF_ERROR(ParseApply(Section(ini, section), section.substr(6), &c));
+  }
   c.unknown_keys = ini.UnreadKeys();
   if (!c.unknown_keys.empty()) {
     // Like mysqld with an unknown option: a typo must not silently fall back

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "apply/pipeline_options.h"
 #include "cli/ini_file.h"
 #include "replication/upstream_session.h"
 
@@ -59,6 +60,9 @@ struct ServeConfig {
     std::string address;
     uint16_t port = 0;
   } http;
+
+  // [apply.NAME]: pipelines keeping tables in sync on a target server.
+  std::vector<apply::PipelineOptions> apply;
 
   // Keys set that no setting reads; non-empty only inside ParseServeConfig,
   // which then fails naming the first (typos must not fall back to defaults).

@@ -1,5 +1,7 @@
 #include "proxy/relay_status.h"
 
+#include <functional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "protocol/json_writer.h"
@@ -76,7 +78,55 @@ std::string RenderStatusJson(const RelayStatus& s) {
     Dbl(&out, "lag_seconds", c.lag_seconds);
     out.push_back('}');
   }
+  out.push_back(']');
+  Key(&out, "pipelines");
+  out.push_back('[');
+  for (size_t i = 0; i < s.pipelines.size(); ++i) {
+    const ApplyStatus& p = s.pipelines[i];
+    if (i > 0) out.push_back(',');
+    out.push_back('{');
+    Str(&out, "name", p.name);
+    Str(&out, "state", p.state);
+    Str(&out, "last_error", p.last_error);
+    Str(&out, "target", p.target);
+    Str(&out, "tables", p.tables);
+    Str(&out, "flushed_file", p.flushed_file);
+    Num(&out, "flushed_offset", p.flushed_offset);
+    Str(&out, "read_file", p.read_file);
+    Num(&out, "read_offset", p.read_offset);
+    Dbl(&out, "lag_seconds", p.lag_seconds);
+    Num(&out, "lag_bytes", p.lag_bytes);
+    Num(&out, "buffered_keys", p.buffered_keys);
+    Num(&out, "buffered_bytes", p.buffered_bytes);
+    Num(&out, "parked", p.parked);
+    Num(&out, "changes_read", p.changes_read);
+    Num(&out, "rows_written", p.rows_written);
+    Dbl(&out, "dedup_ratio", p.dedup_ratio());
+    Num(&out, "drains", p.drains);
+    Dbl(&out, "last_flush_seconds", p.last_flush_seconds);
+    Num(&out, "concurrency", p.concurrency);
+    Num(&out, "batch_rows", p.batch_rows);
+    Key(&out, "retries");
+    out.push_back('{');
+    for (const auto& [code, n] : p.retries) {
+      if (out.back() != '{') out.push_back(',');
+      absl::StrAppend(&out, "\"", code, "\":", n);
+    }
+    out.push_back('}');
+    out.push_back('}');
+  }
   out += "]}\n";
+  return out;
+}
+
+std::string SummarizePipelines(const RelayStatus& s) {
+  std::string out;
+  for (const ApplyStatus& p : s.pipelines) {
+    if (!out.empty()) out.append("; ");
+    absl::StrAppend(&out, p.name, ": ", p.state, ", flushed ", p.flushed_file, ":",
+                    p.flushed_offset, ", lag ", absl::StrFormat("%.1f", p.lag_seconds), " s");
+    if (!p.last_error.empty()) absl::StrAppend(&out, ", last error: ", p.last_error);
+  }
   return out;
 }
 
@@ -114,6 +164,55 @@ std::string RenderPrometheus(const RelayStatus& s) {
   for (const ConsumerStatus& c : s.consumers) {
     absl::StrAppend(&out, "binrelay_consumer_lag_seconds{consumer=\"", Label(c.name), "\"} ",
                     absl::StrFormat("%.3f", c.lag_seconds), "\n");
+  }
+  struct Gauge {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::function<std::string(const ApplyStatus&)> value;
+  };
+  const Gauge gauges[] = {
+      {"binrelay_apply_up", "gauge", "1 while an apply pipeline runs (not stopped by an error).",
+       [](const ApplyStatus& p) { return std::string(p.state == "error" ? "0" : "1"); }},
+      {"binrelay_apply_lag_seconds", "gauge", "Age of the last flushed transaction while behind.",
+       [](const ApplyStatus& p) { return absl::StrFormat("%.3f", p.lag_seconds); }},
+      {"binrelay_apply_lag_bytes", "gauge", "Stored bytes not yet flushed to the target.",
+       [](const ApplyStatus& p) { return absl::StrCat(p.lag_bytes); }},
+      {"binrelay_apply_buffered_keys", "gauge", "Rows buffered or in flight to the target.",
+       [](const ApplyStatus& p) { return absl::StrCat(p.buffered_keys); }},
+      {"binrelay_apply_buffered_bytes", "gauge", "Bytes buffered or in flight to the target.",
+       [](const ApplyStatus& p) { return absl::StrCat(p.buffered_bytes); }},
+      {"binrelay_apply_parked_total", "counter", "Times reading waited on soft_limit_bytes.",
+       [](const ApplyStatus& p) { return absl::StrCat(p.parked); }},
+      {"binrelay_apply_changes_read_total", "counter", "Row changes read from the store.",
+       [](const ApplyStatus& p) { return absl::StrCat(p.changes_read); }},
+      {"binrelay_apply_rows_written_total", "counter", "Rows written to the target.",
+       [](const ApplyStatus& p) { return absl::StrCat(p.rows_written); }},
+      {"binrelay_apply_dedup_ratio", "gauge", "Row changes read per row written.",
+       [](const ApplyStatus& p) { return absl::StrFormat("%.3f", p.dedup_ratio()); }},
+      {"binrelay_apply_drains_total", "counter", "Completed drains (checkpoints written).",
+       [](const ApplyStatus& p) { return absl::StrCat(p.drains); }},
+      {"binrelay_apply_flush_seconds", "gauge", "Duration of the last drain.",
+       [](const ApplyStatus& p) { return absl::StrFormat("%.3f", p.last_flush_seconds); }},
+      {"binrelay_apply_concurrency", "gauge", "Target connections a drain uses now.",
+       [](const ApplyStatus& p) { return absl::StrCat(p.concurrency); }},
+      {"binrelay_apply_batch_rows", "gauge", "Rows per statement now.",
+       [](const ApplyStatus& p) { return absl::StrCat(p.batch_rows); }},
+  };
+  for (const Gauge& g : gauges) {
+    absl::StrAppend(&out, "# HELP ", g.name, " ", g.help, "\n# TYPE ", g.name, " ", g.type, "\n");
+    for (const ApplyStatus& p : s.pipelines) {
+      absl::StrAppend(&out, g.name, "{pipeline=\"", Label(p.name), "\"} ", g.value(p), "\n");
+    }
+  }
+  absl::StrAppend(&out,
+                  "# HELP binrelay_apply_retries_total Statements retried, by server error code "
+                  "(2013: connection lost).\n# TYPE binrelay_apply_retries_total counter\n");
+  for (const ApplyStatus& p : s.pipelines) {
+    for (const auto& [code, n] : p.retries) {
+      absl::StrAppend(&out, "binrelay_apply_retries_total{pipeline=\"", Label(p.name),
+                      "\",code=\"", code, "\"} ", n, "\n");
+    }
   }
   return out;
 }

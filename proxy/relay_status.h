@@ -22,6 +22,35 @@ struct ConsumerStatus {
   double lag_seconds = 0;
 };
 
+// An apply pipeline (apply/pipeline.h), as status shows it.
+struct ApplyStatus {
+  std::string name;
+  std::string state;
+  std::string last_error;
+  std::string target;
+  std::string tables;
+  std::string flushed_file;
+  uint64_t flushed_offset = 0;
+  std::string read_file;
+  uint64_t read_offset = 0;
+  double lag_seconds = 0;
+  uint64_t lag_bytes = 0;
+  uint64_t buffered_keys = 0;
+  uint64_t buffered_bytes = 0;
+  uint64_t parked = 0;
+  uint64_t changes_read = 0;
+  uint64_t rows_written = 0;
+  uint64_t drains = 0;
+  double last_flush_seconds = 0;
+  uint64_t concurrency = 0;
+  uint64_t batch_rows = 0;
+  std::vector<std::pair<int, uint64_t>> retries;  // by error code
+  // changes read per row written (1 when nothing was written yet)
+  double dedup_ratio() const {
+    return rows_written == 0 ? 1.0 : static_cast<double>(changes_read) / rows_written;
+  }
+};
+
 struct RelayStatus {
   std::string upstream_state;  // "streaming", "connecting", "reconnecting", "stopped"
   std::string source;          // host:port
@@ -53,7 +82,11 @@ struct RelayStatus {
   uint64_t purges = 0;
   std::string last_error;
   std::vector<ConsumerStatus> consumers;
+  std::vector<ApplyStatus> pipelines;
 };
+
+// One line per pipeline for SHOW RELAY STATUS's apply_pipelines column.
+std::string SummarizePipelines(const RelayStatus& s);
 
 class StatusProvider {
  public:

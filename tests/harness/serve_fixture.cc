@@ -88,7 +88,8 @@ absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Create(const MariaDb
       << "[listen]\naddress = 127.0.0.1\nport = " << p->listen_port_
       << "\nserver_id = " << kSourceServerId << "\nuser = " << kReplUser
       << "\npassword = " << kReplPassword << "\n"
-      << "[http]\naddress = 127.0.0.1:" << p->http_port_ << "\n";
+      << "[http]\naddress = 127.0.0.1:" << p->http_port_ << "\n"
+      << options.extra_config;
   out.close();
   if (!out) return absl::InternalError(absl::StrCat("writing ", p->config_path()));
   return p;
@@ -283,6 +284,24 @@ CommandResult RunShellCommand(const std::string& command, std::chrono::seconds t
   int status = pclose(f);
   if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   return r;
+}
+
+std::string HttpGet(uint16_t port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    std::string req = "GET " + path + " HTTP/1.0\r\n\r\n";
+    (void)!write(fd, req.data(), req.size());
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
 }
 
 }  // namespace binrelay::testing

@@ -53,6 +53,8 @@ struct ServeOptions {
   std::string heartbeat = "1s";      // [source] heartbeat
   // More --section.key=value arguments for every start.
   std::vector<std::string> overrides;
+  // Appended to the config file as it is (e.g. [apply.NAME] sections).
+  std::string extra_config;
 };
 
 class ServeProcess {
@@ -149,6 +151,10 @@ absl::Status CompareBinlogBytes(std::string_view original, const std::string& co
                                 std::string_view what, CopyCompare mode);
 
 std::string ReadWholeFile(const std::string& path);
+
+// GET http://127.0.0.1:port/path (HTTP/1.0): the whole response, headers
+// included ("" if the connection failed).
+std::string HttpGet(uint16_t port, const std::string& path);
 
 struct CommandResult {
   int exit_code = -1;  // 124: the timeout fired

@@ -17,30 +17,13 @@
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/serve_fixture.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
 namespace {
 
 using std::chrono::seconds;
-
-std::string HttpGet(uint16_t port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    std::string req = "GET " + path + " HTTP/1.0\r\n\r\n";
-    (void)!write(fd, req.data(), req.size());
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
-}
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
+#include "tests/harness/every_type_table.h"
 #include "tests/harness/mariadb_sandbox.h"
 #include "tests/harness/shared_sandbox.h"
 #include "tests/harness/status_matchers.h"
@@ -26,114 +27,6 @@ namespace {
 
 constexpr char kUser[] = "relay";
 constexpr char kPassword[] = "types-pw";
-
-// How a column's JSON value is checked against SELECT's text.
-enum class Kind {
-  kInt,     // JSON number, digits identical to SELECT's
-  kYear,    // JSON number, same integer as SELECT's (0000 -> 0)
-  kFloat,   // JSON number, same float after parsing both
-  kDouble,  // JSON number, same double after parsing both
-  kText,    // JSON string identical to SELECT's (utf8mb4 session)
-  kBytes,   // JSON base64 whose bytes' HEX equals SELECT's hex expression
-};
-
-struct Column {
-  const char* name;
-  const char* type;
-  Kind kind;
-  // SELECT expression for the snapshot; empty means the column itself.
-  std::string select = "";
-};
-
-std::vector<Column> Columns() {
-  return {
-      {"ti", "TINYINT", Kind::kInt},
-      {"tiu", "TINYINT UNSIGNED", Kind::kInt},
-      {"si", "SMALLINT", Kind::kInt},
-      {"siu", "SMALLINT UNSIGNED", Kind::kInt},
-      {"mi", "MEDIUMINT", Kind::kInt},
-      {"miu", "MEDIUMINT UNSIGNED", Kind::kInt},
-      {"i", "INT", Kind::kInt},
-      {"iu", "INT UNSIGNED", Kind::kInt},
-      {"bi", "BIGINT", Kind::kInt},
-      {"biu", "BIGINT UNSIGNED", Kind::kInt},
-      {"f", "FLOAT", Kind::kFloat},
-      {"d", "DOUBLE", Kind::kDouble},
-      {"dec65", "DECIMAL(65,30)", Kind::kText},
-      {"dec10", "DECIMAL(10,2)", Kind::kText},
-      {"dt", "DATE", Kind::kText},
-      {"dtm", "DATETIME(6)", Kind::kText},
-      {"dtm0", "DATETIME", Kind::kText},
-      {"ts", "TIMESTAMP(3) NULL DEFAULT NULL", Kind::kText},
-      {"tm6", "TIME(6)", Kind::kText},
-      {"tm", "TIME", Kind::kText},
-      {"yr", "YEAR", Kind::kYear},
-      {"ch", "CHAR(10) CHARACTER SET utf8mb4", Kind::kText},
-      // 400 bytes max: the binlog uses a 2-byte length for this CHAR.
-      {"ch100", "CHAR(100) CHARACTER SET utf8mb4", Kind::kText},
-      {"vc", "VARCHAR(20) CHARACTER SET latin1", Kind::kText},
-      {"tx", "TEXT", Kind::kText},
-      {"mtx", "MEDIUMTEXT", Kind::kText},
-      {"bn", "BINARY(8)", Kind::kBytes, "HEX(bn)"},
-      {"vb", "VARBINARY(16)", Kind::kBytes, "HEX(vb)"},
-      {"tb", "TINYBLOB", Kind::kBytes, "HEX(tb)"},
-      {"bl", "BLOB", Kind::kBytes, "HEX(bl)"},
-      {"lb", "LONGBLOB", Kind::kBytes, "HEX(lb)"},
-      {"en", "ENUM('red','green','blue')", Kind::kText},
-      {"st",
-       "SET('m01','m02','m03','m04','m05','m06','m07','m08','m09','m10','m11','m12','m13',"
-       "'m14','m15','m16','m17','m18','m19','m20')",
-       Kind::kText},
-      // HEX() of a BIT is the number's hex; SELECT returns ceil(n/8) bytes.
-      {"b1", "BIT(1)", Kind::kBytes, "LPAD(HEX(b1), 2, '0')"},
-      {"b64", "BIT(64)", Kind::kBytes, "LPAD(HEX(b64), 16, '0')"},
-      {"geo", "GEOMETRY", Kind::kBytes, "HEX(geo)"},
-      {"pt", "POINT", Kind::kBytes, "HEX(pt)"},
-      {"js", "JSON", Kind::kText},
-  };
-}
-
-// Value sets, one SQL literal per column of Columns() (in order).
-const std::vector<std::string> kMins = {
-    "-128", "0", "-32768", "0", "-8388608", "0", "-2147483648", "0",
-    "-9223372036854775808", "0", "-3.40282e38", "-1.7976931348623157e308",
-    "'-99999999999999999999999999999999999.999999999999999999999999999999'", "-99999999.99",
-    "'0000-00-00'", "'0000-00-00 00:00:00.000000'", "'0000-00-00 00:00:00'",
-    "'1970-01-01 00:00:01.000'", "'-838:59:59.000000'", "'-838:59:59'", "0",
-    "'\xF0\x9F\x98\x80" "abc'", "'\xF0\x9F\x98\x80\xF0\x9F\x98\x80 tail'", "'caf\xC3\xA9'", "''",
-    "'m'", "'ab'", "X'00'", "''", "X'00FF'", "'z'", "'red'", "''", "b'0'", "b'0'",
-    "ST_GeomFromText('POINT(0 0)')", "ST_GeomFromText('POINT(-1.5 2.25)')", "'{}'"};
-const std::vector<std::string> kMaxes = {
-    "127", "255", "32767", "65535", "8388607", "16777215", "2147483647", "4294967295",
-    "9223372036854775807", "18446744073709551615", "3.40282e38", "1.7976931348623157e308",
-    "'99999999999999999999999999999999999.999999999999999999999999999999'", "99999999.99",
-    "'9999-12-31'", "'9999-12-31 23:59:59.999999'", "'9999-12-31 23:59:59'",
-    "'2038-01-19 03:14:07.999'", "'838:59:59.000000'", "'838:59:59'", "2155",
-    "'\xC3\xB1" "and\xC3\xBA'", "REPEAT('\xE2\x82\xAC', 100)", "'\xC3\xA9'",
-    "REPEAT('text ', 300)", "REPEAT('\xC3\xA9', 70000)", "X'61620000'", "X'FF00FF'",
-    "X'0102030405'", "REPEAT(X'DEADBEEF', 1000)", "REPEAT(X'00FF7F80', 20000)", "'blue'",
-    "'m01,m05,m10,m20'", "b'1'", "b'1111111111111111111111111111111111111111111111111111111111111111'",
-    "ST_GeomFromText('POLYGON((0 0,10 0,10 10,0 10,0 0))')",
-    "ST_GeomFromText('POINT(1e300 -1e-300)')",
-    "'{\"a\":[1,2.5,\"x\\\\u00e9\"],\"b\":null,\"c\":{\"d\":true}}'"};
-const std::vector<std::string> kMisc = {
-    "0", "1", "-1", "1", "-1", "1", "-1", "1", "-1", "9223372036854775808", "1.1", "0.1",
-    "'0.000000000000000000000000000001'", "-0.01", "'2024-02-29'",
-    "'2024-02-29 12:34:56.000001'", "'2000-01-01 00:00:00'", "'2024-02-29 12:34:56.789'",
-    "'-00:00:01.500000'", "'00:00:00'", "1901", "'a'", "' lead'", "''", "'line1\\nline2\\t\"q\"'",
-    "''", "X'0000000000000000'", "''", "X'00'", "''", "''", "'green'",
-    "'m01,m02,m03,m04,m05,m06,m07,m08,m09,m10,m11,m12,m13,m14,m15,m16,m17,m18,m19,m20'",
-    "b'1'", "b'1000000000000000000000000000000000000000000000000000000000000001'",
-    "ST_GeomFromText('LINESTRING(0 0,1 1,2 0)')", "ST_GeomFromText('POINT(0 -0.5)')",
-    "'[1, \"two\", 3.0e0]'"};
-const std::vector<std::string> kOther = {
-    "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "-2.5", "-0.000123456789",
-    "'123.456'", "0.00", "'1000-01-01'", "'1000-01-01 00:00:00.000000'",
-    "'1999-12-31 23:59:59'", "'0000-00-00 00:00:00.000'", "'12:34:56.000010'", "'-01:00:00'",
-    "1999", "''", "''", "'x'", "'\xF0\x9F\x8E\x89'", "'y'", "X'0000000000000001'",
-    "X'000000'", "X'FF'", "X'FFFE'", "X'00'", "'red'", "'m20'", "b'0'",
-    "b'0000000000000000000000000000000000000000000000000000000000000010'",
-    "ST_GeomFromText('POINT(3 4)')", "ST_GeomFromText('POINT(5 6)')", "'\"str\"'"};
 
 class TailTypesTest : public SharedSandboxTest<TailTypesTest> {
  public:
@@ -222,19 +115,6 @@ void ExpectImage(const JsonValue* image, const std::vector<std::optional<std::st
   }
 }
 
-std::string RowValues(int id, const std::vector<std::string>& values) {
-  return absl::StrCat("(", id, ", ", absl::StrJoin(values, ", "), ")");
-}
-
-std::string SetClause(const std::vector<std::string>& values) {
-  const std::vector<Column> cols = Columns();
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < cols.size(); ++i) {
-    parts.push_back(absl::StrCat(cols[i].name, " = ", values[i]));
-  }
-  return absl::StrJoin(parts, ", ");
-}
-
 // Guards: any type decoded wrong (sign, width, fraction, padding, charset,
 // metadata length), misnamed columns, or before/after images swapped.
 TEST_F(TailTypesTest, EveryColumnTypeRoundTripsThroughInsertUpdateDelete) {
@@ -251,10 +131,7 @@ TEST_F(TailTypesTest, EveryColumnTypeRoundTripsThroughInsertUpdateDelete) {
   BR_ASSERT_OK(sandbox_->Execute("SET time_zone = '+00:00'"));
   BR_ASSERT_OK(sandbox_->Execute("SET sql_mode = ''"));
   BR_ASSERT_OK(sandbox_->Execute("CREATE DATABASE itest CHARACTER SET utf8mb4"));
-  std::vector<std::string> defs = {"id INT NOT NULL PRIMARY KEY"};
-  for (const Column& c : cols) defs.push_back(absl::StrCat(c.name, " ", c.type));
-  BR_ASSERT_OK(sandbox_->Execute(
-      absl::StrCat("CREATE TABLE itest.types (", absl::StrJoin(defs, ", "), ") ENGINE=InnoDB")));
+  BR_ASSERT_OK(sandbox_->Execute(EveryTypeTableDdl("itest.types")));
   BR_ASSERT_OK_AND_ASSIGN(std::string start, CurrentBinlogPosition(*sandbox_));
   const std::string binlog_file = start.substr(0, start.find(':'));
 

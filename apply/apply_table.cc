@@ -1,0 +1,171 @@
+#include "apply/apply_table.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "apply/sql_literal.h"
+#include "protocol/row_image.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::apply {
+namespace {
+
+// BINARY(n) -> n, else 0.
+uint32_t BinaryLength(const ShapeColumn& c) {
+  if (c.data_type != "binary") return 0;
+  size_t open = c.column_type.find('(');
+  size_t close = c.column_type.find(')');
+  uint32_t n = 0;
+  if (open == std::string::npos || close == std::string::npos) return 0;
+  if (!absl::SimpleAtoi(c.column_type.substr(open + 1, close - open - 1), &n)) return 0;
+  return n;
+}
+
+}  // namespace
+
+ApplyTable MakeApplyTable(TableShape source, TableShape target) {
+  ApplyTable t;
+  t.keyed = KeyIsMemComparable(target);
+  AppendIdentifier(target.db, &t.qualified);
+  t.qualified.push_back('.');
+  AppendIdentifier(target.table, &t.qualified);
+  t.replace_head = absl::StrCat("REPLACE INTO ", t.qualified, " (");
+  bool first = true;
+  for (const ShapeColumn& c : target.columns) {
+    if (c.generated) continue;
+    if (!first) t.replace_head.push_back(',');
+    first = false;
+    AppendIdentifier(c.name, &t.replace_head);
+  }
+  t.replace_head.append(") VALUES ");
+  t.delete_head = absl::StrCat("DELETE FROM ", t.qualified, " WHERE ");
+  t.source = std::move(source);
+  t.target = std::move(target);
+  return t;
+}
+
+bool SameTableMap(const protocol::TableDef& map, const ApplyTable& t) {
+  if (!t.def_ready || map.columns.size() != t.def.columns.size()) return false;
+  for (size_t i = 0; i < map.columns.size(); ++i) {
+    if (map.columns[i].type != t.def.columns[i].type ||
+        map.columns[i].meta != t.def.columns[i].meta) {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::Status MergeTableMap(const protocol::TableDef& map, ApplyTable* t) {
+  if (map.columns.size() != t->source.columns.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the binlog's `", map.db, "`.`", map.table, "` has ", map.columns.size(),
+        " columns but the table checked at start has ", t->source.columns.size(),
+        ": its shape changed in a way the pipeline did not see (a DDL before its start "
+        "position?); make the target match and restart binrelay"));
+  }
+  t->def = map;
+  for (size_t i = 0; i < map.columns.size(); ++i) {
+    protocol::ColumnDef& c = t->def.columns[i];
+    const ShapeColumn& s = t->source.columns[i];
+    c.name = s.name;
+    c.is_unsigned = absl::StrContains(s.column_type, "unsigned");
+    c.unsigned_known = true;
+    if (uint32_t n = BinaryLength(s)) c.binary_length = n;
+    if (s.charset.empty() && c.collation == 0) c.collation = protocol::kBinaryCollation;
+  }
+  t->def.primary_key = t->source.primary_key;
+  t->def.names_known = true;
+  t->def_ready = true;
+  return absl::OkStatus();
+}
+
+absl::Status AppendRowValues(const ApplyTable& t, std::string_view image, std::string* scratch,
+                             std::string* out) {
+  out->push_back('(');
+  bool first = true;
+  BR_RETURN_IF_ERROR(protocol::ForEachImageValue(
+      image, t.def, scratch, [&](size_t i, const protocol::ValueView* v) {
+        const ShapeColumn& c = t.target.columns[i];
+        if (c.generated) return true;
+        if (!first) out->push_back(',');
+        first = false;
+        AppendSqlLiteral(v, c.charset, out);
+        return true;
+      }));
+  out->push_back(')');
+  return absl::OkStatus();
+}
+
+absl::Status AppendKeyMatch(const ApplyTable& t, std::string_view image, std::string* scratch,
+                            std::string* out) {
+  const auto& pk = t.target.primary_key;
+  uint32_t last = 0;
+  for (uint32_t c : pk) last = std::max(last, c);
+  if (pk.size() > 1) out->push_back('(');
+  bool first = true;
+  // Key columns in image order; the match is a conjunction, so order is free.
+  BR_RETURN_IF_ERROR(protocol::ForEachImageValue(
+      image, t.def, scratch, [&](size_t i, const protocol::ValueView* v) {
+        bool in_key = false;
+        for (uint32_t c : pk) in_key = in_key || c == i;
+        if (in_key) {
+          if (!first) out->append(" AND ");
+          first = false;
+          const ShapeColumn& c = t.target.columns[i];
+          AppendIdentifier(c.name, out);
+          out->append(" = ");
+          AppendSqlLiteral(v, c.charset, out);
+        }
+        return i < last;
+      }));
+  if (pk.size() > 1) out->push_back(')');
+  return absl::OkStatus();
+}
+
+absl::Status BuildReplaces(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
+                           size_t max_rows, size_t max_bytes,
+                           absl::FunctionRef<absl::Status(std::string_view, size_t)> emit) {
+  std::string sql;
+  std::string scratch;
+  size_t in_batch = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (in_batch == 0) {
+      sql.assign(t.replace_head);
+    } else {
+      sql.push_back(',');
+    }
+    BR_RETURN_IF_ERROR(AppendRowValues(t, rows[i]->image, &scratch, &sql));
+    ++in_batch;
+    if (in_batch >= max_rows || sql.size() >= max_bytes) {
+      BR_RETURN_IF_ERROR(emit(sql, in_batch));
+      in_batch = 0;
+    }
+  }
+  if (in_batch > 0) BR_RETURN_IF_ERROR(emit(sql, in_batch));
+  return absl::OkStatus();
+}
+
+absl::Status BuildDeletes(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
+                          size_t max_rows, size_t max_bytes,
+                          absl::FunctionRef<absl::Status(std::string_view, size_t)> emit) {
+  std::string sql;
+  std::string scratch;
+  size_t in_batch = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (in_batch == 0) {
+      sql.assign(t.delete_head);
+    } else {
+      sql.append(" OR ");
+    }
+    BR_RETURN_IF_ERROR(AppendKeyMatch(t, rows[i]->image, &scratch, &sql));
+    ++in_batch;
+    if (in_batch >= max_rows || sql.size() >= max_bytes) {
+      BR_RETURN_IF_ERROR(emit(sql, in_batch));
+      in_batch = 0;
+    }
+  }
+  if (in_batch > 0) BR_RETURN_IF_ERROR(emit(sql, in_batch));
+  return absl::OkStatus();
+}
+
+}  // namespace binrelay::apply

@@ -1,0 +1,70 @@
+// ApplyTable: one subscribed table as the flushers write it: the decoding
+// definition (types and metadata from the binlog's TABLE_MAP; names,
+// signedness and BINARY lengths from the checked shape) and the target's
+// name, columns and key, with the SQL that turns buffered row images into
+// multi-row REPLACE and DELETE statements.
+//
+// Generated columns are left out of REPLACE: the target computes them.
+//
+// Thread safety: immutable once built; the rendering functions may run on
+// several flusher threads at once (each with its own scratch).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "apply/table_buffer.h"
+#include "apply/table_shape.h"
+#include "protocol/column_def.h"
+
+namespace binrelay::apply {
+
+struct ApplyTable {
+  TableShape source;  // as checked at start
+  TableShape target;  // target db/table may differ (target_schema)
+  bool keyed = true;  // KeyIsMemComparable(target)
+  // Filled from the first TABLE_MAP seen for the table (MergeTableMap).
+  protocol::TableDef def;
+  bool def_ready = false;
+  std::string qualified;    // `db`.`table` on the target
+  std::string replace_head;  // REPLACE INTO `db`.`t` (`a`,`b`) VALUES
+  std::string delete_head;   // DELETE FROM `db`.`t` WHERE
+
+  std::string Name() const { return source.db + "." + source.table; }
+};
+
+// Builds everything but `def`.
+ApplyTable MakeApplyTable(TableShape source, TableShape target);
+
+// Takes the TABLE_MAP's column types and metadata for `t.def`, with names,
+// signedness and BINARY lengths from the checked shape. FailedPrecondition
+// if the binlog's table has another number of columns than the checked one
+// (a DDL the pipeline did not see).
+absl::Status MergeTableMap(const protocol::TableDef& map, ApplyTable* t);
+
+// True if `map` has the column types and metadata `t.def` was built from.
+bool SameTableMap(const protocol::TableDef& map, const ApplyTable& t);
+
+// Appends "(v1,v2,...)" for a full row image (generated columns skipped).
+absl::Status AppendRowValues(const ApplyTable& t, std::string_view image, std::string* scratch,
+                             std::string* out);
+// Appends the primary key match of a row image: "`id` = 5" or
+// "(`a` = 1 AND `b` = 'x')".
+absl::Status AppendKeyMatch(const ApplyTable& t, std::string_view image, std::string* scratch,
+                            std::string* out);
+
+// Statements for rows[begin, end): each holds at most `max_rows` rows and,
+// past its first row, at most `max_bytes` of SQL. Calls `emit` per
+// statement; all rows must be upserts (Replace) or deletes (Delete).
+absl::Status BuildReplaces(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
+                           size_t max_rows, size_t max_bytes,
+                           absl::FunctionRef<absl::Status(std::string_view sql, size_t rows)> emit);
+absl::Status BuildDeletes(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
+                          size_t max_rows, size_t max_bytes,
+                          absl::FunctionRef<absl::Status(std::string_view sql, size_t rows)> emit);
+
+}  // namespace binrelay::apply

@@ -1,0 +1,726 @@
+#include "apply/pipeline.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "apply/change_decoder.h"
+#include "apply/ddl_tables.h"
+#include "apply/row_key.h"
+#include "apply/sql_literal.h"
+#include "protocol/status_macros.h"
+#include "replication/connection_sql_source.h"
+#include "replication/store_index.h"
+#include "replication/store_reader.h"
+#include "replication/transaction_boundary.h"
+#include "spdlog/spdlog.h"
+
+namespace binrelay::apply {
+namespace {
+
+std::string TableKey(std::string_view db, std::string_view table) {
+  return absl::StrCat(AV(db), absl::string_view("\0", 1), AV(table));
+}
+
+// A SqlSource over a TargetSession, for the shape check.
+class SessionSqlSource : public replication::SqlSource {
+ public:
+  explicit SessionSqlSource(TargetSession* s) : s_(s) {}
+  absl::StatusOr<std::vector<replication::SqlRow>> Query(std::string_view sql) override {
+    BR_ASSIGN_OR_RETURN(protocol::QueryResult r, s_->Query(sql));
+    return std::move(r.rows);
+  }
+  std::string Peer() const override { return s_->peer(); }
+
+ private:
+  TargetSession* s_;
+};
+
+}  // namespace
+
+struct ApplyPipeline::Drain {
+  std::vector<std::pair<const ApplyTable*, DrainedTable>> tables;
+  replication::BinlogPosition checkpoint;
+  uint32_t checkpoint_ts = 0;
+  size_t bytes = 0;
+};
+
+// Receives the decoder's raw row images for the subscribed tables.
+class ApplyPipeline::Sink : public ChangeSink {
+ public:
+  explicit Sink(ApplyPipeline* p) : p_(p) {}
+  bool wants_images() const override { return true; }
+  void OnRestart() override {}
+  absl::Status OnCommit() override { return absl::OkStatus(); }
+
+  absl::Status OnStatement(const StatementSeen& s) override {
+    for (const DdlTarget& t : DdlTables(s.db, s.query)) {
+      if (!p_->pattern_.Matches(t.db, t.table) || t.db == p_->options_.checkpoint_schema) {
+        continue;
+      }
+      std::string text(s.query.substr(0, 300));
+      // Not an error yet: the reader first flushes every transaction before
+      // the statement and checkpoints past it, so a restart after the
+      // operator's fix resumes with rows of the new shape.
+      p_->ddl_stop_ = absl::FailedPreconditionError(absl::StrCat(
+          "DDL on subscribed table ", t.db, ".", t.table, " at ", AV(s.file), ":", s.pos, ": ",
+          text, s.query.size() > 300 ? "..." : "",
+          "; change the target table to match, then restart binrelay: the pipeline resumes "
+          "after this statement"));
+      return absl::OkStatus();
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status OnRow(const RowChange& row) override {
+    const protocol::TableDef& map = *row.table;
+    ApplyTable* t = Lookup(map);
+    if (t == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rows for ", map.db, ".", map.table, " at ", AV(row.file), ":", row.pos,
+          " match tables = ", p_->options_.tables,
+          " but the table was not there when the pipeline checked its tables; restart "
+          "binrelay to check it"));
+    }
+    if (!SameTableMap(map, *t)) {
+      if (t->def_ready) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the column types of ", t->Name(), " changed at ", AV(row.file), ":", row.pos,
+            " without a DDL the pipeline saw; make the target match and restart binrelay"));
+      }
+      BR_RETURN_IF_ERROR(MergeTableMap(map, t));
+    }
+    if (row.partial) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "row images of ", t->Name(), " at ", AV(row.file), ":", row.pos,
+          " lack columns: the source must log full images (binlog_row_image=FULL); rows "
+          "applied from partial images would lose the missing columns"));
+    }
+    TableBuffer* buffer = p_->buffers_[t].get();
+    const size_t before_bytes = buffer->bytes();
+    switch (row.op) {
+      case RowOp::kInsert:
+        if (buffer->keyed()) {
+          BR_RETURN_IF_ERROR(keys_.Encode(row.after_image, t->def, t->def.primary_key, &key_));
+        } else {
+          key_.clear();
+        }
+        buffer->Upsert(key_, row.after_image);
+        break;
+      case RowOp::kDelete:
+        if (buffer->keyed()) {
+          BR_RETURN_IF_ERROR(keys_.Encode(row.before_image, t->def, t->def.primary_key, &key_));
+        }
+        buffer->Delete(key_, row.before_image);
+        break;
+      case RowOp::kUpdate:
+        BR_RETURN_IF_ERROR(keys_.Encode(row.before_image, t->def, t->def.primary_key, &key_));
+        BR_RETURN_IF_ERROR(
+            keys_.Encode(row.after_image, t->def, t->def.primary_key, &after_key_));
+        // A new primary key: the old row goes, the new one comes.
+        if (key_ != after_key_) buffer->Delete(key_, row.before_image);
+        buffer->Upsert(after_key_, row.after_image);
+        break;
+    }
+    p_->buffered_bytes_ = p_->buffered_bytes_ + buffer->bytes() - before_bytes;
+    p_->changes_read_.fetch_add(1, std::memory_order_relaxed);
+    if (p_->buffered_bytes_ + p_->inflight_bytes_ >= p_->options_.soft_limit_bytes) {
+      BR_RETURN_IF_ERROR(p_->HandOff());
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  ApplyTable* Lookup(const protocol::TableDef& map) {
+    if (last_ != nullptr && last_id_ == map.table_id && last_->source.db == map.db &&
+        last_->source.table == map.table) {
+      return last_;
+    }
+    auto it = p_->tables_.find(TableKey(map.db, map.table));
+    if (it == p_->tables_.end()) return nullptr;
+    last_ = it->second.get();
+    last_id_ = map.table_id;
+    return last_;
+  }
+
+  ApplyPipeline* p_;
+  KeyEncoder keys_;
+  std::string key_;
+  std::string after_key_;
+  ApplyTable* last_ = nullptr;
+  uint64_t last_id_ = 0;
+};
+
+ApplyPipeline::ApplyPipeline(PipelineOptions options, replication::BinlogStore* store,
+                             protocol::ConnectOptions source)
+    : options_(std::move(options)),
+      store_(store),
+      source_(std::move(source)),
+      cur_concurrency_(options_.concurrency),
+      cur_batch_rows_(options_.batch_rows) {
+  auto pattern = Subscription::Parse(options_.tables);
+  if (pattern.ok()) pattern_ = *pattern;
+  status_.name = options_.name;
+  status_.state = "preparing";
+  status_.target = absl::StrCat(options_.target.host, ":", options_.target.port);
+  status_.tables = options_.tables;
+  status_.concurrency = cur_concurrency_;
+  status_.batch_rows = cur_batch_rows_;
+}
+
+ApplyPipeline::~ApplyPipeline() { Stop(); }
+
+std::string ApplyPipeline::LocalCheckpointPath() const {
+  return absl::StrCat(store_->dir(), "/.apply/", options_.name);
+}
+
+absl::Status ApplyPipeline::WriteLocalCheckpoint(const replication::BinlogPosition& at) {
+  const std::string dir = absl::StrCat(store_->dir(), "/.apply");
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", std::strerror(errno)));
+  }
+  const std::string path = LocalCheckpointPath();
+  const std::string tmp = path + ".tmp";
+  const std::string text = absl::StrCat(at.file, ":", at.offset, "\n");
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("cannot write ", tmp, ": ", std::strerror(errno)));
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            ::fdatasync(fd) == 0;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyPipeline::Restore() {
+  BR_RETURN_IF_ERROR(Subscription::Parse(options_.tables).status());
+  std::ifstream in(LocalCheckpointPath());
+  std::string line;
+  if (in && std::getline(in, line)) {
+    auto spec = replication::ParseStartSpec(line);
+    if (!spec.ok() || spec->kind != replication::StartSpec::Kind::kPosition) {
+      return absl::DataLossError(absl::StrCat("apply pipeline ", options_.name, ": ",
+                                              LocalCheckpointPath(), " holds '", line,
+                                              "', not FILE:POS; remove it to start over"));
+    }
+    position_ = spec->position;
+  } else {
+    switch (options_.start.kind) {
+      case replication::StartSpec::Kind::kPosition:
+        position_ = options_.start.position;
+        break;
+      case replication::StartSpec::Kind::kEarliest: {
+        auto files = store_->CommittedFiles();
+        position_ = files.empty() ? replication::BinlogPosition{} :
+                                    replication::BinlogPosition{files.front().name, 4};
+        break;
+      }
+      case replication::StartSpec::Kind::kCurrent:
+        position_ = store_->committed().position;
+        break;
+      case replication::StartSpec::Kind::kGtid:
+        return absl::UnimplementedError(absl::StrCat(
+            "apply pipeline ", options_.name,
+            ": start = gtid:... is not supported yet; give FILE:POS, current or earliest"));
+    }
+  }
+  // An empty position (empty store) pins everything that will be stored.
+  pin_ = store_->Pin(position_.file.empty() ? replication::BinlogPosition{"", 4} : position_,
+                     absl::StrCat("apply pipeline ", options_.name));
+  return absl::OkStatus();
+}
+
+void ApplyPipeline::Start() {
+  drainer_ = std::thread([this] { DrainLoop(); });
+  reader_ = std::thread([this] { Run(); });
+}
+
+void ApplyPipeline::Stop() {
+  stopping_ = true;
+  cv_.notify_all();
+  if (reader_.joinable()) reader_.join();
+  if (drainer_.joinable()) drainer_.join();
+}
+
+PipelineStatus ApplyPipeline::Status() const {
+  std::lock_guard<std::mutex> l(mu_);
+  PipelineStatus s = status_;
+  s.changes_read = changes_read_.load(std::memory_order_relaxed);
+  s.rows_written = rows_written_.load(std::memory_order_relaxed);
+  // Lag: how far the flushed position is behind what the store holds.
+  replication::CommittedEnd end = store_->committed();
+  if (!s.flushed.file.empty() && !end.position.file.empty()) {
+    if (s.flushed.file == end.position.file) {
+      s.lag_bytes = end.position.offset > s.flushed.offset ? end.position.offset - s.flushed.offset : 0;
+    } else {
+      uint64_t bytes = 0;
+      for (const auto& f : store_->CommittedFiles()) {
+        int c = replication::CompareBinlogNames(f.name, s.flushed.file);
+        if (c == 0) bytes += f.size > s.flushed.offset ? f.size - s.flushed.offset : 0;
+        if (c > 0) bytes += f.size;
+      }
+      s.lag_bytes = bytes;
+    }
+  }
+  if (s.lag_bytes > 0 && flushed_ts_ != 0) {
+    s.lag_seconds = std::max<double>(0, absl::ToUnixSeconds(absl::Now()) - flushed_ts_);
+  }
+  return s;
+}
+
+void ApplyPipeline::SetState(std::string state, std::string error) {
+  std::lock_guard<std::mutex> l(mu_);
+  status_.state = std::move(state);
+  if (!error.empty()) status_.last_error = std::move(error);
+}
+
+bool ApplyPipeline::Sleep(absl::Duration d) {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait_for(l, absl::ToChronoMilliseconds(d), [&] { return stopping_.load(); });
+  return !stopping_;
+}
+
+void ApplyPipeline::Run() {
+  while (!stopping_) {
+    absl::Status s = Prepare();
+    if (!s.ok()) {
+      if (stopping_) break;
+      spdlog::error("apply pipeline {}: {} (retrying in 5 s)", options_.name, SV(s.message()));
+      SetState("retrying", std::string(s.message()));
+      if (!Sleep(absl::Seconds(5))) break;
+      continue;
+    }
+    spdlog::info("apply pipeline {}: {} table(s) checked; applying to {} from {}",
+                 options_.name, tables_.size(), status_.target, position_.ToString());
+    s = ReadLoop();
+    if (s.ok() || stopping_) {
+      // Stopping: what is buffered is re-read from the checkpoint next time.
+      break;
+    }
+    // Let a drain in flight finish (it holds whole earlier transactions).
+    (void)WaitForDrain();
+    spdlog::error("apply pipeline {} stopped: {}", options_.name, SV(s.message()));
+    SetState("error", std::string(s.message()));
+    break;
+  }
+  stopping_ = true;
+  cv_.notify_all();
+}
+
+absl::Status ApplyPipeline::Prepare() {
+  SetState("preparing");
+  if (sessions_.empty()) {
+    for (size_t i = 0; i < options_.concurrency; ++i) {
+      sessions_.push_back(
+          std::make_unique<TargetSession>(options_.target, options_.lock_wait_timeout_seconds));
+    }
+  }
+  TargetSession& target = *sessions_[0];
+  const std::string where = absl::StrCat("apply pipeline ", options_.name, ", target ",
+                                         target.peer());
+  std::string schema;
+  AppendIdentifier(options_.checkpoint_schema, &schema);
+  BR_RETURN_IF_ERROR(Annotate(target.Execute(absl::StrCat("CREATE DATABASE IF NOT EXISTS ", schema)),
+                              where));
+  BR_RETURN_IF_ERROR(Annotate(
+      target.Execute(absl::StrCat(
+          "CREATE TABLE IF NOT EXISTS ", schema, ".`apply_checkpoint` ("
+          "pipeline VARCHAR(64) NOT NULL PRIMARY KEY, "
+          "binlog_file VARCHAR(255) NOT NULL, "
+          "binlog_pos BIGINT UNSIGNED NOT NULL, "
+          "tables TEXT NOT NULL, "
+          "updated_at TIMESTAMP(6) NOT NULL) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4")),
+      where));
+  std::string select = absl::StrCat("SELECT binlog_file, binlog_pos FROM ", schema,
+                                    ".`apply_checkpoint` WHERE pipeline = ");
+  AppendQuotedString(options_.name, &select);
+  BR_ASSIGN_OR_RETURN(protocol::QueryResult cp, target.Query(select));
+  if (!cp.rows.empty() && cp.rows[0].size() == 2 && cp.rows[0][0] && cp.rows[0][1]) {
+    replication::BinlogPosition at{*cp.rows[0][0], 4};
+    if (!absl::SimpleAtoi(*cp.rows[0][1], &at.offset)) {
+      return absl::DataLossError(absl::StrCat(where, ": checkpoint row holds binlog_pos '",
+                                              *cp.rows[0][1], "'"));
+    }
+    position_ = at;  // the target's checkpoint is the truth
+  }
+  if (position_.file.empty()) {
+    auto files = store_->CommittedFiles();
+    if (files.empty()) return absl::UnavailableError("the store holds no binlog yet");
+    position_ = options_.start.kind == replication::StartSpec::Kind::kCurrent
+                    ? store_->committed().position
+                    : replication::BinlogPosition{files.front().name, 4};
+  }
+  pin_.Advance(position_);
+
+  // The tables: every source table the pattern matches, checked against
+  // the target's.
+  replication::ConnectionSqlSource source(source_);
+  auto listed = ListTables(source);
+  if (!listed.ok()) return Annotate(listed.status(), "listing the source's tables");
+  const auto& all = *listed;
+  SessionSqlSource target_sql(&target);
+  tables_.clear();
+  buffers_.clear();
+  std::vector<std::string> exact;
+  for (const auto& [db, table] : all) {
+    if (!pattern_.Matches(db, table) || db == options_.checkpoint_schema) continue;
+    if (!options_.target_schema.empty() && db == options_.target_schema) continue;
+    BR_ASSIGN_OR_RETURN(TableShape src, LoadTableShape(source, db, table));
+    const std::string target_db = options_.target_schema.empty() ? db : options_.target_schema;
+    auto tgt = LoadTableShape(target_sql, target_db, table);
+    if (!tgt.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          where, ": ", tgt.status().message(), "; create it with the source's definition "
+          "(SHOW CREATE TABLE ", db, ".", table, ") and load its rows first"));
+    }
+    BR_RETURN_IF_ERROR(CheckTargetShape(
+        src, *tgt, absl::StrCat(where, " table ", target_db, ".", table)));
+    auto t = std::make_unique<ApplyTable>(MakeApplyTable(std::move(src), std::move(*tgt)));
+    buffers_[t.get()] = std::make_unique<TableBuffer>(t->keyed);
+    exact.push_back(absl::StrCat(db, ".", table));
+    tables_[TableKey(db, table)] = std::move(t);
+  }
+  if (tables_.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "apply pipeline ", options_.name, ": no source table matches tables = ",
+        options_.tables));
+  }
+  BR_ASSIGN_OR_RETURN(exact_, Subscription::Parse(absl::StrJoin(exact, ",")));
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    status_.flushed = position_;
+    status_.read = position_;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyPipeline::ReadLoop() {
+  std::unique_ptr<replication::StoreReader> reader;
+  while (true) {
+    auto opened = replication::StoreReader::Open(store_, position_);
+    if (opened.ok()) {
+      reader = std::move(*opened);
+      break;
+    }
+    // A start the store has not reached yet (binrelay just started, or the
+    // checkpoint is ahead of what was stored before a crash of the store's
+    // host) is waited for; a file older than the store's is gone for good.
+    auto files = store_->CommittedFiles();
+    const bool ahead =
+        files.empty() || replication::CompareBinlogNames(position_.file, files.back().name) > 0 ||
+        (position_.file == files.back().name && position_.offset > files.back().size);
+    if (!ahead) return opened.status();
+    SetState(absl::StrCat("waiting for the store to reach ", position_.ToString()));
+    if (!Sleep(absl::Milliseconds(200))) return absl::OkStatus();
+  }
+  BR_RETURN_IF_ERROR(reader->PeekAt(4).status());  // the file's format
+  Sink sink(this);
+  ChangeDecoder decoder(&*exact_, nullptr, &sink);
+  replication::TransactionBoundary boundary;
+  boundary.Reset(position_);
+  last_commit_ = position_;
+  SetState("running");
+  ddl_stop_ = absl::OkStatus();
+  bool caught_up_state = false;
+  while (!stopping_) {
+    if (pin_.lost()) return absl::DataLossError(pin_.lost_reason());
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!drain_error_.ok()) return drain_error_;
+    }
+    protocol::EventView event;
+    BR_ASSIGN_OR_RETURN(replication::StoreReader::Step step, reader->Next(&event));
+    if (step == replication::StoreReader::Step::kNextFile) continue;
+    if (step == replication::StoreReader::Step::kCaughtUp) {
+      const bool have_rows = buffered_bytes_ > 0;
+      const bool moved = !(last_commit_ == position_);
+      if (have_rows || (moved && absl::Now() - last_handoff_ >= absl::FromChrono(options_.flush_interval))) {
+        bool busy;
+        {
+          std::lock_guard<std::mutex> l(mu_);
+          busy = draining_;
+        }
+        if (!busy) BR_RETURN_IF_ERROR(HandOff());
+      }
+      if (!caught_up_state && buffered_bytes_ == 0) {
+        SetState("caught up");
+        caught_up_state = true;
+      }
+      store_->WaitForCommitted(reader->seen_sequence(), absl::Milliseconds(100), nullptr);
+      continue;
+    }
+    if (caught_up_state) {
+      SetState("running");
+      caught_up_state = false;
+    }
+    const replication::BinlogPosition& end = reader->position();
+    BR_ASSIGN_OR_RETURN(bool ends, boundary.OnEvent(event, reader->format(), end));
+    replication::StreamEvent e{event, reader->format(), end, ends};
+    BR_RETURN_IF_ERROR(decoder.OnEvent(e));
+    if (!ends) continue;
+    last_commit_ = end;
+    last_commit_ts_ = event.header.timestamp;
+    if (!ddl_stop_.ok()) {
+      // Everything before the DDL goes to the target, then the checkpoint
+      // moves past it; only then does the pipeline stop.
+      BR_RETURN_IF_ERROR(HandOff());
+      BR_RETURN_IF_ERROR(WaitForDrain());
+      return ddl_stop_;
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      status_.read = end;
+      status_.buffered_bytes = buffered_bytes_;
+    }
+    if (absl::Now() - last_handoff_ >= absl::FromChrono(options_.flush_interval) &&
+        buffered_bytes_ > 0) {
+      bool busy;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        busy = draining_;
+      }
+      if (!busy) BR_RETURN_IF_ERROR(HandOff());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyPipeline::WaitForDrain() {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [&] { return !draining_ || stopping_; });
+  return drain_error_;
+}
+
+absl::Status ApplyPipeline::HandOff() {
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    if (draining_) ++status_.parked;
+    cv_.wait(l, [&] { return !draining_ || stopping_; });
+    if (stopping_) return absl::CancelledError("stopping");
+    if (!drain_error_.ok()) return drain_error_;
+  }
+  auto drain = std::make_unique<Drain>();
+  size_t keys = 0;
+  for (auto& [table, buffer] : buffers_) {
+    if (buffer->empty()) continue;
+    keys += buffer->entries();
+    drain->bytes += buffer->bytes();
+    drain->tables.emplace_back(table, buffer->Take());
+  }
+  drain->checkpoint = last_commit_;
+  drain->checkpoint_ts = last_commit_ts_;
+  last_handoff_ = absl::Now();
+  std::lock_guard<std::mutex> l(mu_);
+  inflight_bytes_ = drain->bytes;
+  buffered_bytes_ = 0;
+  status_.buffered_bytes = drain->bytes;
+  status_.buffered_keys = keys;
+  pending_ = std::move(drain);
+  draining_ = true;
+  cv_.notify_all();
+  return absl::OkStatus();
+}
+
+void ApplyPipeline::DrainLoop() {
+  while (true) {
+    std::unique_ptr<Drain> drain;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return pending_ != nullptr || stopping_; });
+      if (pending_ == nullptr) return;
+      drain = std::move(pending_);
+    }
+    const absl::Time start = absl::Now();
+    absl::Status s = Flush(*drain);
+    std::lock_guard<std::mutex> l(mu_);
+    if (s.ok()) {
+      status_.flushed = drain->checkpoint;
+      flushed_ts_ = drain->checkpoint_ts;
+      status_.last_flush_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+      ++status_.drains;
+      status_.concurrency = cur_concurrency_;
+      status_.batch_rows = cur_batch_rows_;
+    } else if (!absl::IsCancelled(s)) {
+      drain_error_ = s;
+    }
+    inflight_bytes_ = 0;
+    status_.buffered_bytes = buffered_bytes_;
+    status_.buffered_keys = 0;
+    draining_ = false;
+    cv_.notify_all();
+  }
+}
+
+absl::Status ApplyPipeline::Execute(TargetSession& session, std::string_view sql, size_t rows) {
+  for (int attempt = 0;; ++attempt) {
+    absl::Status s = session.Execute(sql);
+    ErrorClass c = Classify(s);
+    if (c == ErrorClass::kNone) {
+      rows_written_.fetch_add(rows, std::memory_order_relaxed);
+      return absl::OkStatus();
+    }
+    if (stopping_) return absl::CancelledError("stopping");
+    if (c == ErrorClass::kHard) {
+      return Annotate(s, absl::StrCat("apply pipeline ", options_.name, ", target ",
+                                      session.peer(), ", statement ",
+                                      std::string(sql.substr(0, 200)),
+                                      sql.size() > 200 ? "..." : ""));
+    }
+    const int code = ServerErrorCode(s) != 0 ? ServerErrorCode(s) : 2013;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++status_.retries[code];
+      if (c == ErrorClass::kConnection) {
+        status_.state = "retrying";
+        status_.last_error = absl::StrCat("target ", session.peer(), ": ", s.message());
+      }
+    }
+    absl::Duration wait;
+    if (c == ErrorClass::kContention) {
+      contention_ = true;
+      wait = absl::Milliseconds(std::min(1000, 10 << std::min(attempt, 7)));
+    } else {
+      if (attempt == 0) {
+        spdlog::warn("apply pipeline {}: target {} unavailable ({}); retrying", options_.name,
+                     session.peer(), SV(s.message()));
+      }
+      wait = absl::Milliseconds(std::min(5000, 100 << std::min(attempt, 6)));
+    }
+    if (!Sleep(wait)) return absl::CancelledError("stopping");
+  }
+}
+
+absl::Status ApplyPipeline::RunJobs(
+    std::vector<std::function<absl::Status(TargetSession&)>>& jobs) {
+  if (jobs.empty()) return absl::OkStatus();
+  const size_t n = std::min(jobs.size(), std::max<size_t>(1, cur_concurrency_));
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex err_mu;
+  absl::Status first;
+  auto work = [&](size_t w) {
+    for (size_t i; !failed && (i = next.fetch_add(1)) < jobs.size();) {
+      absl::Status s = jobs[i](*sessions_[w]);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> l(err_mu);
+        if (first.ok()) first = s;
+        failed = true;
+      }
+    }
+  };
+  if (n == 1) {
+    work(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t w = 0; w < n; ++w) threads.emplace_back(work, w);
+    for (auto& t : threads) t.join();
+  }
+  return first;
+}
+
+absl::Status ApplyPipeline::WriteCheckpoint(TargetSession& session,
+                                            const replication::BinlogPosition& at) {
+  std::string sql = "REPLACE INTO ";
+  AppendIdentifier(options_.checkpoint_schema, &sql);
+  sql.append(".`apply_checkpoint` (pipeline, binlog_file, binlog_pos, tables, updated_at) VALUES (");
+  AppendQuotedString(options_.name, &sql);
+  sql.push_back(',');
+  AppendQuotedString(at.file, &sql);
+  absl::StrAppend(&sql, ",", at.offset, ",");
+  AppendQuotedString(options_.tables, &sql);
+  sql.append(", UTC_TIMESTAMP(6))");
+  BR_RETURN_IF_ERROR(Execute(session, sql, 0));
+  BR_RETURN_IF_ERROR(WriteLocalCheckpoint(at));
+  pin_.Advance(at);
+  return absl::OkStatus();
+}
+
+absl::Status ApplyPipeline::Flush(Drain& drain) {
+  contention_ = false;
+  const size_t batch_rows = std::max<size_t>(1, cur_batch_rows_);
+  const size_t batch_bytes = options_.batch_bytes;
+  // Row pointers per table: upserts (and ordered tables) first, deletes last.
+  struct TableRows {
+    const ApplyTable* table;
+    std::vector<const BufferedRow*> upserts, deletes, ordered;
+  };
+  std::vector<TableRows> per_table;
+  for (auto& [table, drained] : drain.tables) {
+    TableRows r{table, {}, {}, {}};
+    for (const BufferedRow& row : drained.rows) {
+      if (!drained.keyed) {
+        r.ordered.push_back(&row);
+      } else {
+        (row.is_delete ? r.deletes : r.upserts).push_back(&row);
+      }
+    }
+    per_table.push_back(std::move(r));
+  }
+  using Job = std::function<absl::Status(TargetSession&)>;
+  std::vector<Job> upserts;
+  std::vector<Job> deletes;
+  for (TableRows& r : per_table) {
+    const ApplyTable* t = r.table;
+    for (size_t at = 0; at < r.upserts.size(); at += batch_rows) {
+      const size_t n = std::min(batch_rows, r.upserts.size() - at);
+      const BufferedRow* const* rows = r.upserts.data() + at;
+      upserts.push_back([this, t, rows, n, batch_rows, batch_bytes](TargetSession& s) {
+        return BuildReplaces(*t, rows, n, batch_rows, batch_bytes,
+                             [&](std::string_view sql, size_t k) { return Execute(s, sql, k); });
+      });
+    }
+    for (size_t at = 0; at < r.deletes.size(); at += batch_rows) {
+      const size_t n = std::min(batch_rows, r.deletes.size() - at);
+      const BufferedRow* const* rows = r.deletes.data() + at;
+      deletes.push_back([this, t, rows, n, batch_rows, batch_bytes](TargetSession& s) {
+        return BuildDeletes(*t, rows, n, batch_rows, batch_bytes,
+                            [&](std::string_view sql, size_t k) { return Execute(s, sql, k); });
+      });
+    }
+    if (!r.ordered.empty()) {
+      // Binlog order on one connection; runs of one kind share a statement.
+      const std::vector<const BufferedRow*>* rows = &r.ordered;
+      upserts.push_back([this, t, rows, batch_rows, batch_bytes](TargetSession& s) {
+        size_t i = 0;
+        while (i < rows->size()) {
+          size_t j = i;
+          const bool del = (*rows)[i]->is_delete;
+          while (j < rows->size() && (*rows)[j]->is_delete == del) ++j;
+          auto emit = [&](std::string_view sql, size_t k) { return Execute(s, sql, k); };
+          BR_RETURN_IF_ERROR(del ? BuildDeletes(*t, rows->data() + i, j - i, batch_rows,
+                                                batch_bytes, emit)
+                                 : BuildReplaces(*t, rows->data() + i, j - i, batch_rows,
+                                                 batch_bytes, emit));
+          i = j;
+        }
+        return absl::OkStatus();
+      });
+    }
+  }
+  BR_RETURN_IF_ERROR(RunJobs(upserts));
+  BR_RETURN_IF_ERROR(RunJobs(deletes));
+  BR_RETURN_IF_ERROR(WriteCheckpoint(*sessions_[0], drain.checkpoint));
+  // Additive increase after clean drains, multiplicative decrease on
+  // contention.
+  if (contention_) {
+    cur_concurrency_ = std::max<size_t>(1, cur_concurrency_ / 2);
+    cur_batch_rows_ = std::max<size_t>(1, cur_batch_rows_ / 2);
+    clean_drains_ = 0;
+  } else if (++clean_drains_ >= 3) {
+    cur_concurrency_ = std::min(options_.concurrency, cur_concurrency_ + 1);
+    cur_batch_rows_ = std::min(options_.batch_rows,
+                               cur_batch_rows_ + std::max<size_t>(1, options_.batch_rows / 10));
+    clean_drains_ = 0;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace binrelay::apply

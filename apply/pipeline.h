@@ -1,0 +1,164 @@
+// ApplyPipeline: keeps a set of source tables identical on a target server,
+// reading binrelay's own store (never the source's binlog, never the
+// source's rows), at its own pace, on its own threads.
+//
+//   store --StoreReader--> ChangeDecoder (raw images of subscribed tables
+//   only) --> one TableBuffer per table (last image per key) --drain-->
+//   flusher connections (multi-row REPLACE, then DELETE) --> checkpoint
+//
+// Reading: the reader thread walks the store from the checkpoint, feeding
+// events to the decoder; rows land in the buffers. A drain takes everything
+// buffered and hands it to the drainer thread; the reader keeps reading
+// meanwhile. At most one drain is in flight, so drains apply in order and a
+// key's later image can never be overtaken by an earlier one. A drain starts
+// when the reader has caught up with the store, when flush_interval has
+// passed since the last one, or when the buffers hold soft_limit_bytes
+// (then the reader parks until the drain in flight completes; a row is
+// always admitted below the limit, so progress never stops).
+//
+// Position: a drain's checkpoint is the end of the last transaction read
+// whole before the hand-off. Rows of a transaction cut by a hand-off are in
+// the drain, but the checkpoint stays before that transaction: after a crash
+// it is read again, and since every statement writes a row's full image or
+// deletes it by key, replaying from an older checkpoint converges to the
+// same state. The checkpoint is written to the target table
+// `<checkpoint_schema>`.`apply_checkpoint` (README: "The checkpoint table")
+// and then to <store>/.apply/NAME; the store pin follows it, so retention
+// keeps every file the pipeline still needs, from before the first purge
+// after a restart.
+//
+// Errors: deadlocks and lock wait timeouts are retried with backoff, and
+// shrink concurrency and batch size, which grow back after clean drains; a
+// lost target is retried until it returns. A hard error (a statement the
+// target refuses, a DDL on a subscribed table, row images that are not
+// FULL) stops this pipeline with that error in its status; nothing
+// buffered is dropped (it is re-read from the checkpoint after a restart).
+// Failing to prepare (target unreachable or refusing, a table that does not
+// match) is retried every 5 s, its error shown meanwhile.
+//
+// Thread safety: Start/Stop/Status from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "apply/apply_table.h"
+#include "apply/pipeline_options.h"
+#include "apply/subscription.h"
+#include "apply/table_buffer.h"
+#include "apply/target_session.h"
+#include "replication/binlog_position.h"
+#include "replication/binlog_store.h"
+
+namespace binrelay::apply {
+
+struct PipelineStatus {
+  std::string name;
+  std::string state;   // preparing, running, caught up, retrying, error, stopped
+  std::string last_error;
+  std::string target;  // host:port
+  std::string tables;  // as configured
+  replication::BinlogPosition flushed;  // checkpoint
+  replication::BinlogPosition read;     // end of the last transaction read
+  double lag_seconds = 0;
+  uint64_t lag_bytes = 0;
+  uint64_t buffered_keys = 0;
+  uint64_t buffered_bytes = 0;
+  uint64_t parked = 0;         // times the reader waited on soft_limit_bytes
+  uint64_t changes_read = 0;   // row changes buffered
+  uint64_t rows_written = 0;   // rows in REPLACE/DELETE statements
+  uint64_t drains = 0;
+  double last_flush_seconds = 0;
+  uint64_t concurrency = 0;    // current
+  uint64_t batch_rows = 0;     // current
+  std::map<int, uint64_t> retries;  // by server error code (2013: connection)
+};
+
+class ApplyPipeline {
+ public:
+  ApplyPipeline(PipelineOptions options, replication::BinlogStore* store,
+                protocol::ConnectOptions source);
+  ~ApplyPipeline();
+  ApplyPipeline(const ApplyPipeline&) = delete;
+  ApplyPipeline& operator=(const ApplyPipeline&) = delete;
+
+  // Pins the store where the pipeline will resume (its local checkpoint, or
+  // its configured start), before serve starts retention. Errors name the
+  // pipeline and the file.
+  absl::Status Restore();
+  void Start();
+  void Stop();  // joins; idempotent
+  PipelineStatus Status() const;
+  const std::string& name() const { return options_.name; }
+
+ private:
+  class Sink;
+  struct Drain;
+
+  void Run();
+  absl::Status Prepare();
+  absl::Status ReadLoop();
+  void DrainLoop();
+  absl::Status Flush(Drain& drain);
+  absl::Status RunJobs(std::vector<std::function<absl::Status(TargetSession&)>>& jobs);
+  absl::Status Execute(TargetSession& session, std::string_view sql, size_t rows);
+  absl::Status WriteCheckpoint(TargetSession& session, const replication::BinlogPosition& at);
+  // Hands the buffers to the drainer (waits if one is in flight).
+  absl::Status HandOff();
+  absl::Status WaitForDrain();
+  void SetState(std::string state, std::string error = "");
+  bool Sleep(absl::Duration d);  // false if stopping
+  std::string LocalCheckpointPath() const;
+  absl::Status WriteLocalCheckpoint(const replication::BinlogPosition& at);
+
+  PipelineOptions options_;
+  replication::BinlogStore* store_;
+  protocol::ConnectOptions source_;
+  Subscription pattern_;  // the configured tables (DDL and new tables are matched by it)
+  std::optional<Subscription> exact_;  // the tables checked at start
+
+  std::atomic<bool> stopping_{false};
+  std::thread reader_;
+  std::thread drainer_;
+
+  // Reader thread state.
+  absl::flat_hash_map<std::string, std::unique_ptr<ApplyTable>> tables_;  // "db\0t"
+  absl::flat_hash_map<const ApplyTable*, std::unique_ptr<TableBuffer>> buffers_;
+  replication::BinlogPosition position_;  // resume point (checkpoint)
+  replication::BinlogPosition last_commit_;
+  uint32_t last_commit_ts_ = 0;
+  size_t buffered_bytes_ = 0;
+  absl::Time last_handoff_ = absl::InfinitePast();
+  absl::Status ddl_stop_;  // set by a DDL on a subscribed table
+
+  // Drainer state.
+  std::vector<std::unique_ptr<TargetSession>> sessions_;
+  size_t cur_concurrency_;
+  size_t cur_batch_rows_;
+  size_t clean_drains_ = 0;
+  std::atomic<bool> contention_{false};
+  std::atomic<uint64_t> changes_read_{0};
+  std::atomic<uint64_t> rows_written_{0};
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::unique_ptr<Drain> pending_;  // handed off, not yet taken by the drainer
+  bool draining_ = false;           // a drain is pending or running
+  absl::Status drain_error_;
+  size_t inflight_bytes_ = 0;
+  replication::StorePin pin_;
+  PipelineStatus status_;  // guarded by mu_
+  uint32_t flushed_ts_ = 0;
+};
+
+}  // namespace binrelay::apply

@@ -1,0 +1,87 @@
+#include "apply/row_key.h"
+
+#include <cstring>
+
+#include "protocol/row_image.h"
+
+namespace binrelay::apply {
+namespace {
+
+void AppendBigEndian(uint64_t v, std::string* out) {
+  for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
+}
+
+void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+}  // namespace
+
+void AppendKeyComponent(const protocol::ValueView* v, std::string* out) {
+  using protocol::ValueKind;
+  if (v == nullptr || v->kind == ValueKind::kNull) {
+    out->push_back('N');
+    return;
+  }
+  switch (v->kind) {
+    case ValueKind::kSigned:
+      out->push_back('i');
+      AppendBigEndian(static_cast<uint64_t>(v->i), out);
+      return;
+    case ValueKind::kUnsigned:
+    case ValueKind::kYear:
+    case ValueKind::kEnum:
+    case ValueKind::kSet:
+      out->push_back('u');
+      AppendBigEndian(v->u, out);
+      return;
+    case ValueKind::kFloat:
+    case ValueKind::kDouble: {
+      uint64_t bits = 0;
+      std::memcpy(&bits, &v->d, sizeof(bits));
+      out->push_back('d');
+      AppendBigEndian(bits, out);
+      return;
+    }
+    default:
+      out->push_back('s');
+      AppendVarint(v->bytes.size(), out);
+      out->append(v->bytes);
+      return;
+  }
+}
+
+absl::Status KeyEncoder::Encode(std::string_view image, const protocol::TableDef& table,
+                                const std::vector<uint32_t>& primary_key, std::string* out) {
+  out->clear();
+  if (primary_key.size() == 1) {
+    // The common case: one column, encoded straight into *out.
+    const uint32_t want = primary_key[0];
+    return protocol::ForEachImageValue(image, table, &scratch_,
+                                       [&](size_t i, const protocol::ValueView* v) {
+                                         if (i != want) return true;
+                                         AppendKeyComponent(v, out);
+                                         return false;
+                                       });
+  }
+  uint32_t last = 0;
+  for (uint32_t c : primary_key) last = std::max(last, c);
+  parts_.resize(primary_key.size());
+  for (auto& p : parts_) p.clear();
+  absl::Status s = protocol::ForEachImageValue(
+      image, table, &scratch_, [&](size_t i, const protocol::ValueView* v) {
+        for (size_t k = 0; k < primary_key.size(); ++k) {
+          if (primary_key[k] == i) AppendKeyComponent(v, &parts_[k]);
+        }
+        return i < last;
+      });
+  if (!s.ok()) return s;
+  for (const auto& p : parts_) out->append(p);
+  return absl::OkStatus();
+}
+
+}  // namespace binrelay::apply

@@ -1,0 +1,101 @@
+#include "apply/sql_literal.h"
+
+#include <charconv>
+
+namespace binrelay::apply {
+namespace {
+
+void AppendHex(std::string_view bytes, std::string* out) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  out->append("X'");
+  const size_t at = out->size();
+  out->resize(at + 2 * bytes.size());
+  char* p = out->data() + at;
+  for (unsigned char b : bytes) {
+    *p++ = kDigits[b >> 4];
+    *p++ = kDigits[b & 0xF];
+  }
+  out->push_back('\'');
+}
+
+template <typename T>
+void AppendNumber(T v, std::string* out) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, r.ptr);
+}
+
+}  // namespace
+
+void AppendSqlLiteral(const protocol::ValueView* v, std::string_view charset, std::string* out) {
+  using protocol::ValueKind;
+  if (v == nullptr) {
+    out->append("NULL");
+    return;
+  }
+  switch (v->kind) {
+    case ValueKind::kNull:
+      out->append("NULL");
+      return;
+    case ValueKind::kSigned:
+      AppendNumber(v->i, out);
+      return;
+    case ValueKind::kUnsigned:
+    case ValueKind::kYear:
+    case ValueKind::kEnum:
+    case ValueKind::kSet:
+      AppendNumber(v->u, out);
+      return;
+    case ValueKind::kFloat:
+      // Shortest digits of the float itself: parsed back to FLOAT it is the
+      // same value (to_chars' round-trip guarantee).
+      AppendNumber(static_cast<float>(v->d), out);
+      return;
+    case ValueKind::kDouble:
+      AppendNumber(v->d, out);
+      return;
+    case ValueKind::kFormatted:
+      // DECIMAL digits and temporal text: ASCII without quotes.
+      out->push_back('\'');
+      out->append(v->bytes);
+      out->push_back('\'');
+      return;
+    case ValueKind::kJsonText:
+      out->append("_utf8mb4 ");
+      AppendHex(v->bytes, out);
+      return;
+    case ValueKind::kText:
+    case ValueKind::kBinary:
+      if (!charset.empty() && charset != "binary") {
+        out->push_back('_');
+        out->append(charset);
+        out->push_back(' ');
+      }
+      AppendHex(v->bytes, out);
+      return;
+  }
+}
+
+void AppendIdentifier(std::string_view name, std::string* out) {
+  out->push_back('`');
+  for (char c : name) {
+    if (c == '`') out->push_back('`');
+    out->push_back(c);
+  }
+  out->push_back('`');
+}
+
+void AppendQuotedString(std::string_view text, std::string* out) {
+  out->push_back('\'');
+  for (char c : text) {
+    switch (c) {
+      case '\'': out->append("\\'"); break;
+      case '\\': out->append("\\\\"); break;
+      case '\0': out->append("\\0"); break;
+      default: out->push_back(c);
+    }
+  }
+  out->push_back('\'');
+}
+
+}  // namespace binrelay::apply

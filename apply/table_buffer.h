@@ -1,0 +1,77 @@
+// TableBuffer: one subscribed table's changes since the last drain.
+//
+// Keyed (the primary key is memory-comparable, table_shape.h): a map from
+// the encoded key (row_key.h) to the row's last state, an upsert with its
+// full after image or a delete with its full before image. Many changes to
+// a row collapse to the last one; draining yields every key once, so a
+// drain's statements may run in any order and concurrently.
+//
+// Ordered (character keys under a collation, where different bytes may be
+// the same row on the target): a FIFO of the same entries in binlog order,
+// applied in that order, never collapsed.
+//
+// Bytes are counted per entry (image, key and a fixed overhead) so the
+// pipeline can hold its soft memory limit.
+//
+// Thread safety: none; the pipeline's reader thread owns a buffer until it
+// hands a drained batch to the flushers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace binrelay::apply {
+
+struct BufferedRow {
+  bool is_delete = false;
+  std::string image;  // full after image (upsert) or full before image (delete)
+};
+
+struct DrainedTable {
+  bool keyed = true;
+  // keyed: one entry per key; ordered: every change in binlog order.
+  std::vector<BufferedRow> rows;
+  size_t bytes = 0;
+  uint64_t changes = 0;  // changes buffered (before collapsing)
+};
+
+class TableBuffer {
+ public:
+  // Bytes counted per entry besides its image and key: the map slot and
+  // string headers, roughly.
+  static constexpr size_t kEntryOverhead = 64;
+
+  explicit TableBuffer(bool keyed) : keyed_(keyed) {}
+
+  void Upsert(std::string_view key, std::string_view after_image) {
+    Put(key, false, after_image);
+  }
+  void Delete(std::string_view key, std::string_view before_image) {
+    Put(key, true, before_image);
+  }
+
+  bool keyed() const { return keyed_; }
+  size_t bytes() const { return bytes_; }
+  size_t entries() const { return keyed_ ? map_.size() : fifo_.size(); }
+  uint64_t changes() const { return changes_; }
+  bool empty() const { return entries() == 0; }
+
+  // Everything buffered, leaving the buffer empty.
+  DrainedTable Take();
+
+ private:
+  void Put(std::string_view key, bool is_delete, std::string_view image);
+
+  bool keyed_;
+  absl::flat_hash_map<std::string, BufferedRow> map_;
+  std::vector<BufferedRow> fifo_;
+  size_t bytes_ = 0;
+  uint64_t changes_ = 0;
+};
+
+}  // namespace binrelay::apply

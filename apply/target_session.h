@@ -1,0 +1,56 @@
+// TargetSession: one connection to an apply target, (re)opened on demand
+// with the session settings every flush relies on:
+//   READ COMMITTED (no gap locks on the ranges a REPLACE touches),
+//   innodb_lock_wait_timeout (short: a waiting batch is retried),
+//   time_zone '+00:00' (TIMESTAMP text is UTC, apply/sql_literal.h),
+//   sql_mode 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION' (not strict, no
+//   NO_ZERO_DATE: every value the source stored is accepted as it is, and an
+//   AUTO_INCREMENT column keeps an explicit 0),
+//   foreign_key_checks 0 (drains reorder rows across tables),
+//   NAMES utf8mb4 (identifiers).
+//
+// Errors are classified for the flusher: contention (1213 deadlock, 1205
+// lock wait timeout) and a lost or refused connection are retried; anything
+// else is a hard error that stops the pipeline.
+//
+// Thread safety: one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "protocol/client_connection.h"
+
+namespace binrelay::apply {
+
+enum class ErrorClass { kNone, kContention, kConnection, kHard };
+
+// What the flusher should do about `status` from Execute.
+ErrorClass Classify(const absl::Status& status);
+// The server error code in `status` (0 if none).
+int ServerErrorCode(const absl::Status& status);
+
+class TargetSession {
+ public:
+  TargetSession(protocol::ConnectOptions options, int lock_wait_timeout_seconds)
+      : options_(std::move(options)), lock_wait_timeout_(lock_wait_timeout_seconds) {}
+
+  // Runs one statement, connecting first if needed. A connection-level
+  // failure closes the session; the next call reconnects.
+  absl::Status Execute(std::string_view sql);
+  absl::StatusOr<protocol::QueryResult> Query(std::string_view sql);
+  void Close() { conn_.reset(); }
+  std::string peer() const;
+
+ private:
+  absl::Status EnsureOpen();
+
+  protocol::ConnectOptions options_;
+  int lock_wait_timeout_;
+  std::unique_ptr<protocol::ClientConnection> conn_;
+};
+
+}  // namespace binrelay::apply

@@ -1,0 +1,135 @@
+#include "protocol/row_image.h"
+
+#include "absl/strings/str_cat.h"
+#include "protocol/byte_cursor.h"
+#include "protocol/column_type.h"
+#include "protocol/event_type.h"
+#include "protocol/mariadb_event_compression.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::protocol {
+namespace {
+
+bool Bit(std::string_view bitmap, size_t i) {
+  return (static_cast<uint8_t>(bitmap[i / 8]) >> (i % 8)) & 1;
+}
+
+constexpr uint64_t kPartialJsonUpdates = 0x1;  // value_options bit
+
+}  // namespace
+
+absl::Status RowImageSplitter::Walk(const RowsEventView& ev, const TableDef& table,
+                                    ByteCursor& c, std::string_view present, size_t row,
+                                    bool after, std::string_view* image, bool* full) {
+  // Built only on error: this runs for every row image.
+  auto where = [&](size_t column) {
+    std::string s = absl::StrCat(AV(EventTypeName(ev.type)), " event at offset ",
+                                 ev.event_offset, " for `", AV(table.db), "`.`", AV(table.table),
+                                 "` row ", row, after ? " after image" : " before image");
+    if (column < table.columns.size()) {
+      absl::StrAppend(&s, ", column ", column + 1, " `", AV(table.columns[column].name), "` (",
+                      AV(ColumnTypeName(table.columns[column].type)), ")");
+    }
+    return s;
+  };
+  const size_t width = ev.column_count;
+  if (ev.partial_json && after) {
+    const uint64_t options = c.Lenenc();
+    if (options & kPartialJsonUpdates) {
+      return absl::UnimplementedError(absl::StrCat(
+          where(SIZE_MAX), ": a JSON partial update (binlog_row_value_options=PARTIAL_JSON) "
+          "carries diffs, not the row's after image; set binlog_row_value_options='' on the "
+          "source"));
+    }
+  }
+  size_t n_present = 0;
+  *full = width == table.columns.size();
+  for (size_t i = 0; i < width; ++i) {
+    if (Bit(present, i)) {
+      ++n_present;
+    } else {
+      *full = false;
+    }
+  }
+  const size_t start = c.position();
+  std::string_view nulls = c.Bytes((n_present + 7) / 8);
+  if (!c.ok()) {
+    return absl::OutOfRangeError(absl::StrCat(where(SIZE_MAX), ": NULL bitmap truncated"));
+  }
+  size_t ordinal = 0;
+  for (size_t i = 0; i < width; ++i) {
+    if (!Bit(present, i)) continue;
+    if (Bit(nulls, ordinal++)) continue;
+    ValueView v;
+    absl::Status s = DecodeValue(c, table.columns[i], &scratch_, &v);
+    if (!s.ok()) return Annotate(s, where(i));
+  }
+  *image = c.data().substr(start, c.position() - start);
+  return absl::OkStatus();
+}
+
+absl::Status RowImageSplitter::Split(const RowsEventView& ev, const TableDef& table,
+                                     absl::FunctionRef<absl::Status(const RawRowImages&)> on_row) {
+  if (ev.column_count > table.columns.size()) {
+    return absl::DataLossError(absl::StrCat(
+        AV(EventTypeName(ev.type)), " event at offset ", ev.event_offset, " has ",
+        ev.column_count, " columns but TABLE_MAP for `", AV(table.db), "`.`", AV(table.table),
+        "` has ", table.columns.size()));
+  }
+  std::string_view rows = ev.rows;
+  if (ev.compressed) {
+    absl::Status s = UncompressMariadbEventField(rows, &inflated_);
+    if (!s.ok()) {
+      return Annotate(s, absl::StrCat(AV(EventTypeName(ev.type)), " event at offset ",
+                                      ev.event_offset, " for `", AV(table.db), "`.`",
+                                      AV(table.table), "`"));
+    }
+    rows = inflated_;
+  }
+  ByteCursor c(rows);
+  RawRowImages r;
+  for (size_t index = 0; !c.empty(); ++index) {
+    r.index = index;
+    r.before = {};
+    r.after = {};
+    r.before_full = r.after_full = true;
+    if (ev.has_before()) {
+      BR_RETURN_IF_ERROR(Walk(ev, table, c, ev.columns_before, index, false, &r.before,
+                              &r.before_full));
+    }
+    if (ev.has_after()) {
+      BR_RETURN_IF_ERROR(Walk(ev, table, c, ev.columns_after, index, true, &r.after,
+                              &r.after_full));
+    }
+    BR_RETURN_IF_ERROR(on_row(r));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ForEachImageValue(std::string_view image, const TableDef& table,
+                               std::string* scratch,
+                               absl::FunctionRef<bool(size_t, const ValueView*)> on_value) {
+  ByteCursor c(image);
+  const size_t n = table.columns.size();
+  std::string_view nulls = c.Bytes((n + 7) / 8);
+  if (!c.ok()) {
+    return absl::DataLossError(absl::StrCat("row image of `", AV(table.db), "`.`",
+                                            AV(table.table), "` is shorter than its NULL bitmap"));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (Bit(nulls, i)) {
+      if (!on_value(i, nullptr)) return absl::OkStatus();
+      continue;
+    }
+    ValueView v;
+    absl::Status s = DecodeValue(c, table.columns[i], scratch, &v);
+    if (!s.ok()) {
+      return Annotate(s, absl::StrCat("row image of `", AV(table.db), "`.`", AV(table.table),
+                                      "`, column ", i + 1, " `", AV(table.columns[i].name), "`"));
+    }
+    if (!on_value(i, &v)) return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace binrelay::protocol

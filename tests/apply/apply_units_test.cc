@@ -1,0 +1,289 @@
+// Unit tests of the apply path's pure pieces: key encoding, buffered maps,
+// SQL literals, DDL table extraction, shape checks and statement building.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "apply/apply_table.h"
+#include "apply/ddl_tables.h"
+#include "apply/row_key.h"
+#include "apply/sql_literal.h"
+#include "apply/table_buffer.h"
+#include "apply/table_shape.h"
+#include "protocol/column_type.h"
+#include "tests/harness/status_matchers.h"
+
+namespace binrelay::apply {
+namespace {
+
+protocol::ValueView Text(std::string_view s) {
+  protocol::ValueView v;
+  v.kind = protocol::ValueKind::kText;
+  v.bytes = s;
+  return v;
+}
+
+// Guards: key components that concatenate ambiguously (the classic
+// ("a-b","c") vs ("a","b-c")), and integers of different signs colliding.
+TEST(RowKeyTest, EncodingIsInjectiveAcrossComponentBoundaries) {
+  auto key = [](std::vector<std::string_view> parts) {
+    std::string out;
+    for (auto p : parts) {
+      protocol::ValueView v = Text(p);
+      AppendKeyComponent(&v, &out);
+    }
+    return out;
+  };
+  EXPECT_NE(key({"a-b", "c"}), key({"a", "b-c"}));
+  EXPECT_NE(key({"ab", ""}), key({"a", "b"}));
+  EXPECT_NE(key({"", "ab"}), key({"ab", ""}));
+  EXPECT_EQ(key({"x", "y"}), key({"x", "y"}));
+  protocol::ValueView minus_one;
+  minus_one.kind = protocol::ValueKind::kSigned;
+  minus_one.i = -1;
+  protocol::ValueView max_unsigned;
+  max_unsigned.kind = protocol::ValueKind::kUnsigned;
+  max_unsigned.u = ~0ull;
+  std::string a, b, n;
+  AppendKeyComponent(&minus_one, &a);
+  AppendKeyComponent(&max_unsigned, &b);
+  AppendKeyComponent(nullptr, &n);
+  EXPECT_NE(a, b);
+  EXPECT_NE(n, a);
+}
+
+// Guards: a later change not replacing an earlier one (last write wins),
+// a delete after an upsert kept as an upsert, byte counts drifting (the
+// soft limit then over- or under-counts), and the FIFO collapsing.
+TEST(TableBufferTest, KeyedCollapsesToTheLastChangeAndCountsBytes) {
+  TableBuffer b(/*keyed=*/true);
+  b.Upsert("k1", "image-1");
+  b.Upsert("k1", "image-1b-longer");
+  b.Upsert("k2", "i2");
+  b.Delete("k2", "before-2");
+  EXPECT_EQ(b.entries(), 2u);
+  EXPECT_EQ(b.changes(), 4u);
+  EXPECT_EQ(b.bytes(), 2 * TableBuffer::kEntryOverhead + 2 + 15 + 2 + 8);
+  DrainedTable d = b.Take();
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(b.bytes(), 0u);
+  ASSERT_EQ(d.rows.size(), 2u);
+  int upserts = 0, deletes = 0;
+  for (const auto& r : d.rows) {
+    if (r.is_delete) {
+      ++deletes;
+      EXPECT_EQ(r.image, "before-2");
+    } else {
+      ++upserts;
+      EXPECT_EQ(r.image, "image-1b-longer");
+    }
+  }
+  EXPECT_EQ(upserts, 1);
+  EXPECT_EQ(deletes, 1);
+
+  TableBuffer fifo(/*keyed=*/false);
+  fifo.Upsert("", "A");
+  fifo.Delete("", "A");
+  fifo.Upsert("", "a");
+  DrainedTable f = fifo.Take();
+  ASSERT_EQ(f.rows.size(), 3u);
+  EXPECT_FALSE(f.rows[0].is_delete);
+  EXPECT_TRUE(f.rows[1].is_delete);
+  EXPECT_EQ(f.rows[2].image, "a");
+}
+
+// Guards: text through a lossy path (it must be hex with the charset
+// introducer), NULL printed as a string, floats that do not round-trip,
+// identifiers with backticks unescaped.
+TEST(SqlLiteralTest, ValuesAreWrittenExactly) {
+  std::string out;
+  protocol::ValueView t = Text(std::string_view("\xE9'\\", 3));
+  AppendSqlLiteral(&t, "latin1", &out);
+  EXPECT_EQ(out, "_latin1 X'E9275C'");
+  out.clear();
+  protocol::ValueView bin = Text(std::string_view("\0\1", 2));
+  bin.kind = protocol::ValueKind::kBinary;
+  AppendSqlLiteral(&bin, "", &out);
+  EXPECT_EQ(out, "X'0001'");
+  out.clear();
+  AppendSqlLiteral(nullptr, "utf8mb4", &out);
+  EXPECT_EQ(out, "NULL");
+  out.clear();
+  protocol::ValueView d;
+  d.kind = protocol::ValueKind::kDouble;
+  d.d = 0.1;
+  AppendSqlLiteral(&d, "", &out);
+  EXPECT_EQ(out, "0.1");
+  out.clear();
+  protocol::ValueView f;
+  f.kind = protocol::ValueKind::kFloat;
+  f.d = static_cast<double>(1.1f);
+  AppendSqlLiteral(&f, "", &out);
+  EXPECT_EQ(out, "1.1");
+  out.clear();
+  protocol::ValueView dec;
+  dec.kind = protocol::ValueKind::kFormatted;
+  dec.bytes = "-0.01";
+  AppendSqlLiteral(&dec, "", &out);
+  EXPECT_EQ(out, "'-0.01'");
+  out.clear();
+  AppendIdentifier("we`ird", &out);
+  EXPECT_EQ(out, "`we``ird`");
+  out.clear();
+  AppendQuotedString("it's \\", &out);
+  EXPECT_EQ(out, "'it\\'s \\\\'");
+}
+
+// Guards: a DDL on a subscribed table going unnoticed (wrong default
+// database, quoted or qualified names, RENAME's second name, comments),
+// and foreign-key-only ALTERs stopping a pipeline for nothing.
+TEST(DdlTablesTest, FindsTheTablesAStatementChanges) {
+  auto names = [](std::string_view db, std::string_view q) {
+    std::vector<std::string> out;
+    for (const auto& t : DdlTables(db, q)) out.push_back(t.db + "." + t.table);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names("app", "ALTER TABLE t ADD COLUMN c INT"), V{"app.t"});
+  EXPECT_EQ(names("app", "alter table `other`.`t 2` drop column c"), V{"other.t 2"});
+  EXPECT_EQ(names("app", "/* x */ ALTER ONLINE TABLE t RENAME TO u"), (V{"app.t", "app.u"}));
+  EXPECT_EQ(names("app", "DROP TABLE IF EXISTS a, b.c /* generated by server */"),
+            (V{"app.a", "b.c"}));
+  EXPECT_EQ(names("app", "RENAME TABLE a TO b, x.c TO x.d"), (V{"app.a", "app.b", "x.c", "x.d"}));
+  EXPECT_EQ(names("app", "TRUNCATE TABLE t"), V{"app.t"});
+  EXPECT_EQ(names("app", "TRUNCATE t"), V{"app.t"});
+  EXPECT_EQ(names("app", "CREATE TABLE IF NOT EXISTS n (id INT)"), V{"app.n"});
+  EXPECT_EQ(names("app", "CREATE UNIQUE INDEX i ON t (c)"), V{"app.t"});
+  EXPECT_EQ(names("app", "ALTER TABLE t ADD CONSTRAINT fk FOREIGN KEY (p) REFERENCES q (id)"),
+            V{});
+  EXPECT_EQ(names("app", "ALTER TABLE t DROP FOREIGN KEY fk, ADD FOREIGN KEY (p) REFERENCES q(id)"),
+            V{});
+  EXPECT_EQ(names("app", "ALTER TABLE t DROP FOREIGN KEY fk, ADD COLUMN z INT"), V{"app.t"});
+  EXPECT_EQ(names("app", "GRANT SELECT ON t TO u"), V{});
+  EXPECT_EQ(names("app", "CREATE DATABASE x"), V{});
+}
+
+TableShape Shape(std::vector<ShapeColumn> cols, std::vector<uint32_t> pk) {
+  TableShape s;
+  s.db = "app";
+  s.table = "t";
+  s.columns = std::move(cols);
+  s.primary_key = std::move(pk);
+  return s;
+}
+
+// Guards: a target of another shape accepted (rows would land in the wrong
+// columns or lose bytes), and display widths refused for nothing.
+TEST(TableShapeTest, TargetMustMatchColumnsTypesCharsetsAndKey) {
+  TableShape src = Shape({{"id", "int", "int", "", "", false},
+                          {"name", "varchar", "varchar(20)", "utf8mb4", "utf8mb4_general_ci", false}},
+                         {0});
+  EXPECT_EQ(NormaliseColumnType("INT(11) UNSIGNED", "int"), "int unsigned");
+  EXPECT_EQ(NormaliseColumnType("varchar(20)", "varchar"), "varchar(20)");
+  BR_EXPECT_OK(CheckTargetShape(src, src, "target"));
+  TableShape t = src;
+  t.columns[1].column_type = "varchar(30)";
+  absl::Status s = CheckTargetShape(src, t, "target x:1 table app.t");
+  EXPECT_TRUE(absl::IsFailedPrecondition(s));
+  EXPECT_NE(s.message().find("`name` is varchar(20) on the source but varchar(30)"),
+            std::string::npos) << s;
+  t = src;
+  t.columns[1].charset = "latin1";
+  EXPECT_NE(CheckTargetShape(src, t, "t").message().find("character set"), std::string::npos);
+  t = src;
+  t.columns.pop_back();
+  EXPECT_NE(CheckTargetShape(src, t, "t").message().find("lacks column 2 `name`"),
+            std::string::npos);
+  t = src;
+  t.primary_key = {1};
+  EXPECT_NE(CheckTargetShape(src, t, "t").message().find("primary key"), std::string::npos);
+  TableShape nopk = src;
+  nopk.primary_key.clear();
+  EXPECT_NE(CheckTargetShape(nopk, nopk, "t").message().find("has no primary key"),
+            std::string::npos);
+  EXPECT_TRUE(KeyIsMemComparable(src));
+  EXPECT_FALSE(KeyIsMemComparable(Shape(src.columns, {1})));  // a collated VARCHAR
+  TableShape bin = Shape({{"k", "varbinary", "varbinary(8)", "", "", false}}, {0});
+  EXPECT_TRUE(KeyIsMemComparable(bin));
+  TableShape dbl = Shape({{"k", "double", "double", "", "", false}}, {0});
+  EXPECT_FALSE(KeyIsMemComparable(dbl));
+}
+
+// A full row image of (INT id, VARCHAR(20) name): NULL bitmap, then values.
+std::string Image(int32_t id, std::optional<std::string> name) {
+  std::string img;
+  img.push_back(name ? 0 : 2);
+  for (int i = 0; i < 4; ++i) img.push_back(static_cast<char>((id >> (8 * i)) & 0xFF));
+  if (name) {
+    img.push_back(static_cast<char>(name->size()));
+    img += *name;
+  }
+  return img;
+}
+
+ApplyTable TwoColumnTable(bool generated_second = false) {
+  TableShape s = Shape({{"id", "int", "int", "", "", false},
+                        {"name", "varchar", "varchar(20)", "utf8mb4", "utf8mb4_general_ci",
+                         generated_second}},
+                       {0});
+  ApplyTable t = MakeApplyTable(s, s);
+  protocol::TableDef map;
+  map.db = "app";
+  map.table = "t";
+  map.columns.resize(2);
+  map.columns[0].type = protocol::kTypeLong;
+  map.columns[1].type = protocol::kTypeVarchar;
+  map.columns[1].meta = 80;
+  EXPECT_TRUE(MergeTableMap(map, &t).ok());
+  return t;
+}
+
+// Guards: batches that ignore batch_rows or batch_bytes (one statement per
+// drain, or a row split), generated columns written, deletes by the wrong
+// column, and keys decoded with the wrong signedness.
+TEST(ApplyTableTest, ReplaceAndDeleteBatchesFollowTheLimits) {
+  ApplyTable t = TwoColumnTable();
+  std::vector<BufferedRow> rows = {{false, Image(1, "a")}, {false, Image(-2, std::nullopt)},
+                                   {false, Image(3, "c")}};
+  std::vector<const BufferedRow*> ptrs;
+  for (auto& r : rows) ptrs.push_back(&r);
+  std::vector<std::string> sqls;
+  std::vector<size_t> counts;
+  auto emit = [&](std::string_view sql, size_t n) {
+    sqls.emplace_back(sql);
+    counts.push_back(n);
+    return absl::OkStatus();
+  };
+  BR_ASSERT_OK(BuildReplaces(t, ptrs.data(), ptrs.size(), 2, 1 << 20, emit));
+  ASSERT_EQ(sqls.size(), 2u);
+  EXPECT_EQ(sqls[0],
+            "REPLACE INTO `app`.`t` (`id`,`name`) VALUES (1,_utf8mb4 X'61'),(-2,NULL)");
+  EXPECT_EQ(counts[0], 2u);
+  EXPECT_EQ(sqls[1], "REPLACE INTO `app`.`t` (`id`,`name`) VALUES (3,_utf8mb4 X'63')");
+  sqls.clear();
+  counts.clear();
+  BR_ASSERT_OK(BuildReplaces(t, ptrs.data(), ptrs.size(), 1000, 10, emit));
+  EXPECT_EQ(sqls.size(), 3u) << "every statement past batch_bytes ends after its first row";
+  sqls.clear();
+  BR_ASSERT_OK(BuildDeletes(t, ptrs.data(), ptrs.size(), 1000, 1 << 20, emit));
+  ASSERT_EQ(sqls.size(), 1u);
+  EXPECT_EQ(sqls[0], "DELETE FROM `app`.`t` WHERE `id` = 1 OR `id` = -2 OR `id` = 3");
+
+  ApplyTable g = TwoColumnTable(/*generated_second=*/true);
+  sqls.clear();
+  BR_ASSERT_OK(BuildReplaces(g, ptrs.data(), 1, 10, 1 << 20, emit));
+  EXPECT_EQ(sqls[0], "REPLACE INTO `app`.`t` (`id`) VALUES (1)");
+
+  KeyEncoder keys;
+  std::string k1, k2;
+  BR_ASSERT_OK(keys.Encode(rows[0].image, t.def, t.def.primary_key, &k1));
+  BR_ASSERT_OK(keys.Encode(Image(1, "other"), t.def, t.def.primary_key, &k2));
+  EXPECT_EQ(k1, k2) << "the key is the primary key only";
+  BR_ASSERT_OK(keys.Encode(rows[1].image, t.def, t.def.primary_key, &k2));
+  EXPECT_NE(k1, k2);
+}
+
+}  // namespace
+}  // namespace binrelay::apply

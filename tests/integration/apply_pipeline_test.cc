@@ -1,0 +1,461 @@
+// Apply pipelines against real servers: a MariaDB source, binrelay serve
+// following it, and a separate MariaDB target that [apply.NAME] sections
+// keep identical to the source's tables (CHECKSUM TABLE compared).
+//
+// Each test uses its own databases on the shared source and target, creates
+// the same tables on both, and starts its pipelines at the source's binlog
+// end after those CREATE TABLEs (as an operator starts one after copying a
+// table).
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tests/harness/binrelay_process.h"
+#include "tests/harness/every_type_table.h"
+#include "tests/harness/json_lite.h"
+#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/replica_fixture.h"
+#include "tests/harness/serve_fixture.h"
+#include "tests/harness/status_matchers.h"
+
+namespace binrelay::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kApplier[] = "applier";
+constexpr char kApplierPassword[] = "applier-pw";
+
+struct Pipeline {
+  std::string name;
+  std::string tables;
+  std::string target_schema;  // "" = the same database
+  std::vector<std::string> extra;  // "key = value" lines
+  const MariaDbSandbox* target = nullptr;  // nullptr: the test's target
+  std::string password = kApplierPassword;
+  bool expect_ready = true;  // StartServe waits until it has caught up
+};
+
+class ApplyPipelineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto source = StartServeSource({"--binlog-format=ROW", "--binlog-row-image=FULL"});
+    ASSERT_TRUE(source.ok()) << source.status();
+    source_ = source->release();
+    // Pipelines whose target is the source write there as the applier.
+    ASSERT_TRUE(source_->CreateUser(kApplier, kApplierPassword).ok());
+    MariaDbSandboxOptions o;
+    o.server_id = 2;
+    auto target = MariaDbSandbox::Start(o);
+    ASSERT_TRUE(target.ok()) << target.status();
+    target_ = target->release();
+    ASSERT_TRUE(target_->CreateUser(kApplier, kApplierPassword).ok());
+  }
+  static void TearDownTestSuite() {
+    delete target_;
+    delete source_;
+    target_ = nullptr;
+    source_ = nullptr;
+  }
+
+  // Runs `ddl` (CREATE DATABASE/TABLE ...) on the source and on `target`.
+  static void CreateOnBoth(const std::vector<std::string>& ddl, MariaDbSandbox* target = nullptr) {
+    for (const std::string& s : ddl) {
+      BR_ASSERT_OK(source_->Execute(s));
+      BR_ASSERT_OK((target ? target : target_)->Execute(s));
+    }
+  }
+
+  // A serve config with `pipelines`, all starting at the source's current end.
+  std::unique_ptr<ServeProcess> StartServe(const std::vector<Pipeline>& pipelines) {
+    auto start = CurrentBinlogPosition(*source_);
+    EXPECT_TRUE(start.ok()) << start.status();
+    if (!start.ok()) return nullptr;
+    std::string extra;
+    for (const Pipeline& p : pipelines) {
+      const MariaDbSandbox* t = p.target ? p.target : target_;
+      absl::StrAppend(&extra, "[apply.", p.name, "]\ntarget_host = 127.0.0.1\ntarget_port = ",
+                      t->Port(), "\ntarget_user = ", kApplier, "\ntarget_password = ",
+                      p.password, "\ntables = ", p.tables, "\nstart = ", *start,
+                      "\nflush_interval = 200ms\n");
+      if (!p.target_schema.empty()) absl::StrAppend(&extra, "target_schema = ", p.target_schema, "\n");
+      for (const std::string& line : p.extra) absl::StrAppend(&extra, line, "\n");
+    }
+    ServeOptions o;
+    o.extra_config = extra;
+    auto serve = ServeProcess::Create(*source_, o);
+    EXPECT_TRUE(serve.ok()) << serve.status();
+    if (!serve.ok()) return nullptr;
+    absl::Status s = (*serve)->Start();
+    EXPECT_TRUE(s.ok()) << s;
+    // Pipelines check their tables against the source's as they are when
+    // they start; a test's DDL must come after that.
+    for (const Pipeline& p : pipelines) {
+      if (!p.expect_ready) continue;
+      EXPECT_TRUE(StatusShows(**serve, p.name, "state", "caught up"));
+    }
+    return std::move(*serve);
+  }
+
+  // CHECKSUM TABLE of every table of `db` on the source equals that of
+  // `target_db` on `target`, polled until `timeout`.
+  static ::testing::AssertionResult Converges(const std::string& db, const std::string& target_db,
+                                              seconds timeout, ServeProcess* serve,
+                                              MariaDbSandbox* target = nullptr) {
+    MariaDbSandbox* t = target ? target : target_;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string last;
+    while (true) {
+      auto want = ChecksumAllTables(*source_, db);
+      auto got = ChecksumAllTables(*t, target_db);
+      if (want.ok() && got.ok() && !want->empty() && *want == *got) {
+        return ::testing::AssertionSuccess();
+      }
+      last.clear();
+      if (want.ok() && got.ok()) {
+        for (const auto& [table, sum] : *want) {
+          auto it = got->find(table);
+          absl::StrAppend(&last, table, ": source ", sum, ", target ",
+                          it == got->end() ? "missing" : it->second, "; ");
+        }
+      } else {
+        last = absl::StrCat(want.status().ToString(), " / ", got.status().ToString());
+      }
+      if (std::chrono::steady_clock::now() > deadline) break;
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+    return ::testing::AssertionFailure()
+           << db << " -> " << target_db << " did not converge: " << last << "\nstatus: "
+           << (serve ? HttpGet(serve->http_port(), "/status") : "") << "\n"
+           << (serve ? serve->StderrTail(30) : "");
+  }
+
+  // The pipeline `name` in /status, or nullptr.
+  static std::optional<JsonValue> PipelineStatus(ServeProcess& serve, const std::string& name) {
+    std::string body = HttpGet(serve.http_port(), "/status");
+    size_t at = body.find("\r\n\r\n");
+    if (at == std::string::npos) return std::nullopt;
+    auto json = ParseJson(body.substr(at + 4));
+    if (!json.ok()) return std::nullopt;
+    const JsonValue* list = json->Find("pipelines");
+    if (list == nullptr) return std::nullopt;
+    for (const JsonValue& p : list->array) {
+      const JsonValue* n = p.Find("name");
+      if (n && n->text == name) return p;
+    }
+    return std::nullopt;
+  }
+
+  // Polls /status until pipeline `name`'s field `key` contains `want`.
+  static ::testing::AssertionResult StatusShows(ServeProcess& serve, const std::string& name,
+                                                const std::string& key, const std::string& want,
+                                                seconds timeout = seconds(30)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string last;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (auto p = PipelineStatus(serve, name)) {
+        const JsonValue* v = p->Find(key);
+        last = v ? v->text : "(absent)";
+        if (v && absl::StrContains(v->text, want)) return ::testing::AssertionSuccess();
+      }
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+    return ::testing::AssertionFailure() << "pipeline " << name << " " << key << " is '" << last
+                                         << "', wanted it to contain '" << want << "'\n"
+                                         << serve.StderrTail(20);
+  }
+
+  static MariaDbSandbox* source_;
+  static MariaDbSandbox* target_;
+};
+
+MariaDbSandbox* ApplyPipelineTest::source_ = nullptr;
+MariaDbSandbox* ApplyPipelineTest::target_ = nullptr;
+
+// Guards: REPLACE of a row whose unique value another row still holds on
+// the target (1062, or the wrong row deleted) when unique values move
+// between rows, one transaction at a time and in a rotation inside one
+// transaction, with one row per statement and with the default batches.
+TEST_F(ApplyPipelineTest, SwapPairsAndRotationsConvergeWithoutDuplicateKeyErrors) {
+  CreateOnBoth({"CREATE DATABASE swap", "CREATE DATABASE swap_b1",
+                "CREATE TABLE swap.t (id INT PRIMARY KEY, slot VARCHAR(50) NULL, UNIQUE(slot))"});
+  BR_ASSERT_OK(target_->Execute("CREATE TABLE swap_b1.t LIKE swap.t"));
+  auto serve = StartServe({{"swapdefault", "swap.t", "", {}},
+                           {"swapone", "swap.t", "swap_b1", {"batch_rows = 1"}}});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO swap.t VALUES (1,'v1'),(2,NULL),(3,'v3'),(4,NULL),(5,'r1'),(6,'r2'),(7,'r3')"));
+  // 50 transactions, each moving a unique value from one row to another.
+  for (int i = 0; i < 50; ++i) {
+    const int from = (i % 2 == 0) ? 1 : 2;
+    const int to = 3 - from;
+    const int from2 = (i % 2 == 0) ? 3 : 4;
+    const int to2 = 7 - from2;
+    BR_ASSERT_OK(source_->Execute(absl::StrCat(
+        "BEGIN NOT ATOMIC START TRANSACTION; ",
+        "UPDATE swap.t SET slot = NULL WHERE id = ", from, "; ",
+        "UPDATE swap.t SET slot = 'v1' WHERE id = ", to, "; ",
+        "UPDATE swap.t SET slot = NULL WHERE id = ", from2, "; ",
+        "UPDATE swap.t SET slot = 'v3' WHERE id = ", to2, "; COMMIT; END")));
+  }
+  // A rotation of three unique values inside one transaction.
+  BR_ASSERT_OK(source_->Execute(
+      "BEGIN NOT ATOMIC START TRANSACTION; UPDATE swap.t SET slot = NULL WHERE id = 5; "
+      "UPDATE swap.t SET slot = 'r1' WHERE id = 6; UPDATE swap.t SET slot = 'r2' WHERE id = 7; "
+      "UPDATE swap.t SET slot = 'r3' WHERE id = 5; COMMIT; END"));
+  EXPECT_TRUE(Converges("swap", "swap", seconds(60), serve.get()));
+  EXPECT_TRUE(Converges("swap", "swap_b1", seconds(60), serve.get()));
+  for (const char* name : {"swapdefault", "swapone"}) {
+    auto p = PipelineStatus(*serve, name);
+    ASSERT_TRUE(p.has_value()) << name;
+    EXPECT_EQ(p->Find("last_error")->text, "") << name;
+    EXPECT_NE(p->Find("state")->text, "error") << name;
+    const JsonValue* retries = p->Find("retries");
+    ASSERT_NE(retries, nullptr);
+    EXPECT_EQ(retries->Find("1062"), nullptr) << name << " saw duplicate-key errors";
+  }
+  auto one = PipelineStatus(*serve, "swapone");
+  EXPECT_GE(std::stoull(one->Find("rows_written")->text), 7u);
+}
+
+// Guards: a primary-key UPDATE leaving the old row behind, a composite key
+// encoded ambiguously, an insert-delete-insert of one key collapsing to the
+// wrong state, and any column type written inexactly (CHECKSUM TABLE
+// compares every byte).
+TEST_F(ApplyPipelineTest, KeyChangesAndEveryColumnTypeConverge) {
+  CreateOnBoth({"CREATE DATABASE keys1 CHARACTER SET utf8mb4",
+                "CREATE TABLE keys1.single (id INT PRIMARY KEY, v INT)",
+                "CREATE TABLE keys1.composite (a INT, b VARBINARY(10), v INT, PRIMARY KEY (a, b))",
+                EveryTypeTableDdl("keys1.types")});
+  auto serve = StartServe({{"keys", "keys1.*", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK(source_->Execute("INSERT INTO keys1.single VALUES (1,1),(2,2),(3,3)"));
+  BR_ASSERT_OK(source_->Execute("UPDATE keys1.single SET id = id + 100 WHERE id < 3"));
+  BR_ASSERT_OK(source_->Execute("UPDATE keys1.single SET id = 1 WHERE id = 101"));
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO keys1.composite VALUES (1,'a-b',1),(1,'a',2),(2,'x',3)"));
+  BR_ASSERT_OK(source_->Execute("UPDATE keys1.composite SET b = 'a-c' WHERE a = 1 AND b = 'a-b'"));
+  BR_ASSERT_OK(source_->Execute("UPDATE keys1.composite SET a = 3 WHERE b = 'x'"));
+  // Insert, delete, insert of one key, in separate transactions.
+  BR_ASSERT_OK(source_->Execute("INSERT INTO keys1.single VALUES (50, 1)"));
+  BR_ASSERT_OK(source_->Execute("DELETE FROM keys1.single WHERE id = 50"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO keys1.single VALUES (50, 2)"));
+  // Every type: inserted, updated, two deleted, two kept.
+  BR_ASSERT_OK(source_->Execute("SET NAMES utf8mb4"));
+  BR_ASSERT_OK(source_->Execute("SET time_zone = '+00:00'"));
+  BR_ASSERT_OK(source_->Execute("SET sql_mode = ''"));
+  std::vector<std::string> nulls(Columns().size(), "NULL");
+  BR_ASSERT_OK(source_->Execute(absl::StrCat(
+      "INSERT INTO keys1.types VALUES ", RowValues(1, kMins), ", ", RowValues(2, kMaxes), ", ",
+      RowValues(3, kMisc), ", ", RowValues(4, nulls), ", ", RowValues(5, kOther))));
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("UPDATE keys1.types SET ", SetClause(kOther),
+                                             " WHERE id = 1")));
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("UPDATE keys1.types SET ", SetClause(kMaxes),
+                                             " WHERE id = 4")));
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("UPDATE keys1.types SET ", SetClause(nulls),
+                                             " WHERE id = 5")));
+  BR_ASSERT_OK(source_->Execute("DELETE FROM keys1.types WHERE id IN (2, 3)"));
+  EXPECT_TRUE(Converges("keys1", "keys1", seconds(60), serve.get()));
+  auto rows = target_->Query("SELECT id FROM keys1.single ORDER BY id");
+  BR_ASSERT_OK(rows.status());
+  std::vector<std::string> ids;
+  for (const auto& r : *rows) ids.push_back(*r[0]);
+  EXPECT_EQ(ids, (std::vector<std::string>{"1", "3", "50", "102"}));
+  auto p = PipelineStatus(*serve, "keys");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->Find("last_error")->text, "");
+}
+
+// Guards: keys that differ in bytes but are one row under the collation
+// ('A' and 'a', 'a' and 'a ' under PAD SPACE) collapsed in a hash map, which
+// would apply them in the wrong order and leave the wrong row behind.
+TEST_F(ApplyPipelineTest, CaseInsensitiveAndPadSpaceKeysKeepBinlogOrder) {
+  CreateOnBoth({"CREATE DATABASE ci CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci",
+                "CREATE TABLE ci.t (k VARCHAR(10) PRIMARY KEY, v INT)"});
+  auto serve = StartServe({{"ci", "ci.t", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK(source_->Execute("INSERT INTO ci.t VALUES ('A', 1)"));
+  BR_ASSERT_OK(source_->Execute("DELETE FROM ci.t WHERE k = 'A'"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO ci.t VALUES ('a', 2)"));
+  BR_ASSERT_OK(source_->Execute("UPDATE ci.t SET v = 3 WHERE k = 'a'"));
+  BR_ASSERT_OK(source_->Execute("REPLACE INTO ci.t VALUES ('a ', 4)"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO ci.t VALUES ('B', 5)"));
+  BR_ASSERT_OK(source_->Execute("UPDATE ci.t SET k = 'b' WHERE k = 'B'"));
+  EXPECT_TRUE(Converges("ci", "ci", seconds(60), serve.get()));
+  auto rows = target_->Query("SELECT CONCAT('[', k, ']'), v FROM ci.t ORDER BY v");
+  BR_ASSERT_OK(rows.status());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ(*(*rows)[0][0], "[a ]");
+  EXPECT_EQ(*(*rows)[1][0], "[b]");
+}
+
+// Guards: a pipeline writing into its source server's database when
+// target_schema names another (the basis of an in-server copy), and its
+// own writes feeding back into it.
+TEST_F(ApplyPipelineTest, TargetSchemaOnTheSourceServer) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE same1"));
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE same1_copy"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE same1.t (id INT PRIMARY KEY, v VARCHAR(20))"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE same1_copy.t LIKE same1.t"));
+  Pipeline p{"samesrv", "same1.*", "same1_copy", {}};
+  p.target = source_;
+  auto serve = StartServe({p});
+  ASSERT_NE(serve, nullptr);
+  for (int i = 0; i < 20; ++i) {
+    BR_ASSERT_OK(source_->Execute(absl::StrCat("INSERT INTO same1.t VALUES (", i, ", 'v", i, "')")));
+  }
+  BR_ASSERT_OK(source_->Execute("UPDATE same1.t SET v = 'changed' WHERE id % 3 = 0"));
+  BR_ASSERT_OK(source_->Execute("DELETE FROM same1.t WHERE id % 5 = 0"));
+  EXPECT_TRUE(Converges("same1", "same1_copy", seconds(60), serve.get(), source_));
+}
+
+// Guards: a target that refuses (wrong password, a missing table, a column
+// of another type) failing silently or taking the relay down: the pipeline's
+// state and error say what is wrong, while the store keeps storing.
+TEST_F(ApplyPipelineTest, RefusingTargetsAreReportedAndTheRelayGoesOn) {
+  CreateOnBoth({"CREATE DATABASE refuse1", "CREATE TABLE refuse1.ok (id INT PRIMARY KEY)"});
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE refuse1.missing (id INT PRIMARY KEY)"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE refuse1.typed (id INT PRIMARY KEY, v INT)"));
+  BR_ASSERT_OK(target_->Execute("CREATE TABLE refuse1.typed (id INT PRIMARY KEY, v BIGINT)"));
+  Pipeline wrong_pw{"badpw", "refuse1.ok", "", {}};
+  wrong_pw.password = "not-the-password";
+  wrong_pw.expect_ready = false;
+  Pipeline missing{"nomissing", "refuse1.missing", "", {}};
+  missing.expect_ready = false;
+  Pipeline typed{"badtype", "refuse1.typed", "", {}};
+  typed.expect_ready = false;
+  auto serve = StartServe({wrong_pw, missing, typed, {"good", "refuse1.ok", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  EXPECT_TRUE(StatusShows(*serve, "badpw", "last_error", "Access denied"));
+  EXPECT_TRUE(StatusShows(*serve, "badpw", "state", "retrying"));
+  EXPECT_TRUE(StatusShows(*serve, "nomissing", "last_error", "does not exist"));
+  EXPECT_TRUE(StatusShows(*serve, "badtype", "last_error",
+                          "`v` is int on the source but bigint on the target"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO refuse1.ok VALUES (1), (2)"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO refuse1.typed VALUES (1, 1)"));
+  EXPECT_TRUE(Converges("refuse1", "refuse1", seconds(1), nullptr) == false);
+  auto ok = target_->Query("SELECT COUNT(*) FROM refuse1.ok");
+  // The good pipeline applies; the store keeps up with the source.
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    ok = target_->Query("SELECT COUNT(*) FROM refuse1.ok");
+    if (ok.ok() && *(*ok)[0][0] == "2") break;
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  BR_ASSERT_OK(ok.status());
+  EXPECT_EQ(*(*ok)[0][0], "2");
+  BR_EXPECT_OK(WaitStoreReached(*serve, *source_, seconds(30)).status());
+  EXPECT_TRUE(serve->Running());
+  // Fixing the target lets the retrying pipeline go on by itself.
+  BR_ASSERT_OK(target_->Execute("CREATE TABLE refuse1.missing (id INT PRIMARY KEY)"));
+  EXPECT_TRUE(StatusShows(*serve, "nomissing", "state", "caught up"));
+}
+
+// Guards: a DDL on a subscribed table applied to a target of the old shape
+// (rows in the wrong columns), the stop losing the rows before it, and a
+// restart after the operator's fix not resuming after the DDL.
+TEST_F(ApplyPipelineTest, DdlStopsThePipelineAndARestartResumesAfterIt) {
+  CreateOnBoth({"CREATE DATABASE ddl1", "CREATE TABLE ddl1.t (id INT PRIMARY KEY, v INT)",
+                "CREATE TABLE ddl1.other (id INT PRIMARY KEY)"});
+  auto serve = StartServe({{"ddl", "ddl1.t", "", {}}, {"ddlother", "ddl1.other", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK(source_->Execute("INSERT INTO ddl1.t VALUES (1, 1), (2, 2)"));
+  BR_ASSERT_OK(source_->Execute("ALTER TABLE ddl1.t ADD COLUMN w INT DEFAULT 7"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO ddl1.t VALUES (3, 3, 3)"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO ddl1.other VALUES (1)"));
+  EXPECT_TRUE(StatusShows(*serve, "ddl", "state", "error"));
+  EXPECT_TRUE(StatusShows(*serve, "ddl", "last_error", "DDL on subscribed table ddl1.t"));
+  EXPECT_TRUE(StatusShows(*serve, "ddl", "last_error", "ADD COLUMN w INT"));
+  // The rows before the DDL are on the target; the other pipeline goes on.
+  auto rows = target_->Query("SELECT COUNT(*) FROM ddl1.t");
+  BR_ASSERT_OK(rows.status());
+  EXPECT_EQ(*(*rows)[0][0], "2");
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    rows = target_->Query("SELECT COUNT(*) FROM ddl1.other");
+    if (rows.ok() && *(*rows)[0][0] == "1") break;
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  EXPECT_EQ(*(*rows)[0][0], "1");
+  // The operator makes the target match and restarts binrelay.
+  BR_ASSERT_OK(target_->Execute("ALTER TABLE ddl1.t ADD COLUMN w INT DEFAULT 7"));
+  BR_ASSERT_OK(serve->Stop());
+  BR_ASSERT_OK(serve->Start());
+  EXPECT_TRUE(Converges("ddl1", "ddl1", seconds(60), serve.get()));
+}
+
+// Guards: a crash between a drain and its checkpoint, or during a drain,
+// losing or leaving behind rows; a target restart being fatal. binrelay is
+// killed with SIGKILL at random moments while a workload runs, and the
+// target restarts once; the target must still converge.
+TEST_F(ApplyPipelineTest, KillNineDuringFlushesAndATargetRestartConverge) {
+  CreateOnBoth({"CREATE DATABASE crash1",
+                "CREATE TABLE crash1.t (id INT PRIMARY KEY, v INT, pad VARCHAR(200), "
+                "UNIQUE KEY (v))",
+                "CREATE TABLE crash1.log (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(50))"});
+  auto serve = StartServe({{"crash", "crash1.*", "", {"batch_rows = 50", "concurrency = 4"}}});
+  ASSERT_NE(serve, nullptr);
+  std::atomic<bool> done{false};
+  absl::Status workload_status;
+  std::thread writer([&] {
+    std::mt19937 rng(42);
+    for (int i = 0; i < 600 && workload_status.ok(); ++i) {
+      const int id = static_cast<int>(rng() % 200);
+      std::string sql;
+      switch (rng() % 4) {
+        case 0:
+        case 1:
+          sql = absl::StrCat("REPLACE INTO crash1.t VALUES (", id, ", ", i, ", REPEAT('p', ",
+                             rng() % 200, "))");
+          break;
+        case 2:
+          sql = absl::StrCat("UPDATE crash1.t SET id = ", 200 + i, " WHERE id = ", id);
+          break;
+        default:
+          sql = absl::StrCat("DELETE FROM crash1.t WHERE id = ", id);
+      }
+      workload_status = source_->Execute(sql);
+      if (workload_status.ok()) {
+        workload_status = source_->Execute(
+            absl::StrCat("INSERT INTO crash1.log (note) VALUES ('step ", i, "')"));
+      }
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    done = true;
+  });
+  std::mt19937 rng(7);
+  for (int kill = 0; kill < 4 && !done; ++kill) {
+    std::this_thread::sleep_for(milliseconds(300 + rng() % 700));
+    serve->Kill();
+    if (kill == 1) {
+      // The target restarts while binrelay is down and comes back after it.
+      target_->Stop();
+      BR_ASSERT_OK(serve->Start());
+      std::this_thread::sleep_for(milliseconds(500));
+      BR_ASSERT_OK(target_->Restart());
+      continue;
+    }
+    BR_ASSERT_OK(serve->Start());
+  }
+  writer.join();
+  BR_ASSERT_OK(workload_status);
+  EXPECT_TRUE(Converges("crash1", "crash1", seconds(120), serve.get()));
+  auto p = PipelineStatus(*serve, "crash");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->Find("state")->text == "error", false) << p->Find("last_error")->text;
+}
+
+}  // namespace
+}  // namespace binrelay::testing
