@@ -81,8 +81,9 @@ absl::Status IniFile::Override(std::string_view flag) {
   if (!absl::ConsumePrefix(&f, "--")) {
     return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", f, "'"));
   }
-  size_t dot = f.find('.');
+  // Keys have no dots; sections may ([apply.orders]): split at the last one.
   size_t eq = f.find('=');
+  size_t dot = f.substr(0, eq).rfind('.');
   if (dot == absl::string_view::npos || eq == absl::string_view::npos || dot > eq || dot == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad option '--", f, "': expected --section.key=value, e.g. --store.dir=/x"));

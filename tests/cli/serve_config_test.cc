@@ -160,8 +160,13 @@ TEST(ServeConfigTest, DocumentedSampleParses) {
   std::ofstream(pw) << "secret\n";
   ASSERT_TRUE(ini->Override("--source.password_file=" + pw).ok());
   ASSERT_TRUE(ini->Override("--listen.password_file=" + pw).ok());
+  ASSERT_TRUE(ini->Override("--apply.orders.target_password_file=" + pw).ok());
   auto c = ParseServeConfig(*ini);
   ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->apply.size(), 1u);
+  EXPECT_EQ(c->apply[0].name, "orders");
+  EXPECT_EQ(c->apply[0].tables, "shop.orders, shop.order_items");
+  EXPECT_EQ(c->apply[0].target.password, "secret");
   EXPECT_EQ(c->upstream.connect.password, "secret");
   EXPECT_EQ(c->store.sync, ServeConfig::Store::Sync::kTransaction);
   EXPECT_TRUE(c->http.enabled);
@@ -172,6 +177,45 @@ TEST(ServeConfigTest, DocumentedSampleParses) {
   auto bad = ParseServeConfig(*ini);
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(absl::StrContains(bad.status().message(), "[listen] password_file")) << bad.status();
+}
+
+}  // namespace
+}  // namespace binrelay::cli
+
+namespace binrelay::cli {
+namespace {
+
+// Guards: [apply.NAME] sections ignored or read with the wrong defaults, a
+// typo in one accepted, and --apply.NAME.key overrides going to a section
+// called "apply".
+TEST(ServeConfigTest, ApplySectionsWithDefaultsAndOverrides) {
+  const std::string base = std::string(kGood) +
+                           "[apply.eu-orders]\ntarget_host = db2\ntarget_user = app\n"
+                           "target_password = pw\ntables = shop.*\n";
+  auto c = Parse(base, {"--apply.eu-orders.batch_rows=50"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->apply.size(), 1u);
+  const apply::PipelineOptions& p = c->apply[0];
+  EXPECT_EQ(p.name, "eu_orders") << "section names normalise as keys do";
+  EXPECT_EQ(p.target.host, "db2");
+  EXPECT_EQ(p.target.port, 3306);
+  EXPECT_EQ(p.batch_rows, 50u);
+  EXPECT_EQ(p.batch_bytes, 1u << 20);
+  EXPECT_EQ(p.concurrency, 8u);
+  EXPECT_EQ(p.soft_limit_bytes, 256u << 20);
+  EXPECT_EQ(p.flush_interval.count(), 1000);
+  EXPECT_EQ(p.checkpoint_schema, "binrelay");
+  EXPECT_EQ(p.start.kind, replication::StartSpec::Kind::kCurrent);
+  auto typo = Parse(base + "batch_row = 5\n");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_TRUE(absl::StrContains(typo.status().message(), "batch_row")) << typo.status();
+  auto gtid = Parse(base + "start = gtid:0-1-5\n");
+  ASSERT_FALSE(gtid.ok());
+  EXPECT_TRUE(absl::StrContains(gtid.status().message(), "[apply.eu_orders] start"))
+      << gtid.status();
+  auto missing = Parse(std::string(kGood) + "[apply.x]\ntarget_host = db2\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(absl::StrContains(missing.status().message(), "target_user")) << missing.status();
 }
 
 }  // namespace
