@@ -76,6 +76,8 @@ class ServeProcess {
   absl::Status Stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // True while the current child has not exited (its output is open).
   bool Running() const;
+  // The running child's pid (-1 if none).
+  pid_t pid() const { return proc_ ? proc_->pid() : -1; }
 
   uint16_t listen_port() const { return listen_port_; }
   uint16_t http_port() const { return http_port_; }

@@ -10,6 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "protocol/client_connection.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tests/harness/binrelay_process.h"
@@ -455,6 +459,187 @@ TEST_F(ApplyPipelineTest, KillNineDuringFlushesAndATargetRestartConverge) {
   auto p = PipelineStatus(*serve, "crash");
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->Find("state")->text == "error", false) << p->Find("last_error")->text;
+}
+
+}  // namespace
+}  // namespace binrelay::testing
+
+namespace binrelay::testing {
+namespace {
+
+// Anonymous resident memory of `pid` in bytes (RssAnon: the heap, not the
+// page cache of mapped binlog files), or 0.
+uint64_t AnonymousRss(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (absl::StartsWith(line, "RssAnon:")) {
+      uint64_t kb = std::strtoull(line.c_str() + 8, nullptr, 10);
+      return kb * 1024;
+    }
+  }
+  return 0;
+}
+
+// Guards: lock waits on the target being fatal, and concurrency and batch
+// size not adapting: a test session holds row locks on the target longer
+// than lock_wait_timeout while eight source connections write, so the
+// pipeline must retry (1205), halve its concurrency, and still converge.
+TEST_F(ApplyPipelineTest, ContentionIsRetriedAndShrinksConcurrency) {
+  CreateOnBoth({"CREATE DATABASE busy1",
+                "CREATE TABLE busy1.t (id INT PRIMARY KEY, grp INT NOT NULL, seq INT NOT NULL, "
+                "v INT, UNIQUE KEY grp_seq (grp, seq))"});
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO busy1.t SELECT seq, seq % 4, seq, 0 FROM busy1.seq_1_to_400"));
+  BR_ASSERT_OK(target_->Execute(
+      "INSERT INTO busy1.t SELECT seq, seq % 4, seq, 0 FROM busy1.seq_1_to_400"));
+  auto serve = StartServe({{"busy", "busy1.t", "",
+                            {"batch_rows = 20", "concurrency = 8", "lock_wait_timeout = 1"}}});
+  ASSERT_NE(serve, nullptr);
+  // Hold the locks of every row on the target for 3 s.
+  auto locker = protocol::ClientConnection::Connect(
+      target_->ClientOptions(kApplier, kApplierPassword));
+  BR_ASSERT_OK(locker.status());
+  BR_ASSERT_OK((*locker)->Query("START TRANSACTION").status());
+  BR_ASSERT_OK((*locker)->Query("SELECT COUNT(*) FROM busy1.t FOR UPDATE").status());
+  std::vector<std::thread> writers;
+  std::vector<absl::Status> results(8);
+  for (int w = 0; w < 8; ++w) {
+    writers.emplace_back([w, &results] {
+      for (int i = 0; i < 50 && results[w].ok(); ++i) {
+        const int id = 1 + (w * 50 + i) % 400;
+        results[w] = source_->Execute(absl::StrCat(
+            "UPDATE busy1.t SET v = v + 1, seq = seq + 1000 WHERE id = ", id));
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  for (const auto& r : results) BR_ASSERT_OK(r);
+  std::this_thread::sleep_for(seconds(3));
+  BR_ASSERT_OK((*locker)->Query("ROLLBACK").status());
+  EXPECT_TRUE(Converges("busy1", "busy1", seconds(90), serve.get()));
+  auto p = PipelineStatus(*serve, "busy");
+  ASSERT_TRUE(p.has_value());
+  const JsonValue* retries = p->Find("retries");
+  ASSERT_NE(retries, nullptr);
+  ASSERT_NE(retries->Find("1205"), nullptr) << "no lock wait timeout was retried";
+  EXPECT_GT(std::stoull(retries->Find("1205")->text), 0u);
+  std::string metrics = HttpGet(serve->http_port(), "/metrics");
+  EXPECT_TRUE(absl::StrContains(metrics,
+                                "binrelay_apply_retries_total{pipeline=\"busy\",code=\"1205\"}"))
+      << metrics.substr(0, 3000);
+  // The drain that met contention halved concurrency; it grows back by one
+  // per three clean drains, so right after convergence it is below 8.
+  EXPECT_TRUE(absl::StrContains(metrics, "binrelay_apply_concurrency{pipeline=\"busy\"}"));
+  EXPECT_LT(std::stoull(p->Find("concurrency")->text), 8u) << "concurrency never shrank";
+}
+
+// Guards: buffers growing without bound while the target is down (1 MiB
+// rows, an 8 MiB soft limit), and the pipeline not completing once the
+// target is back. Anonymous memory (not the page cache of the store's
+// mapped files) must stay within the limit plus a fixed overhead: the
+// process baseline, one 1 MiB event on ingest, and a statement of about
+// twice a row per flusher connection (hex).
+TEST_F(ApplyPipelineTest, BoundedMemoryWhileTheTargetIsDown) {
+  auto big_target = MariaDbSandbox::Start([] {
+    MariaDbSandboxOptions o;
+    o.server_id = 3;
+    o.extra_args = {"--max-allowed-packet=64M"};
+    return o;
+  }());
+  BR_ASSERT_OK(big_target.status());
+  BR_ASSERT_OK((*big_target)->CreateUser(kApplier, kApplierPassword));
+  CreateOnBoth({"CREATE DATABASE mem1", "CREATE TABLE mem1.t (id INT PRIMARY KEY, body LONGTEXT)"},
+               big_target->get());
+  Pipeline p{"mem", "mem1.t", "", {"soft_limit_bytes = 8M", "concurrency = 2"}};
+  p.target = big_target->get();
+  auto serve = StartServe({p});
+  ASSERT_NE(serve, nullptr);
+  const uint64_t baseline = AnonymousRss(serve->pid());
+  (*big_target)->Stop();
+  for (int i = 0; i < 48; ++i) {
+    BR_ASSERT_OK(source_->Execute(absl::StrCat(
+        "INSERT INTO mem1.t VALUES (", i, ", REPEAT(CHAR(97 + ", i % 26, "), 1048576))")));
+  }
+  uint64_t peak = 0;
+  // Watch while the backlog is read against a stopped target.
+  for (int i = 0; i < 30; ++i) {
+    peak = std::max(peak, AnonymousRss(serve->pid()));
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_TRUE(StatusShows(*serve, "mem", "state", "retrying"));
+  BR_ASSERT_OK((*big_target)->Restart());
+  const auto deadline = std::chrono::steady_clock::now() + seconds(120);
+  bool converged = false;
+  while (std::chrono::steady_clock::now() < deadline && !converged) {
+    peak = std::max(peak, AnonymousRss(serve->pid()));
+    auto want = ChecksumAllTables(*source_, "mem1");
+    auto got = ChecksumAllTables(**big_target, "mem1");
+    converged = want.ok() && got.ok() && *want == *got;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_TRUE(converged) << serve->StderrTail(20);
+  auto status = PipelineStatus(*serve, "mem");
+  ASSERT_TRUE(status.has_value());
+  EXPECT_GT(std::stoull(status->Find("parked")->text), 0u) << "the soft limit never held reading";
+  constexpr uint64_t kOverhead = 32ull << 20;
+  std::cerr << "anonymous memory: baseline " << baseline / (1 << 20) << " MiB, peak "
+            << peak / (1 << 20) << " MiB\n";
+  EXPECT_LT(peak, baseline + (8ull << 20) + kOverhead)
+      << "peak anonymous memory " << peak / (1 << 20) << " MiB, baseline "
+      << baseline / (1 << 20) << " MiB";
+}
+
+// Guards: a lagging pipeline losing what it needs when the source purges
+// its binlog (it must read binrelay's store), and binrelay's own retention
+// purging files a lagging pipeline's checkpoint needs across a restart.
+TEST_F(ApplyPipelineTest, FarBehindPipelineSurvivesSourcePurgeAndRetention) {
+  auto slow_target = MariaDbSandbox::Start([] {
+    MariaDbSandboxOptions o;
+    o.server_id = 4;
+    return o;
+  }());
+  BR_ASSERT_OK(slow_target.status());
+  BR_ASSERT_OK((*slow_target)->CreateUser(kApplier, kApplierPassword));
+  CreateOnBoth({"CREATE DATABASE lag1", "CREATE TABLE lag1.t (id INT PRIMARY KEY, v VARCHAR(100))"},
+               slow_target->get());
+  Pipeline p{"lag", "lag1.t", "", {}};
+  p.target = slow_target->get();
+  auto start = CurrentBinlogPosition(*source_);
+  BR_ASSERT_OK(start.status());
+  auto serve = StartServe({p});
+  ASSERT_NE(serve, nullptr);
+  (*slow_target)->Stop();
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 25; ++i) {
+      BR_ASSERT_OK(source_->Execute(absl::StrCat("REPLACE INTO lag1.t VALUES (", round * 25 + i,
+                                                 ", REPEAT('x', 90))")));
+    }
+    BR_ASSERT_OK(source_->Execute("FLUSH BINARY LOGS"));
+  }
+  BR_ASSERT_OK(WaitStoreReached(*serve, *source_, seconds(30)).status());
+  // The source purges everything the pipeline has not applied.
+  auto files = SourceBinlogFiles(*source_);
+  BR_ASSERT_OK(files.status());
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("PURGE BINARY LOGS TO '", files->back(), "'")));
+  // binrelay restarts with a retention that wants every closed file gone.
+  BR_ASSERT_OK(serve->Stop());
+  const std::string pipeline_file = start->substr(0, start->find(':'));
+  {
+    std::string cnf = ReadWholeFile(serve->config_path());
+    size_t at = cnf.find("[store]\n");
+    ASSERT_NE(at, std::string::npos);
+    cnf.insert(at + 8, "retention_bytes = 1\nretention_hard_cap_bytes = 0\n");
+    std::ofstream(serve->config_path(), std::ios::trunc) << cnf;
+  }
+  BR_ASSERT_OK(serve->Start());
+  BR_ASSERT_OK(source_->Execute("FLUSH BINARY LOGS"));  // a rotation runs retention
+  std::this_thread::sleep_for(seconds(2));
+  EXPECT_TRUE(std::filesystem::exists(serve->store_dir() + "/" + pipeline_file))
+      << "retention purged " << pipeline_file << ", which the lagging pipeline needs\n"
+      << serve->StderrTail(20);
+  BR_ASSERT_OK((*slow_target)->Restart());
+  EXPECT_TRUE(Converges("lag1", "lag1", seconds(90), serve.get(), slow_target->get()));
 }
 
 }  // namespace
