@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "apply/row_key.h"
 #include "apply/sql_literal.h"
 #include "protocol/row_image.h"
 #include "protocol/status_macros.h"
@@ -166,6 +167,120 @@ absl::Status BuildDeletes(const ApplyTable& t, const BufferedRow* const* rows, s
   }
   if (in_batch > 0) BR_RETURN_IF_ERROR(emit(sql, in_batch));
   return absl::OkStatus();
+}
+
+namespace {
+
+// A sortable encoding of one index column: integers in numeric order,
+// everything else by bytes (equal values are equal bytes, which is what
+// the cut points need).
+void AppendSortComponent(const protocol::ValueView* v, std::string* out) {
+  using protocol::ValueKind;
+  if (v == nullptr || v->kind == ValueKind::kNull) {
+    out->push_back('\0');
+    return;
+  }
+  out->push_back('\1');
+  auto be = [&](uint64_t x) {
+    for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>(x >> shift));
+  };
+  switch (v->kind) {
+    case ValueKind::kSigned:
+      be(static_cast<uint64_t>(v->i) ^ (1ull << 63));
+      return;
+    case ValueKind::kUnsigned:
+    case ValueKind::kYear:
+    case ValueKind::kEnum:
+    case ValueKind::kSet:
+      be(v->u);
+      return;
+    default:
+      AppendKeyComponent(v, out);
+      return;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::pair<size_t, size_t>>> PartitionUpserts(
+    const ApplyTable& t, std::vector<const BufferedRow*>* upserts, size_t max_rows) {
+  std::vector<std::pair<size_t, size_t>> batches;
+  const size_t n = upserts->size();
+  max_rows = std::max<size_t>(1, max_rows);
+  if (t.target.unique_keys.empty() || n <= 1) {
+    for (size_t at = 0; at < n; at += max_rows) batches.emplace_back(at, std::min(n, at + max_rows));
+    return batches;
+  }
+  // Pass 1: the leading value of each unique index, per row; the index
+  // with the fewest distinct leading values clusters most.
+  const auto& keys = t.target.unique_keys;
+  std::vector<std::vector<std::string>> leading(keys.size(), std::vector<std::string>(n));
+  std::string scratch;
+  for (size_t r = 0; r < n; ++r) {
+    BR_RETURN_IF_ERROR(protocol::ForEachImageValue(
+        (*upserts)[r]->image, t.def, &scratch, [&](size_t col, const protocol::ValueView* v) {
+          for (size_t k = 0; k < keys.size(); ++k) {
+            if (keys[k][0] == col) AppendSortComponent(v, &leading[k][r]);
+          }
+          return true;
+        }));
+  }
+  size_t best = 0;
+  size_t best_distinct = SIZE_MAX;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    std::vector<std::string> v = leading[k];
+    std::sort(v.begin(), v.end());
+    const size_t distinct = static_cast<size_t>(std::unique(v.begin(), v.end()) - v.begin());
+    if (distinct < best_distinct) {
+      best = k;
+      best_distinct = distinct;
+    }
+  }
+  // Pass 2: the chosen index's columns, in index order, as one sort key.
+  const std::vector<uint32_t>& index = keys[best];
+  std::vector<std::string> sort_key(n);
+  std::vector<std::string> parts(index.size());
+  for (size_t r = 0; r < n; ++r) {
+    for (auto& p : parts) p.clear();
+    BR_RETURN_IF_ERROR(protocol::ForEachImageValue(
+        (*upserts)[r]->image, t.def, &scratch, [&](size_t col, const protocol::ValueView* v) {
+          for (size_t pos = 0; pos < index.size(); ++pos) {
+            if (index[pos] == col) AppendSortComponent(v, &parts[pos]);
+          }
+          return true;
+        }));
+    for (const auto& p : parts) sort_key[r] += p;
+  }
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return sort_key[a] < sort_key[b]; });
+  std::vector<const BufferedRow*> sorted(n);
+  std::vector<const std::string*> lead(n);
+  for (size_t i = 0; i < n; ++i) {
+    sorted[i] = (*upserts)[order[i]];
+    lead[i] = &leading[best][order[i]];
+  }
+  *upserts = std::move(sorted);
+  // Cut at leading-value changes, filling batches up to max_rows; a group
+  // larger than a batch is split.
+  size_t begin = 0;
+  size_t i = 0;
+  while (i < n) {
+    size_t group_end = i;
+    while (group_end < n && *lead[group_end] == *lead[i]) ++group_end;
+    if (group_end - begin > max_rows && i > begin) {
+      batches.emplace_back(begin, i);  // this group does not fit: close the batch before it
+      begin = i;
+    }
+    while (group_end - begin > max_rows) {
+      batches.emplace_back(begin, begin + max_rows);
+      begin += max_rows;
+    }
+    i = group_end;
+  }
+  if (begin < n) batches.emplace_back(begin, n);
+  return batches;
 }
 
 }  // namespace binrelay::apply

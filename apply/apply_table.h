@@ -17,6 +17,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "apply/table_buffer.h"
 #include "apply/table_shape.h"
 #include "protocol/column_def.h"
@@ -66,5 +67,17 @@ absl::Status BuildReplaces(const ApplyTable& t, const BufferedRow* const* rows, 
 absl::Status BuildDeletes(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
                           size_t max_rows, size_t max_bytes,
                           absl::FunctionRef<absl::Status(std::string_view sql, size_t rows)> emit);
+
+// Flush partitioning for a table with UNIQUE secondary indexes: picks the
+// unique index whose leading column has the fewest distinct values among
+// `upserts` (the one whose values cluster most), sorts `upserts` by that
+// index's columns, and cuts batches of at most `max_rows` at changes of the
+// leading value where possible. Batches i and i+1 then cover neighbouring
+// index ranges: running even and odd batches in separate waves keeps two
+// concurrent REPLACEs from taking next-key locks on neighbouring entries.
+// Returns [begin, end) ranges into the sorted `upserts`; without unique
+// secondary indexes, plain consecutive chunks.
+absl::StatusOr<std::vector<std::pair<size_t, size_t>>> PartitionUpserts(
+    const ApplyTable& t, std::vector<const BufferedRow*>* upserts, size_t max_rows);
 
 }  // namespace binrelay::apply

@@ -665,17 +665,25 @@ absl::Status ApplyPipeline::Flush(Drain& drain) {
     per_table.push_back(std::move(r));
   }
   using Job = std::function<absl::Status(TargetSession&)>;
+  // Even and odd upsert batches of a table run in separate waves (see
+  // PartitionUpserts), then every delete.
   std::vector<Job> upserts;
+  std::vector<Job> odd_upserts;
   std::vector<Job> deletes;
   for (TableRows& r : per_table) {
     const ApplyTable* t = r.table;
-    for (size_t at = 0; at < r.upserts.size(); at += batch_rows) {
-      const size_t n = std::min(batch_rows, r.upserts.size() - at);
-      const BufferedRow* const* rows = r.upserts.data() + at;
-      upserts.push_back([this, t, rows, n, batch_rows, batch_bytes](TargetSession& s) {
-        return BuildReplaces(*t, rows, n, batch_rows, batch_bytes,
-                             [&](std::string_view sql, size_t k) { return Execute(s, sql, k); });
-      });
+    BR_ASSIGN_OR_RETURN(auto batches, PartitionUpserts(*t, &r.upserts, batch_rows));
+    for (size_t b = 0; b < batches.size(); ++b) {
+      const size_t n = batches[b].second - batches[b].first;
+      const BufferedRow* const* rows = r.upserts.data() + batches[b].first;
+      const bool odd = b % 2 == 1 && !t->target.unique_keys.empty();
+      (odd ? odd_upserts : upserts)
+          .push_back([this, t, rows, n, batch_rows, batch_bytes](TargetSession& s) {
+            return BuildReplaces(*t, rows, n, batch_rows, batch_bytes, [&](std::string_view sql,
+                                                                           size_t k) {
+              return Execute(s, sql, k);
+            });
+          });
     }
     for (size_t at = 0; at < r.deletes.size(); at += batch_rows) {
       const size_t n = std::min(batch_rows, r.deletes.size() - at);
@@ -706,6 +714,7 @@ absl::Status ApplyPipeline::Flush(Drain& drain) {
     }
   }
   BR_RETURN_IF_ERROR(RunJobs(upserts));
+  BR_RETURN_IF_ERROR(RunJobs(odd_upserts));
   BR_RETURN_IF_ERROR(RunJobs(deletes));
   BR_RETURN_IF_ERROR(WriteCheckpoint(*sessions_[0], drain.checkpoint));
   // Additive increase after clean drains, multiplicative decrease on

@@ -287,3 +287,60 @@ TEST(ApplyTableTest, ReplaceAndDeleteBatchesFollowTheLimits) {
 
 }  // namespace
 }  // namespace binrelay::apply
+
+namespace binrelay::apply {
+namespace {
+
+// Image of (INT id, INT grp, INT seq), none NULL.
+std::string IntImage(std::vector<int32_t> values) {
+  std::string img(1, '\0');
+  for (int32_t v : values) {
+    for (int i = 0; i < 4; ++i) img.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  }
+  return img;
+}
+
+// Guards: batches of a table with a UNIQUE (grp, seq) index that interleave
+// index ranges (neighbouring batches would then run in one wave and take
+// next-key locks on each other's entries), cuts inside a group that would
+// fit, batches over max_rows, and rows lost or duplicated by the sort.
+TEST(PartitionUpsertsTest, SortsByTheClusteringUniqueIndexAndCutsAtValueChanges) {
+  TableShape s = Shape({{"id", "int", "int", "", "", false},
+                        {"grp", "int", "int", "", "", false},
+                        {"seq", "int", "int", "", "", false}},
+                       {0});
+  s.unique_keys = {{2}, {1, 2}};  // seq alone (all distinct) and (grp, seq) (3 groups)
+  ApplyTable t = MakeApplyTable(s, s);
+  protocol::TableDef map;
+  map.db = "app";
+  map.table = "t";
+  map.columns.resize(3);
+  for (auto& c : map.columns) c.type = protocol::kTypeLong;
+  BR_ASSERT_OK(MergeTableMap(map, &t));
+  std::vector<BufferedRow> rows;
+  // grp 2: 3 rows, grp -1: 2 rows, grp 7: 4 rows, interleaved.
+  const std::vector<std::vector<int32_t>> values = {
+      {1, 2, 30}, {2, -1, 5}, {3, 7, 1}, {4, 2, 10}, {5, 7, 4},
+      {6, -1, 2}, {7, 7, 3},  {8, 2, 20}, {9, 7, 2}};
+  for (const auto& v : values) rows.push_back({false, IntImage(v)});
+  std::vector<const BufferedRow*> ptrs;
+  for (auto& r : rows) ptrs.push_back(&r);
+  BR_ASSERT_OK_AND_ASSIGN(auto batches, PartitionUpserts(t, &ptrs, 3));
+  ASSERT_EQ(ptrs.size(), rows.size());
+  // Sorted by (grp, seq): -1,-1 | 2,2,2 | 7,7,7,7 (split at 3 rows).
+  std::vector<int> ids;
+  for (const BufferedRow* r : ptrs) ids.push_back(static_cast<uint8_t>(r->image[1]));
+  EXPECT_EQ(ids, (std::vector<int>{6, 2, 4, 8, 1, 3, 9, 7, 5}));
+  std::vector<std::pair<size_t, size_t>> want = {{0, 2}, {2, 5}, {5, 8}, {8, 9}};
+  EXPECT_EQ(batches, want);
+  // Without unique secondary indexes: chunks in the given order.
+  TableShape plain = s;
+  plain.unique_keys.clear();
+  ApplyTable p = MakeApplyTable(plain, plain);
+  BR_ASSERT_OK(MergeTableMap(map, &p));
+  BR_ASSERT_OK_AND_ASSIGN(auto chunks, PartitionUpserts(p, &ptrs, 4));
+  EXPECT_EQ(chunks, (std::vector<std::pair<size_t, size_t>>{{0, 4}, {4, 8}, {8, 9}}));
+}
+
+}  // namespace
+}  // namespace binrelay::apply
