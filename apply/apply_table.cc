@@ -90,7 +90,7 @@ absl::Status AppendRowValues(const ApplyTable& t, std::string_view image, std::s
         if (c.generated) return true;
         if (!first) out->push_back(',');
         first = false;
-        AppendSqlLiteral(v, c.charset, out);
+        AppendSqlLiteral(v, c.charset, out, c.data_type == "decimal");
         return true;
       }));
   out->push_back(')');
@@ -115,7 +115,7 @@ absl::Status AppendKeyMatch(const ApplyTable& t, std::string_view image, std::st
           const ShapeColumn& c = t.target.columns[i];
           AppendIdentifier(c.name, out);
           out->append(" = ");
-          AppendSqlLiteral(v, c.charset, out);
+          AppendSqlLiteral(v, c.charset, out, c.data_type == "decimal");
         }
         return i < last;
       }));
@@ -123,21 +123,42 @@ absl::Status AppendKeyMatch(const ApplyTable& t, std::string_view image, std::st
   return absl::OkStatus();
 }
 
-absl::Status BuildReplaces(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
-                           size_t max_rows, size_t max_bytes,
-                           absl::FunctionRef<absl::Status(std::string_view, size_t)> emit) {
+namespace {
+
+// Statements of at most max_rows rows; a row joins the statement only if it
+// stays within max_bytes (a first row always does), and no statement may
+// exceed the target's max_allowed_packet.
+absl::Status BuildBatches(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
+                          size_t max_rows, size_t max_bytes, bool deletes,
+                          absl::FunctionRef<absl::Status(std::string_view, size_t)> emit) {
+  const std::string& head = deletes ? t.delete_head : t.replace_head;
+  const std::string_view sep = deletes ? " OR " : ",";
   std::string sql;
+  std::string row_sql;
   std::string scratch;
   size_t in_batch = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (in_batch == 0) {
-      sql.assign(t.replace_head);
-    } else {
-      sql.push_back(',');
+    row_sql.clear();
+    BR_RETURN_IF_ERROR(deletes ? AppendKeyMatch(t, rows[i]->image, &scratch, &row_sql)
+                               : AppendRowValues(t, rows[i]->image, &scratch, &row_sql));
+    if (head.size() + row_sql.size() > t.max_statement_bytes) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "a row of ", t.Name(), " needs a statement of ", head.size() + row_sql.size(),
+          " bytes, more than the target's max_allowed_packet allows (", t.max_statement_bytes,
+          "); raise max_allowed_packet on the target"));
     }
-    BR_RETURN_IF_ERROR(AppendRowValues(t, rows[i]->image, &scratch, &sql));
-    ++in_batch;
-    if (in_batch >= max_rows || sql.size() >= max_bytes) {
+    if (in_batch > 0 && (sql.size() + sep.size() + row_sql.size() > max_bytes ||
+                         sql.size() + sep.size() + row_sql.size() > t.max_statement_bytes)) {
+      BR_RETURN_IF_ERROR(emit(sql, in_batch));
+      in_batch = 0;
+    }
+    if (in_batch == 0) {
+      sql.assign(head);
+    } else {
+      sql.append(sep);
+    }
+    sql.append(row_sql);
+    if (++in_batch >= max_rows) {
       BR_RETURN_IF_ERROR(emit(sql, in_batch));
       in_batch = 0;
     }
@@ -146,27 +167,18 @@ absl::Status BuildReplaces(const ApplyTable& t, const BufferedRow* const* rows, 
   return absl::OkStatus();
 }
 
+}  // namespace
+
+absl::Status BuildReplaces(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
+                           size_t max_rows, size_t max_bytes,
+                           absl::FunctionRef<absl::Status(std::string_view, size_t)> emit) {
+  return BuildBatches(t, rows, n, max_rows, max_bytes, false, emit);
+}
+
 absl::Status BuildDeletes(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
                           size_t max_rows, size_t max_bytes,
                           absl::FunctionRef<absl::Status(std::string_view, size_t)> emit) {
-  std::string sql;
-  std::string scratch;
-  size_t in_batch = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (in_batch == 0) {
-      sql.assign(t.delete_head);
-    } else {
-      sql.append(" OR ");
-    }
-    BR_RETURN_IF_ERROR(AppendKeyMatch(t, rows[i]->image, &scratch, &sql));
-    ++in_batch;
-    if (in_batch >= max_rows || sql.size() >= max_bytes) {
-      BR_RETURN_IF_ERROR(emit(sql, in_batch));
-      in_batch = 0;
-    }
-  }
-  if (in_batch > 0) BR_RETURN_IF_ERROR(emit(sql, in_batch));
-  return absl::OkStatus();
+  return BuildBatches(t, rows, n, max_rows, max_bytes, true, emit);
 }
 
 namespace {
@@ -195,7 +207,9 @@ void AppendSortComponent(const protocol::ValueView* v, std::string* out) {
       be(v->u);
       return;
     default:
-      AppendKeyComponent(v, out);
+      // Raw bytes, so strings sort in byte order (not length first).
+      out->append(v->bytes);
+      out->push_back('\0');
       return;
   }
 }

@@ -34,6 +34,8 @@ struct ApplyTable {
   std::string qualified;    // `db`.`table` on the target
   std::string replace_head;  // REPLACE INTO `db`.`t` (`a`,`b`) VALUES
   std::string delete_head;   // DELETE FROM `db`.`t` WHERE
+  // The target's max_allowed_packet less room for the packet header.
+  size_t max_statement_bytes = 16u << 20;
 
   std::string Name() const { return source.db + "." + source.table; }
 };
@@ -59,7 +61,8 @@ absl::Status AppendKeyMatch(const ApplyTable& t, std::string_view image, std::st
                             std::string* out);
 
 // Statements for rows[begin, end): each holds at most `max_rows` rows and,
-// past its first row, at most `max_bytes` of SQL. Calls `emit` per
+// past its first row, at most `max_bytes` of SQL; none exceeds
+// max_statement_bytes (a row that alone would is FailedPrecondition). Calls `emit` per
 // statement; all rows must be upserts (Replace) or deletes (Delete).
 absl::Status BuildReplaces(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
                            size_t max_rows, size_t max_bytes,

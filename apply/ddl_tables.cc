@@ -20,6 +20,13 @@ std::vector<Token> Tokenise(std::string_view q) {
     char c = q[i];
     if (absl::ascii_isspace(static_cast<unsigned char>(c))) {
       ++i;
+    } else if (c == '/' && i + 2 < q.size() && q[i + 1] == '*' &&
+               (q[i + 2] == '!' || (q[i + 2] == 'M' && i + 3 < q.size() && q[i + 3] == '!'))) {
+      // An executable comment: its text is part of the statement.
+      i += q[i + 2] == '!' ? 3 : 4;
+      while (i < q.size() && absl::ascii_isdigit(static_cast<unsigned char>(q[i]))) ++i;
+    } else if (c == '*' && i + 1 < q.size() && q[i + 1] == '/') {
+      i += 2;  // the end of an executable comment
     } else if (c == '/' && i + 1 < q.size() && q[i + 1] == '*') {
       size_t end = q.find("*/", i + 2);
       i = end == std::string_view::npos ? q.size() : end + 2;
@@ -130,6 +137,43 @@ std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view q
   std::vector<DdlTarget> out;
   size_t i = 0;
   DdlTarget name;
+  // SET STATEMENT var = value [, ...] FOR <statement>
+  if (Is(t, 0, "SET") && Is(t, 1, "STATEMENT")) {
+    size_t j = 2;
+    int depth = 0;
+    for (; j < t.size(); ++j) {
+      if (t[j].punct == '(') ++depth;
+      if (t[j].punct == ')') --depth;
+      if (depth == 0 && Is(t, j, "FOR")) break;
+    }
+    if (j >= t.size()) return out;
+    t.erase(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(j + 1));
+  }
+  // Row changes written as statements.
+  if (Is(t, 0, "INSERT") || Is(t, 0, "REPLACE") || Is(t, 0, "UPDATE") || Is(t, 0, "DELETE") ||
+      (Is(t, 0, "LOAD") && (Is(t, 1, "DATA") || Is(t, 1, "XML")))) {
+    size_t j = 1;
+    if (Is(t, 0, "LOAD")) {
+      while (j < t.size() && !(Is(t, j, "INTO") && Is(t, j + 1, "TABLE"))) ++j;
+      j += 2;
+    } else {
+      while (Is(t, j, "LOW_PRIORITY") || Is(t, j, "DELAYED") || Is(t, j, "HIGH_PRIORITY") ||
+             Is(t, j, "IGNORE") || Is(t, j, "QUICK") || Is(t, j, "INTO") || Is(t, j, "FROM")) {
+        ++j;
+      }
+    }
+    if (ReadName(t, &j, default_db, &name)) {
+      name.dml = true;
+      out.push_back(name);
+    }
+    return out;
+  }
+  if (Is(t, 0, "DROP") && (Is(t, 1, "DATABASE") || Is(t, 1, "SCHEMA"))) {
+    i = 2;
+    if (Is(t, i, "IF") && Is(t, i + 1, "EXISTS")) i += 2;
+    if (IsName(t, i)) out.push_back(DdlTarget{t[i].text, "", false});
+    return out;
+  }
   if (Is(t, 0, "ALTER")) {
     i = 1;
     while (Is(t, i, "ONLINE") || Is(t, i, "IGNORE")) ++i;
@@ -139,8 +183,14 @@ std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view q
     if (!ReadName(t, &i, default_db, &name)) return out;
     if (OnlyForeignKeyClauses(t, i)) return out;
     out.push_back(name);
-    // ALTER TABLE a RENAME [TO|AS] b: the new name is changed too.
+    // ALTER TABLE a RENAME [TO|AS] b: the new name is changed too; so is
+    // the table of EXCHANGE PARTITION p WITH TABLE b.
     for (size_t j = i; j < t.size(); ++j) {
+      if (Is(t, j, "WITH") && Is(t, j + 1, "TABLE")) {
+        size_t k = j + 2;
+        DdlTarget other;
+        if (ReadName(t, &k, default_db, &other)) out.push_back(other);
+      }
       if (Is(t, j, "RENAME") && !Is(t, j + 1, "COLUMN") && !Is(t, j + 1, "INDEX") &&
           !Is(t, j + 1, "KEY")) {
         size_t k = j + 1;

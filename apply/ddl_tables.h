@@ -8,7 +8,12 @@
 // quoted; unqualified ones take the statement's default database. Comments
 // are skipped. An ALTER TABLE whose every clause adds or drops a FOREIGN KEY
 // (or a constraint named in such a clause) changes no row image and yields
-// no table. Other statements yield none.
+// no table. A `SET STATEMENT ... FOR` prefix is looked through, and so are
+// executable comments (/*!50100 ... */, /*M!100100 ... */). DROP DATABASE
+// yields the database with an empty table name. INSERT, REPLACE, UPDATE,
+// DELETE and LOAD DATA written as statements (a session with
+// binlog_format=STATEMENT) yield their first table with `dml` set: their rows
+// are not in the binlog. Other statements yield none.
 //
 // Thread safety: pure function.
 #pragma once
@@ -22,7 +27,8 @@ namespace binrelay::apply {
 
 struct DdlTarget {
   std::string db;
-  std::string table;
+  std::string table;  // empty: every table of `db` (DROP DATABASE)
+  bool dml = false;   // a row change logged as a statement (binlog_format=STATEMENT)
 };
 
 std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view query);

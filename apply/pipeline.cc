@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -62,15 +63,29 @@ class ApplyPipeline::Sink : public ChangeSink {
 
   absl::Status OnStatement(const StatementSeen& s) override {
     for (const DdlTarget& t : DdlTables(s.db, s.query)) {
-      if (!p_->pattern_.Matches(t.db, t.table) || t.db == p_->options_.checkpoint_schema) {
-        continue;
+      if (t.db == p_->options_.checkpoint_schema) continue;
+      bool ours = false;
+      if (t.table.empty()) {
+        for (const auto& [key, table] : p_->tables_) ours = ours || table->source.db == t.db;
+      } else {
+        ours = p_->pattern_.Matches(t.db, t.table);
       }
+      if (!ours) continue;
       std::string text(s.query.substr(0, 300));
+      if (t.dml) {
+        p_->ddl_stop_ = absl::FailedPreconditionError(absl::StrCat(
+            "a row change to subscribed table ", t.db, ".", t.table, " was logged as a "
+            "statement at ", AV(s.file), ":", s.pos, " (binlog_format=STATEMENT in that "
+            "session): its rows are not in the binlog and cannot be applied: ", text,
+            "; apply it to the target by hand, then restart binrelay"));
+        return absl::OkStatus();
+      }
       // Not an error yet: the reader first flushes every transaction before
       // the statement and checkpoints past it, so a restart after the
       // operator's fix resumes with rows of the new shape.
       p_->ddl_stop_ = absl::FailedPreconditionError(absl::StrCat(
-          "DDL on subscribed table ", t.db, ".", t.table, " at ", AV(s.file), ":", s.pos, ": ",
+          "DDL on subscribed table ", t.db, ".", t.table.empty() ? "*" : t.table, " at ",
+          AV(s.file), ":", s.pos, ": ",
           text, s.query.size() > 300 ? "..." : "",
           "; change the target table to match, then restart binrelay: the pipeline resumes "
           "after this statement"));
@@ -362,6 +377,12 @@ absl::Status ApplyPipeline::Prepare() {
 
   // The tables: every source table the pattern matches, checked against
   // the target's.
+  BR_ASSIGN_OR_RETURN(protocol::QueryResult packet, target.Query("SELECT @@max_allowed_packet"));
+  size_t max_statement = 16u << 20;
+  if (!packet.rows.empty() && packet.rows[0][0]) {
+    uint64_t v = 0;
+    if (absl::SimpleAtoi(*packet.rows[0][0], &v) && v > 4096) max_statement = v - 1024;
+  }
   replication::ConnectionSqlSource source(source_);
   auto listed = ListTables(source);
   if (!listed.ok()) return Annotate(listed.status(), "listing the source's tables");
@@ -383,7 +404,36 @@ absl::Status ApplyPipeline::Prepare() {
     }
     BR_RETURN_IF_ERROR(CheckTargetShape(
         src, *tgt, absl::StrCat(where, " table ", target_db, ".", table)));
+    // ON DELETE/UPDATE CASCADE or SET NULL: InnoDB makes those changes
+    // below the binlog, so they would never reach the target.
+    std::string fk_sql =
+        "SELECT CONSTRAINT_NAME, DELETE_RULE, UPDATE_RULE FROM "
+        "information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ";
+    AppendQuotedString(db, &fk_sql);
+    fk_sql.append(" AND TABLE_NAME = ");
+    AppendQuotedString(table, &fk_sql);
+    fk_sql.append(" AND (DELETE_RULE <> 'RESTRICT' AND DELETE_RULE <> 'NO ACTION' OR "
+                  "UPDATE_RULE <> 'RESTRICT' AND UPDATE_RULE <> 'NO ACTION')");
+    BR_ASSIGN_OR_RETURN(auto cascades, source.Query(fk_sql));
+    if (!cascades.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "apply pipeline ", options_.name, ": source table ", db, ".", table,
+          " has foreign key ", cascades[0][0].value_or("?"), " with ON DELETE ",
+          cascades[0][1].value_or("?"), " / ON UPDATE ", cascades[0][2].value_or("?"),
+          ": the server makes those changes without logging them, so the target would keep "
+          "rows the source removed; leave the table out of `tables` or make the key RESTRICT"));
+    }
+    const std::string target_name = TableKey(target_db, table);
+    for (const auto& [key, other] : tables_) {
+      if (TableKey(other->target.db, other->target.table) == target_name) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "apply pipeline ", options_.name, ": source tables ", other->Name(), " and ", db,
+            ".", table, " would both be written to ", target_db, ".", table,
+            " (target_schema); give them separate pipelines or targets"));
+      }
+    }
     auto t = std::make_unique<ApplyTable>(MakeApplyTable(std::move(src), std::move(*tgt)));
+    t->max_statement_bytes = max_statement;
     buffers_[t.get()] = std::make_unique<TableBuffer>(t->keyed);
     exact.push_back(absl::StrCat(db, ".", table));
     tables_[TableKey(db, table)] = std::move(t);
@@ -394,6 +444,32 @@ absl::Status ApplyPipeline::Prepare() {
         options_.tables));
   }
   BR_ASSIGN_OR_RETURN(exact_, Subscription::Parse(absl::StrJoin(exact, ",")));
+  // Fence: statements an earlier binrelay process (killed while a drain ran)
+  // still has running on these tables must not commit after ours.
+  BR_ASSIGN_OR_RETURN(protocol::QueryResult self, target.Query("SELECT CONNECTION_ID(), USER()"));
+  if (!self.rows.empty() && self.rows[0][0]) {
+    BR_ASSIGN_OR_RETURN(
+        protocol::QueryResult running,
+        target.Query(absl::StrCat("SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE "
+                                  "ID <> CONNECTION_ID() AND USER = SUBSTRING_INDEX(USER(), '@', "
+                                  "1) AND INFO IS NOT NULL")));
+    for (const auto& row : running.rows) {
+      if (row.size() < 2 || !row[0] || !row[1]) continue;
+      for (const auto& [key, t] : tables_) {
+        if (absl::StartsWith(*row[1], t->replace_head.substr(0, t->replace_head.find('('))) ||
+            absl::StartsWith(*row[1], t->delete_head)) {
+          uint32_t id = 0;
+          if (absl::SimpleAtoi(*row[0], &id)) {
+            spdlog::warn("apply pipeline {}: killing connection {} on {}, a statement of an "
+                         "earlier run still writing {}", options_.name, id, target.peer(),
+                         t->Name());
+            BR_RETURN_IF_ERROR(target.KillConnection(id));
+          }
+          break;
+        }
+      }
+    }
+  }
   {
     std::lock_guard<std::mutex> l(mu_);
     status_.flushed = position_;
@@ -427,6 +503,7 @@ absl::Status ApplyPipeline::ReadLoop() {
   replication::TransactionBoundary boundary;
   boundary.Reset(position_);
   last_commit_ = position_;
+  handed_checkpoint_ = position_;
   SetState("running");
   ddl_stop_ = absl::OkStatus();
   bool caught_up_state = false;
@@ -441,7 +518,7 @@ absl::Status ApplyPipeline::ReadLoop() {
     if (step == replication::StoreReader::Step::kNextFile) continue;
     if (step == replication::StoreReader::Step::kCaughtUp) {
       const bool have_rows = buffered_bytes_ > 0;
-      const bool moved = !(last_commit_ == position_);
+      const bool moved = !(last_commit_ == handed_checkpoint_);
       if (have_rows || (moved && absl::Now() - last_handoff_ >= absl::FromChrono(options_.flush_interval))) {
         bool busy;
         {
@@ -517,6 +594,7 @@ absl::Status ApplyPipeline::HandOff() {
   }
   drain->checkpoint = last_commit_;
   drain->checkpoint_ts = last_commit_ts_;
+  handed_checkpoint_ = last_commit_;
   last_handoff_ = absl::Now();
   std::lock_guard<std::mutex> l(mu_);
   inflight_bytes_ = drain->bytes;
@@ -565,6 +643,10 @@ absl::Status ApplyPipeline::Execute(TargetSession& session, std::string_view sql
     ErrorClass c = Classify(s);
     if (c == ErrorClass::kNone) {
       rows_written_.fetch_add(rows, std::memory_order_relaxed);
+      if (attempt > 0) {
+        std::lock_guard<std::mutex> l(mu_);
+        if (status_.state == "retrying") status_.state = "running";
+      }
       return absl::OkStatus();
     }
     if (stopping_) return absl::CancelledError("stopping");

@@ -136,8 +136,9 @@ class ApplyPipeline {
   absl::flat_hash_map<const ApplyTable*, std::unique_ptr<TableBuffer>> buffers_;
   replication::BinlogPosition position_;  // resume point (checkpoint)
   replication::BinlogPosition last_commit_;
+  replication::BinlogPosition handed_checkpoint_;  // of the last hand-off
   uint32_t last_commit_ts_ = 0;
-  size_t buffered_bytes_ = 0;
+  std::atomic<size_t> buffered_bytes_{0};  // written by the reader, read by status
   absl::Time last_handoff_ = absl::InfinitePast();
   absl::Status ddl_stop_;  // set by a DDL on a subscribed table
 
@@ -155,7 +156,7 @@ class ApplyPipeline {
   std::unique_ptr<Drain> pending_;  // handed off, not yet taken by the drainer
   bool draining_ = false;           // a drain is pending or running
   absl::Status drain_error_;
-  size_t inflight_bytes_ = 0;
+  std::atomic<size_t> inflight_bytes_{0};
   replication::StorePin pin_;
   PipelineStatus status_;  // guarded by mu_
   uint32_t flushed_ts_ = 0;

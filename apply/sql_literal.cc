@@ -1,6 +1,7 @@
 #include "apply/sql_literal.h"
 
 #include <charconv>
+#include <cmath>
 
 namespace binrelay::apply {
 namespace {
@@ -27,7 +28,8 @@ void AppendNumber(T v, std::string* out) {
 
 }  // namespace
 
-void AppendSqlLiteral(const protocol::ValueView* v, std::string_view charset, std::string* out) {
+void AppendSqlLiteral(const protocol::ValueView* v, std::string_view charset, std::string* out,
+                      bool exact_number) {
   using protocol::ValueKind;
   if (v == nullptr) {
     out->append("NULL");
@@ -47,14 +49,19 @@ void AppendSqlLiteral(const protocol::ValueView* v, std::string_view charset, st
       AppendNumber(v->u, out);
       return;
     case ValueKind::kFloat:
-      // Shortest digits of the float itself: parsed back to FLOAT it is the
-      // same value (to_chars' round-trip guarantee).
-      AppendNumber(static_cast<float>(v->d), out);
-      return;
     case ValueKind::kDouble:
+      // v->d holds a FLOAT already widened exactly to double.
+      if (v->d == 0 && std::signbit(v->d)) {
+        out->append("-0e0");
+        return;
+      }
       AppendNumber(v->d, out);
       return;
     case ValueKind::kFormatted:
+      if (exact_number) {
+        out->append(v->bytes);
+        return;
+      }
       // DECIMAL digits and temporal text: ASCII without quotes.
       out->push_back('\'');
       out->append(v->bytes);

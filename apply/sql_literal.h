@@ -3,9 +3,14 @@
 //
 // - integers, YEAR: decimal digits; ENUM and SET: their stored number (the
 //   member index or bit mask, which MariaDB and MySQL accept as-is).
-// - FLOAT/DOUBLE: the shortest text that parses back to the same binary value.
-// - DECIMAL and temporal values: their text as SELECT prints it with
-//   time_zone '+00:00' (the apply session's zone), quoted.
+// - DOUBLE: the shortest text that parses back to the same binary value;
+//   FLOAT: the shortest text of its exact value widened to double, which
+//   rounds back to the same float on insert and compares equal to the
+//   stored value in a WHERE (the FLOAT's own shortest text would not);
+//   negative zero as -0e0 (a double, not the integer 0).
+// - DECIMAL: its digits, unquoted (an exact decimal literal).
+// - temporal values: their text as SELECT prints it with time_zone
+//   '+00:00' (the apply session's zone), quoted.
 // - character data: a hex literal with the target column's charset
 //   introducer (_utf8mb4 X'..'), so no byte passes through a conversion;
 //   the schema check makes source and target charsets equal.
@@ -25,7 +30,10 @@ namespace binrelay::apply {
 
 // `charset` is the target column's CHARACTER_SET_NAME ("" for columns
 // without one: numbers, binary strings, BIT, GEOMETRY). v == nullptr: NULL.
-void AppendSqlLiteral(const protocol::ValueView* v, std::string_view charset, std::string* out);
+// `exact_number`: the column is DECIMAL, whose text is written unquoted so
+// that comparisons (DELETE by key) are exact decimal, not double.
+void AppendSqlLiteral(const protocol::ValueView* v, std::string_view charset, std::string* out,
+                      bool exact_number = false);
 
 // `name` quoted as an identifier (backticks doubled).
 void AppendIdentifier(std::string_view name, std::string* out);

@@ -1,5 +1,7 @@
 #include "apply/table_shape.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -66,8 +68,12 @@ absl::StatusOr<TableShape> LoadTableShape(replication::SqlSource& server, std::s
     c.charset = Value(row, 3);
     c.collation = Value(row, 4);
     const std::string extra = absl::AsciiStrToUpper(Value(row, 5));
-    c.generated = absl::StrContains(extra, "GENERATED") || absl::StrContains(extra, "VIRTUAL") ||
-                  absl::StrContains(extra, "PERSISTENT") || absl::StrContains(extra, "STORED");
+    // "VIRTUAL GENERATED", "STORED GENERATED" (both servers), "PERSISTENT"
+    // (old MariaDB); MySQL 8's "DEFAULT_GENERATED" is an expression default,
+    // an ordinary column.
+    c.generated = absl::StrContains(extra, "VIRTUAL") ||
+                  absl::StrContains(extra, "STORED GENERATED") ||
+                  absl::StrContains(extra, "PERSISTENT");
     s.columns.push_back(std::move(c));
   }
   BR_ASSIGN_OR_RETURN(
@@ -95,6 +101,11 @@ absl::StatusOr<TableShape> LoadTableShape(replication::SqlSource& server, std::s
       if (s.columns[i].name == column) key->push_back(i);
     }
   }
+  // MySQL 8 functional index parts have no column: such an index is left
+  // out (it cannot be partitioned on).
+  s.unique_keys.erase(std::remove_if(s.unique_keys.begin(), s.unique_keys.end(),
+                                     [](const std::vector<uint32_t>& k) { return k.empty(); }),
+                      s.unique_keys.end());
   return s;
 }
 
@@ -147,11 +158,26 @@ absl::Status CheckTargetShape(const TableShape& source, const TableShape& target
       return fail(absl::StrCat("column `", s.name, "` has character set '", s.charset,
                                "' on the source but '", t.charset, "' on the target"));
     }
+    if (s.collation != t.collation) {
+      return fail(absl::StrCat("column `", s.name, "` has collation '", s.collation,
+                               "' on the source but '", t.collation,
+                               "' on the target (keys and unique values would compare "
+                               "differently)"));
+    }
     if (s.generated != t.generated) {
       return fail(absl::StrCat("column `", s.name, "` is ", s.generated ? "" : "not ",
                                "generated on the source but ", t.generated ? "" : "not ",
                                "generated on the target"));
     }
+  }
+  auto sorted_keys = [](const TableShape& t) {
+    auto keys = t.unique_keys;
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  };
+  if (sorted_keys(source) != sorted_keys(target)) {
+    return fail("the UNIQUE indexes differ (a REPLACE would delete rows the source keeps, or "
+                "keep rows the source cannot hold); give the target the source's unique indexes");
   }
   if (source.primary_key != target.primary_key) {
     return fail(absl::StrCat("the primary key is ", KeyNames(source, source.primary_key),

@@ -1,5 +1,7 @@
 #include "apply/target_session.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "protocol/server_error.h"
 #include "protocol/status_macros.h"
@@ -46,12 +48,21 @@ absl::Status TargetSession::EnsureOpen() {
   for (std::string sql :
        {std::string("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"),
         absl::StrCat("SET SESSION innodb_lock_wait_timeout = ", lock_wait_timeout_,
+                     ", SESSION lock_wait_timeout = ", lock_wait_timeout_,
                      ", SESSION time_zone = '+00:00', "
                      "SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', "
                      "SESSION foreign_key_checks = 0, NAMES utf8mb4")}) {
     auto q = c->Query(sql);
     if (!q.ok()) return q.status();
   }
+  // A statement the server still runs after the client gave up on it could
+  // commit after a later one: MariaDB's max_statement_time ends it first
+  // (MySQL has no equivalent for writes; there the KILL below does it).
+  const int64_t limit_s = std::max<int64_t>(
+      1, std::chrono::duration_cast<std::chrono::seconds>(options_.io_timeout).count() / 2);
+  auto q = c->Query(absl::StrCat("SET SESSION max_statement_time = ", limit_s));
+  if (!q.ok() && ServerErrorCode(q.status()) != 1193) return q.status();
+  connection_id_ = c->server_info().connection_id;
   conn_ = std::move(c);
   return absl::OkStatus();
 }
@@ -59,8 +70,29 @@ absl::Status TargetSession::EnsureOpen() {
 absl::StatusOr<protocol::QueryResult> TargetSession::Query(std::string_view sql) {
   BR_RETURN_IF_ERROR(EnsureOpen());
   auto r = conn_->Query(sql);
-  if (!r.ok() && Classify(r.status()) == ErrorClass::kConnection) conn_.reset();
+  if (!r.ok() && Classify(r.status()) == ErrorClass::kConnection) {
+    conn_.reset();
+    if (absl::IsDeadlineExceeded(r.status())) {
+      // The server may still be running it: end it before anything is
+      // retried, so it cannot commit after a later statement.
+      absl::Status killed = KillConnection(connection_id_);
+      if (!killed.ok()) {
+        return absl::UnavailableError(absl::StrCat(
+            "a statement timed out on ", peer(), " and its connection ", connection_id_,
+            " could not be killed (", killed.message(), "); retrying once it can be"));
+      }
+    }
+  }
   return r;
+}
+
+absl::Status TargetSession::KillConnection(uint32_t id) {
+  if (id == 0) return absl::OkStatus();
+  BR_ASSIGN_OR_RETURN(std::unique_ptr<protocol::ClientConnection> c,
+                      protocol::ClientConnection::Connect(options_));
+  auto r = c->Query(absl::StrCat("KILL ", id));
+  if (!r.ok() && ServerErrorCode(r.status()) != 1094) return r.status();  // 1094: already gone
+  return absl::OkStatus();
 }
 
 absl::Status TargetSession::Execute(std::string_view sql) { return Query(sql).status(); }

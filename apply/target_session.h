@@ -6,6 +6,10 @@
 //   sql_mode 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION' (not strict, no
 //   NO_ZERO_DATE: every value the source stored is accepted as it is, and an
 //   AUTO_INCREMENT column keeps an explicit 0),
+//   lock_wait_timeout the same (metadata locks: an ALTER on the target),
+//   max_statement_time (MariaDB) half the client's io_timeout, so a
+//   statement never outlives the client's wait for it; on a client timeout
+//   the connection is also KILLed before anything is retried,
 //   foreign_key_checks 0 (drains reorder rows across tables),
 //   NAMES utf8mb4 (identifiers).
 //
@@ -43,6 +47,9 @@ class TargetSession {
   absl::Status Execute(std::string_view sql);
   absl::StatusOr<protocol::QueryResult> Query(std::string_view sql);
   void Close() { conn_.reset(); }
+  // KILL CONNECTION `id` over a new connection (a statement of a session
+  // that timed out, or of an earlier binrelay process).
+  absl::Status KillConnection(uint32_t id);
   std::string peer() const;
 
  private:
@@ -51,6 +58,7 @@ class TargetSession {
   protocol::ConnectOptions options_;
   int lock_wait_timeout_;
   std::unique_ptr<protocol::ClientConnection> conn_;
+  uint32_t connection_id_ = 0;
 };
 
 }  // namespace binrelay::apply

@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "apply/apply_table.h"
 #include "apply/ddl_tables.h"
 #include "apply/row_key.h"
@@ -121,13 +123,25 @@ TEST(SqlLiteralTest, ValuesAreWrittenExactly) {
   f.kind = protocol::ValueKind::kFloat;
   f.d = static_cast<double>(1.1f);
   AppendSqlLiteral(&f, "", &out);
-  EXPECT_EQ(out, "1.1");
+  // The float's exact value: equal to the stored FLOAT in a WHERE, and
+  // rounded back to the same float on insert.
+  EXPECT_EQ(out, "1.100000023841858");
+  EXPECT_EQ(static_cast<float>(std::strtod(out.c_str(), nullptr)), 1.1f);
+  out.clear();
+  protocol::ValueView neg_zero;
+  neg_zero.kind = protocol::ValueKind::kDouble;
+  neg_zero.d = -0.0;
+  AppendSqlLiteral(&neg_zero, "", &out);
+  EXPECT_EQ(out, "-0e0") << "the integer literal -0 would store +0";
   out.clear();
   protocol::ValueView dec;
   dec.kind = protocol::ValueKind::kFormatted;
   dec.bytes = "-0.01";
   AppendSqlLiteral(&dec, "", &out);
-  EXPECT_EQ(out, "'-0.01'");
+  EXPECT_EQ(out, "'-0.01'") << "temporal text is quoted";
+  out.clear();
+  AppendSqlLiteral(&dec, "", &out, /*exact_number=*/true);
+  EXPECT_EQ(out, "-0.01") << "DECIMAL unquoted: compared as decimal, not double";
   out.clear();
   AppendIdentifier("we`ird", &out);
   EXPECT_EQ(out, "`we``ird`");
@@ -199,6 +213,13 @@ TEST(TableShapeTest, TargetMustMatchColumnsTypesCharsetsAndKey) {
   t = src;
   t.primary_key = {1};
   EXPECT_NE(CheckTargetShape(src, t, "t").message().find("primary key"), std::string::npos);
+  t = src;
+  t.columns[1].collation = "utf8mb4_bin";
+  EXPECT_NE(CheckTargetShape(src, t, "t").message().find("collation"), std::string::npos);
+  t = src;
+  t.unique_keys = {{1}};
+  EXPECT_NE(CheckTargetShape(src, t, "t").message().find("UNIQUE indexes differ"),
+            std::string::npos);
   TableShape nopk = src;
   nopk.primary_key.clear();
   EXPECT_NE(CheckTargetShape(nopk, nopk, "t").message().find("has no primary key"),
@@ -271,6 +292,17 @@ TEST(ApplyTableTest, ReplaceAndDeleteBatchesFollowTheLimits) {
   ASSERT_EQ(sqls.size(), 1u);
   EXPECT_EQ(sqls[0], "DELETE FROM `app`.`t` WHERE `id` = 1 OR `id` = -2 OR `id` = 3");
 
+  ApplyTable small = TwoColumnTable();
+  small.max_statement_bytes = small.replace_head.size() + 20;
+  sqls.clear();
+  BR_ASSERT_OK(BuildReplaces(small, ptrs.data(), ptrs.size(), 1000, 1 << 20, emit));
+  EXPECT_EQ(sqls.size(), 3u) << "max_allowed_packet caps statements below batch_bytes";
+  std::vector<BufferedRow> huge = {{false, Image(9, std::string(60, 'x'))}};
+  const BufferedRow* huge_ptr = &huge[0];
+  absl::Status too_big = BuildReplaces(small, &huge_ptr, 1, 10, 1 << 20, emit);
+  EXPECT_TRUE(absl::IsFailedPrecondition(too_big)) << too_big;
+  EXPECT_NE(too_big.message().find("max_allowed_packet"), std::string::npos);
+
   ApplyTable g = TwoColumnTable(/*generated_second=*/true);
   sqls.clear();
   BR_ASSERT_OK(BuildReplaces(g, ptrs.data(), 1, 10, 1 << 20, emit));
@@ -340,6 +372,38 @@ TEST(PartitionUpsertsTest, SortsByTheClusteringUniqueIndexAndCutsAtValueChanges)
   BR_ASSERT_OK(MergeTableMap(map, &p));
   BR_ASSERT_OK_AND_ASSIGN(auto chunks, PartitionUpserts(p, &ptrs, 4));
   EXPECT_EQ(chunks, (std::vector<std::pair<size_t, size_t>>{{0, 4}, {4, 8}, {8, 9}}));
+}
+
+}  // namespace
+}  // namespace binrelay::apply
+
+namespace binrelay::apply {
+namespace {
+
+// Guards (found in review): DDL hidden behind SET STATEMENT ... FOR or in
+// executable comments, DROP DATABASE, EXCHANGE PARTITION's second table,
+// and statement-format row changes, all passing unnoticed.
+TEST(DdlTablesTest, SeesThroughPrefixesCommentsAndStatementDml) {
+  auto names = [](std::string_view q) {
+    std::vector<std::string> out;
+    for (const auto& t : DdlTables("app", q)) {
+      out.push_back(absl::StrCat(t.dml ? "dml " : "", t.db, ".", t.table));
+    }
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names("SET STATEMENT lock_wait_timeout=5 FOR ALTER TABLE t MODIFY e ENUM('a','x')"),
+            V{"app.t"});
+  EXPECT_EQ(names("SET STATEMENT a=1, b=(2) FOR TRUNCATE t"), V{"app.t"});
+  EXPECT_EQ(names("/*!40000 ALTER TABLE t DISABLE KEYS */"), V{"app.t"});
+  EXPECT_EQ(names("/*M!100100 ALTER TABLE t ADD COLUMN c INT */"), V{"app.t"});
+  EXPECT_EQ(names("DROP DATABASE IF EXISTS app"), V{"app."});
+  EXPECT_EQ(names("ALTER TABLE a EXCHANGE PARTITION p WITH TABLE b"), (V{"app.a", "app.b"}));
+  EXPECT_EQ(names("INSERT INTO t VALUES (1)"), V{"dml app.t"});
+  EXPECT_EQ(names("UPDATE LOW_PRIORITY x.t SET a = 1"), V{"dml x.t"});
+  EXPECT_EQ(names("DELETE QUICK FROM t WHERE 1"), V{"dml app.t"});
+  EXPECT_EQ(names("LOAD DATA INFILE 'f' INTO TABLE t"), V{"dml app.t"});
+  EXPECT_EQ(names("BEGIN"), V{});
 }
 
 }  // namespace

@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# Apply benchmark (issue 8): on one stored binlog, how long an apply pipeline
+# takes to bring a target to the source's state, against a real MariaDB
+# replica catching up the same binlog (single-threaded, and with
+# slave_parallel_threads=4 / optimistic), and against the target's own limit
+# (the final rows written with multi-row REPLACE over as many connections).
+#
+#   bench/apply_bench.sh                 # SCALE=0.3: 300k insert rows, 3k rows x 100 updates, 600 wide rows
+#   SCALE=0.05 bench/apply_bench.sh      # quick check
+#
+# Every server and binrelay is a child of this script on free loopback ports,
+# stopped by pid on exit. Results: stdout and bench/results-apply-DATE.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -z "${APPLY_BENCH_NICED:-}" ] && APPLY_BENCH_NICED=1 exec nice -n 10 "$0" "$@"
+SCALE=${SCALE:-0.3}
+RUNS=${RUNS:-1}
+CONC=${CONC:-2}            # pipeline concurrency and REPLACE connections
+BINRELAY=${BINRELAY:-build/binrelay}
+[ -x "$BINRELAY" ] || { echo "apply_bench: $BINRELAY missing; run ./scripts/setup.sh" >&2; exit 1; }
+TMP=$(mktemp -d "${BENCH_TMPDIR:-/tmp}/binrelay-abench.XXXXXX")
+chmod 755 "$TMP"
+cp "$BINRELAY" "$TMP/binrelay"; BIN=$TMP/binrelay
+declare -A PIDS=()
+cleanup() {
+  for n in "${!PIDS[@]}"; do kill "${PIDS[$n]}" 2>/dev/null || true; wait "${PIDS[$n]}" 2>/dev/null || true; done
+  [ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+now() { date +%s.%N; }
+user_args=(); [ "$(id -u)" -eq 0 ] && user_args=(--user=root)
+
+start_server() {  # NAME SERVER_ID [options]
+  local name=$1 id=$2; shift 2
+  local port; port=$(free_port)
+  mariadb-install-db --no-defaults --datadir="$TMP/$name" --auth-root-authentication-method=normal \
+    "${user_args[@]}" >"$TMP/$name.install" 2>&1
+  /usr/sbin/mariadbd --no-defaults "${user_args[@]}" --datadir="$TMP/$name" --port="$port" \
+    --bind-address=127.0.0.1 --socket="$TMP/$name.sock" --log-error="$TMP/$name.err" \
+    --server-id="$id" --skip-name-resolve --innodb-buffer-pool-size=512M \
+    --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 --max-allowed-packet=256M \
+    --character-set-server=utf8mb4 --default-time-zone=+00:00 --open-files-limit=4096 "$@" 2>/dev/null &
+  PIDS[$name]=$!
+  for _ in $(seq 1 120); do
+    mariadb --no-defaults -uroot --socket="$TMP/$name.sock" -e 'SELECT 1' >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  echo "$port" >"$TMP/$name.port"
+}
+on() { local n=$1; shift; mariadb --no-defaults -uroot --socket="$TMP/$n.sock" "$@"; }
+pos() { on source -N -e 'SHOW MASTER STATUS' | awk '{print $1":"$2}'; }
+block() { printf 'DELIMITER //\n%s //\n' "$1" | on source; }  # a compound statement
+
+log "servers: source, target, replica (SCALE=$SCALE)"
+start_server source 1 --log-bin="$TMP/source/mysql-bin" --binlog-format=ROW --binlog-row-image=FULL
+start_server target 2
+start_server replica 3 --log-bin="$TMP/replica/mysql-bin" --log-slave-updates=OFF
+for s in source target replica; do
+  on "$s" -e "CREATE USER b@'%' IDENTIFIED BY 'b'; GRANT ALL ON *.* TO b@'%';"
+done
+
+INS=$(python3 -c "print(int(1000000*$SCALE))")
+HOT=$(python3 -c "print(max(10, int(10000*$SCALE)))")
+WIDE=$(python3 -c "print(max(10, int(2000*$SCALE)))")
+DDL="CREATE DATABASE ins; CREATE TABLE ins.t (id INT PRIMARY KEY, a INT, b VARCHAR(40), c DATETIME(3), d DECIMAL(10,2));
+CREATE DATABASE hot; CREATE TABLE hot.t (id INT PRIMARY KEY, n INT, s VARCHAR(40));
+CREATE DATABASE wide; CREATE TABLE wide.t (id INT PRIMARY KEY, body LONGBLOB);"
+for s in source target replica; do on "$s" -e "$DDL"; done
+on source -e "INSERT INTO hot.t SELECT seq, 0, 'start' FROM hot.seq_1_to_$HOT"
+for s in target replica; do on "$s" -e "INSERT INTO hot.t SELECT seq, 0, 'start' FROM hot.seq_1_to_$HOT"; done
+
+declare -A START END
+log "generating: insert-heavy $INS rows (500-row INSERTs)"
+START[ins]=$(pos)
+block "BEGIN NOT ATOMIC FOR i IN 0 .. $((INS / 500 - 1)) DO
+  INSERT INTO ins.t SELECT i*500+seq, seq, CONCAT('name-', i*500+seq), '2026-01-01 00:00:00.123' + INTERVAL seq SECOND, seq/7 FROM ins.seq_1_to_500;
+END FOR; END"
+END[ins]=$(pos)
+log "generating: hot-update $HOT rows x 100 updates (10-row transactions)"
+START[hot]=$(pos)
+block "BEGIN NOT ATOMIC FOR r IN 1 .. 100 DO FOR k IN 0 .. $((HOT / 10 - 1)) DO
+  UPDATE hot.t SET n = n + 1, s = CONCAT('round-', r) WHERE id BETWEEN k*10+1 AND k*10+10;
+END FOR; END FOR; END"
+END[hot]=$(pos)
+log "generating: wide $WIDE rows of 64 KiB"
+START[wide]=$(pos)
+block "BEGIN NOT ATOMIC FOR i IN 1 .. $WIDE DO
+  INSERT INTO wide.t VALUES (i, REPEAT(CHAR(65 + i % 26), 65536)); END FOR; END"
+END[wide]=$(pos)
+
+# binrelay stores the whole binlog once; every measurement reads that store.
+LISTEN=$(free_port); HTTP=$(free_port)
+cat >"$TMP/serve.cnf" <<CNF
+[source]
+host = 127.0.0.1
+port = $(cat "$TMP/source.port")
+user = b
+password = b
+server_id = 4001
+start = earliest
+[store]
+dir = $TMP/store
+sync = off
+[listen]
+address = 127.0.0.1
+port = $LISTEN
+server_id = 1
+user = b
+password = b
+[http]
+address = 127.0.0.1:$HTTP
+CNF
+"$BIN" serve --config "$TMP/serve.cnf" 2>"$TMP/serve.err" &
+PIDS[serve]=$!
+final=$(pos); ffile=${final%%:*}; fpos=${final##*:}
+for _ in $(seq 1 600); do
+  size=$(stat -c %s "$TMP/store/$ffile" 2>/dev/null || echo 0)
+  [ "$size" -ge "$fpos" ] && break; sleep 0.5
+done
+log "stored $(du -sh "$TMP/store" | cut -f1) of binlog"
+# One binrelay per store at a time: the relay for replicas and the serve
+# with a pipeline take turns.
+stop_relay() { kill "${PIDS[serve]}" 2>/dev/null || true; wait "${PIDS[serve]}" 2>/dev/null || true; unset "PIDS[serve]"; }
+start_relay() {
+  "$BIN" serve --config "$TMP/serve.cnf" 2>>"$TMP/serve.err" &
+  PIDS[serve]=$!
+  for _ in $(seq 1 100); do (echo >/dev/tcp/127.0.0.1/"$LISTEN") 2>/dev/null && return; sleep 0.1; done
+}
+stop_relay
+
+offset_of() { echo "${1##*:}"; }
+file_of() { echo "${1%%:*}"; }
+checksum() { on "$1" -N -e "CHECKSUM TABLE $2" | cut -f2; }
+
+# time_pipeline WORKLOAD: a fresh copy of the table on the target, a serve
+# with one pipeline from the workload's start, until its checkpoint passes
+# the workload's end.
+time_pipeline() {
+  local w=$1 name="b$RANDOM"
+  on target -e "DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed" 2>/dev/null || true
+  local cnf=$TMP/pipe.cnf
+  sed "s/^port = $LISTEN/port = $(free_port)/; s/^address = 127.0.0.1:$HTTP/address = 127.0.0.1:$(free_port)/" \
+    "$TMP/serve.cnf" >"$cnf"
+  local http; http=$(grep '^address = 127.0.0.1:' "$cnf" | tail -1 | sed 's/.*://')
+  cat >>"$cnf" <<CNF
+[apply.$name]
+target_host = 127.0.0.1
+target_port = $(cat "$TMP/target.port")
+target_user = b
+target_password = b
+tables = $w.t
+start = ${START[$w]}
+concurrency = $CONC
+flush_interval = 100ms
+CNF
+  sed -i "s|^dir = .*|dir = $TMP/store|" "$cnf"
+  local t0 t1 pid peak=0 rss
+  "$BIN" serve --config "$cnf" 2>"$TMP/pipe-$w.err" &
+  pid=$!
+  # Timed from the moment binrelay answers (its own start is not apply work).
+  for _ in $(seq 1 200); do curl -s "http://127.0.0.1:$http/status" >/dev/null 2>&1 && break; sleep 0.02; done
+  t0=$(now)
+  local endf endo; endf=$(file_of "${END[$w]}"); endo=$(offset_of "${END[$w]}")
+  while true; do
+    rss=$(awk '/^VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0); [ "$rss" -gt "$peak" ] && peak=$rss
+    st=$(curl -s "http://127.0.0.1:$http/status" 2>/dev/null || true)
+    if python3 - "$st" "$endf" "$endo" <<'PY'
+import json, sys
+try:
+    s = json.loads(sys.argv[1]); p = s["pipelines"][0]
+except Exception:
+    sys.exit(1)
+f, o = p["flushed_file"], p["flushed_offset"]
+sys.exit(0 if (f, o) >= (sys.argv[2], int(sys.argv[3])) else 1)
+PY
+    then break; fi
+    kill -0 "$pid" 2>/dev/null || { log "pipeline serve died: $(tail -3 "$TMP/pipe-$w.err")"; break; }
+    sleep 0.05
+  done
+  t1=$(now)
+  local stats; stats=$(curl -s "http://127.0.0.1:$http/status" | python3 -c 'import json,sys; p=json.load(sys.stdin)["pipelines"][0]; print(p["changes_read"], p["rows_written"])')
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  [ "$(checksum target "$w.t")" = "$(checksum source "$w.t")" ] || log "WARNING: $w target differs from source"
+  echo "$(python3 -c "print(round($t1-$t0,2))") $((peak / 1024)) $stats"
+}
+
+# time_replica WORKLOAD THREADS: the replica's copy reset, START SLAVE UNTIL
+# the workload's end from its start, until the SQL thread stops there.
+time_replica() {
+  local w=$1 threads=$2
+  on replica -e "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL slave_parallel_threads=$threads;
+    SET GLOBAL slave_parallel_mode='optimistic'; DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed;" 2>/dev/null
+  on replica -e "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$LISTEN, MASTER_USER='b',
+    MASTER_PASSWORD='b', MASTER_LOG_FILE='$(file_of "${START[$w]}")', MASTER_LOG_POS=$(offset_of "${START[$w]}"),
+    MASTER_USE_GTID=no"
+  local t0 t1; t0=$(now)
+  on replica -e "START SLAVE UNTIL MASTER_LOG_FILE='$(file_of "${END[$w]}")', MASTER_LOG_POS=$(offset_of "${END[$w]}")"
+  while true; do
+    st=$(on replica -e 'SHOW SLAVE STATUS\G')
+    if ! grep -q 'Slave_SQL_Running: Yes' <<<"$st"; then break; fi
+    sleep 0.05
+  done
+  t1=$(now)
+  grep -q 'Last_SQL_Errno: 0' <<<"$st" || log "replica error: $(grep Last_SQL_Error <<<"$st")"
+  [ "$(checksum replica "$w.t")" = "$(checksum source "$w.t")" ] || log "WARNING: $w replica differs from source"
+  python3 -c "print(round($t1-$t0,2))"
+}
+
+# time_replace WORKLOAD: the source's final rows, dumped as multi-row
+# REPLACE statements, written into an empty copy over $CONC connections.
+time_replace() {
+  local w=$1
+  on target -e "DROP TABLE IF EXISTS $w.t_limit; CREATE TABLE $w.t_limit LIKE $w.t_seed"
+  mariadb-dump --no-defaults -uroot --socket="$TMP/source.sock" --replace --no-create-info \
+    --skip-triggers --compact --hex-blob --extended-insert "$w" t | sed "s/REPLACE INTO \`t\`/REPLACE INTO \`t_limit\`/" >"$TMP/$w.dump"
+  # Whole statements, round-robin over $CONC files.
+  python3 - "$TMP/$w.dump" "$TMP/$w.part." "$CONC" <<'PY'
+import sys
+text = open(sys.argv[1], encoding="latin-1").read()
+parts = [p for p in text.split(";\n") if p.strip()]
+n = int(sys.argv[3])
+outs = [open(f"{sys.argv[2]}{i}", "w", encoding="latin-1") for i in range(n)]
+for i, p in enumerate(parts):
+    outs[i % n].write(p + ";\n")
+PY
+  local t0 t1; t0=$(now)
+  local pids=()
+  for f in "$TMP/$w.part."*; do
+    on target --max-allowed-packet=256M "$w" <"$f" & pids+=($!)
+  done
+  wait "${pids[@]}"
+  t1=$(now)
+  rm -f "$TMP/$w.part."*
+  python3 -c "print(round($t1-$t0,2))"
+}
+
+for s in target replica; do
+  for w in ins hot wide; do on "$s" -e "CREATE TABLE $w.t_seed LIKE $w.t; INSERT INTO $w.t_seed SELECT * FROM $w.t"; done
+done
+
+DATE=$(date +%Y-%m-%d)
+REPORT=bench/results-apply-$DATE.md
+{
+  echo "# apply benchmark, $DATE (SCALE=$SCALE, $CONC connections, $(nproc) cores, shared machine)"
+  echo
+  echo "binrelay $(git rev-parse --short HEAD 2>/dev/null); MariaDB $(on source -N -e 'SELECT VERSION()')."
+  echo "Seconds to bring the target to the source's state from the same stored binlog; lower is better."
+  echo
+  echo "| workload | binrelay pipeline | replica 1 thread | replica 4 threads optimistic | REPLACE x$CONC (target's limit) | pipeline vs parallel replica | pipeline vs limit | rows written / changes read | pipeline peak RSS |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+} >"$REPORT"
+for w in ins hot wide; do
+  for run in $(seq 1 "$RUNS"); do
+    log "$w: pipeline"; read -r tp rss changes written < <(time_pipeline "$w")
+    start_relay
+    log "$w: replica, 1 thread"; tr1=$(time_replica "$w" 0)
+    log "$w: replica, 4 threads"; tr4=$(time_replica "$w" 4)
+    stop_relay
+    log "$w: REPLACE x$CONC"; tl=$(time_replace "$w")
+    line=$(python3 -c "
+tp,tr1,tr4,tl=$tp,$tr1,$tr4,$tl
+print(f'| $w | {tp} | {tr1} | {tr4} | {tl} | {tr4/tp:.2f}x | {tp/tl:.2f}x of the limit\'s time | {$written}/{$changes} = {$written/max(1,$changes):.3f} | {$rss} MiB |')")
+    echo "$line" | tee -a "$REPORT"
+  done
+done
+log "report: $REPORT"
