@@ -506,10 +506,18 @@ TEST_F(ApplyPipelineTest, ContentionIsRetriedAndShrinksConcurrency) {
   std::vector<absl::Status> results(8);
   for (int w = 0; w < 8; ++w) {
     writers.emplace_back([w, &results] {
+      // Each writer has its own connection (the sandbox's root one is not
+      // thread-safe).
+      auto conn = protocol::ClientConnection::Connect(
+          source_->ClientOptions(kApplier, kApplierPassword));
+      if (!conn.ok()) {
+        results[w] = conn.status();
+        return;
+      }
       for (int i = 0; i < 50 && results[w].ok(); ++i) {
         const int id = 1 + (w * 50 + i) % 400;
-        results[w] = source_->Execute(absl::StrCat(
-            "UPDATE busy1.t SET v = v + 1, seq = seq + 1000 WHERE id = ", id));
+        results[w] = (*conn)->Query(absl::StrCat(
+            "UPDATE busy1.t SET v = v + 1, seq = seq + 1000 WHERE id = ", id)).status();
       }
     });
   }
