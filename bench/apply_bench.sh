@@ -139,7 +139,7 @@ checksum() { on "$1" -N -e "CHECKSUM TABLE $2" | cut -f2; }
 # the workload's end.
 time_pipeline() {
   local w=$1 name="b$RANDOM"
-  on target -e "DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed" 2>/dev/null || true
+  on target -e "DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed; INSERT INTO $w.t SELECT * FROM $w.t_seed"
   local cnf=$TMP/pipe.cnf
   sed "s/^port = $LISTEN/port = $(free_port)/; s/^address = 127.0.0.1:$HTTP/address = 127.0.0.1:$(free_port)/" \
     "$TMP/serve.cnf" >"$cnf"
@@ -181,6 +181,7 @@ PY
   done
   t1=$(now)
   local stats; stats=$(curl -s "http://127.0.0.1:$http/status" | python3 -c 'import json,sys; p=json.load(sys.stdin)["pipelines"][0]; print(p["changes_read"], p["rows_written"])')
+  curl -s "http://127.0.0.1:$http/status" | python3 -c 'import json,sys; p=json.load(sys.stdin)["pipelines"][0]; print("pipeline:", {k: p[k] for k in ("drains","last_flush_seconds","concurrency","batch_rows","retries","parked")})' >&2
   kill "$pid"; wait "$pid" 2>/dev/null || true
   [ "$(checksum target "$w.t")" = "$(checksum source "$w.t")" ] || log "WARNING: $w target differs from source"
   echo "$(python3 -c "print(round($t1-$t0,2))") $((peak / 1024)) $stats"
@@ -191,7 +192,8 @@ PY
 time_replica() {
   local w=$1 threads=$2
   on replica -e "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL slave_parallel_threads=$threads;
-    SET GLOBAL slave_parallel_mode='optimistic'; DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed;" 2>/dev/null
+    SET GLOBAL slave_parallel_mode='optimistic'; DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed;
+    INSERT INTO $w.t SELECT * FROM $w.t_seed; SET GLOBAL slave_max_allowed_packet=1073741824;" 2>/dev/null
   on replica -e "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$LISTEN, MASTER_USER='b',
     MASTER_PASSWORD='b', MASTER_LOG_FILE='$(file_of "${START[$w]}")', MASTER_LOG_POS=$(offset_of "${START[$w]}"),
     MASTER_USE_GTID=no"
@@ -200,6 +202,14 @@ time_replica() {
   while true; do
     st=$(on replica -e 'SHOW SLAVE STATUS\G')
     if ! grep -q 'Slave_SQL_Running: Yes' <<<"$st"; then break; fi
+    # Done once it executed up to the workload's end (the SQL thread only
+    # stops at an UNTIL position when a later event arrives).
+    exf=$(awk '/Relay_Master_Log_File:/ {print $2}' <<<"$st")
+    exo=$(awk '/Exec_Master_Log_Pos:/ {print $2}' <<<"$st")
+    if [ "$exf" = "$(file_of "${END[$w]}")" ] && [ "$exo" -ge "$(offset_of "${END[$w]}")" ]; then break; fi
+    if grep -q 'Slave_IO_Running: No' <<<"$st" && ! grep -q 'Last_IO_Errno: 0' <<<"$st"; then
+      log "replica IO error: $(grep Last_IO_Error: <<<"$st")"; break
+    fi
     sleep 0.05
   done
   t1=$(now)
