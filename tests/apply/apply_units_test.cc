@@ -41,6 +41,9 @@ TEST(RowKeyTest, EncodingIsInjectiveAcrossComponentBoundaries) {
   EXPECT_NE(key({"a-b", "c"}), key({"a", "b-c"}));
   EXPECT_NE(key({"ab", ""}), key({"a", "b"}));
   EXPECT_NE(key({"", "ab"}), key({"ab", ""}));
+  // Components that contain the tag byte itself: without a length prefix
+  // "as"+"b" and "a"+"sb" encode alike (found by a mutant that dropped it).
+  EXPECT_NE(key({"as", "b"}), key({"a", "sb"}));
   EXPECT_EQ(key({"x", "y"}), key({"x", "y"}));
   protocol::ValueView minus_one;
   minus_one.kind = protocol::ValueKind::kSigned;
