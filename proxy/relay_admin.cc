@@ -107,7 +107,7 @@ ResultSet RelayStatusResultSet(const RelayStatus& s) {
   rs.columns = {"upstream_state", "source",         "received_file",  "received_offset",
                 "stored_file",    "stored_offset",  "seconds_behind_source",
                 "events_received", "bytes_received", "stored_bytes",   "stored_files",
-                "reconnects",     "purges",         "last_error",     "apply_pipelines"};
+                "reconnects",     "purges",         "last_error",     "pipelines"};
   protocol::TextRow row = {s.upstream_state,
                            s.source,
                            s.received_file,
@@ -123,7 +123,9 @@ ResultSet RelayStatusResultSet(const RelayStatus& s) {
                            absl::StrCat(s.purges),
                            s.last_error.empty() ? std::nullopt
                                                 : std::optional<std::string>(s.last_error),
-                           SummarizePipelines(s)};
+                           s.pipelines.empty()
+                               ? std::nullopt
+                               : std::optional<std::string>(SummarizePipelines(s))};
   rs.rows.push_back(std::move(row));
   return rs;
 }

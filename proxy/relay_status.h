@@ -85,7 +85,7 @@ struct RelayStatus {
   std::vector<ApplyStatus> pipelines;
 };
 
-// One line per pipeline for SHOW RELAY STATUS's apply_pipelines column.
+// One line per pipeline for SHOW RELAY STATUS's pipelines column.
 std::string SummarizePipelines(const RelayStatus& s);
 
 class StatusProvider {

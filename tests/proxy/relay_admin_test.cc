@@ -290,9 +290,18 @@ TEST_F(RelayAdminTest, RelayStatusIsOneRowOfTheStatusFacts) {
   EXPECT_EQ(r.result.rows[0],
             (protocol::TextRow{"streaming", "db1:3306", "binlog.000002", "900", "binlog.000002",
                                "847", "1.250", "30", "2400", "2363", "2", "1", "3",
-                               std::nullopt}));
+                               std::nullopt, std::nullopt}));
   status.status.last_error = "lost connection";
-  EXPECT_EQ(Ask("SHOW RELAY STATUS").result.rows[0].back(), "lost connection");
+  EXPECT_EQ(Ask("SHOW RELAY STATUS").result.rows[0][13], "lost connection");
+  // One summary per apply pipeline, in the column /status calls "pipelines".
+  proxy::ApplyStatus p;
+  p.name = "orders";
+  p.state = "caught up";
+  p.flushed_file = "binlog.000002";
+  p.flushed_offset = 847;
+  status.status.pipelines.push_back(p);
+  EXPECT_EQ(Ask("SHOW RELAY STATUS").result.rows[0][14],
+            "orders: caught up, flushed binlog.000002:847, lag 0.0 s");
 }
 
 TEST_F(RelayAdminTest, RelayStatusWithoutProviderShowsTheStore) {
