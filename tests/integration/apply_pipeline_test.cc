@@ -593,9 +593,16 @@ TEST_F(ApplyPipelineTest, BoundedMemoryWhileTheTargetIsDown) {
   constexpr uint64_t kOverhead = 32ull << 20;
   std::cerr << "anonymous memory: baseline " << baseline / (1 << 20) << " MiB, peak "
             << peak / (1 << 20) << " MiB\n";
+#ifndef __SANITIZE_ADDRESS__
   EXPECT_LT(peak, baseline + (8ull << 20) + kOverhead)
       << "peak anonymous memory " << peak / (1 << 20) << " MiB, baseline "
       << baseline / (1 << 20) << " MiB";
+#else
+  // Under ASan, freed memory waits in its quarantine (256 MiB by default)
+  // and shadow memory is resident too: RSS says nothing about the live
+  // set. The release build checks the bound; here the soft limit is still
+  // shown to hold reading (parked > 0 above) and the pipeline to complete.
+#endif
 }
 
 // Guards: a lagging pipeline losing what it needs when the source purges
