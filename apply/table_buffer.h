@@ -4,7 +4,11 @@
 // the encoded key (row_key.h) to the row's last state, an upsert with its
 // full after image or a delete with its full before image. Many changes to
 // a row collapse to the last one; draining yields every key once, so a
-// drain's statements may run in any order and concurrently.
+// drain's statements may run in any order and concurrently. Keys drain in
+// the order of their first change: rows inserted in key order (an
+// AUTO_INCREMENT key, a bulk load) reach the target in key order, where
+// hash order would scatter every REPLACE over the whole B-tree (measured
+// about 1.3x slower on the target for an insert-heavy load).
 //
 // Ordered (character keys under a collation, where different bytes may be
 // the same row on the target): a FIFO of the same entries in binlog order,
@@ -57,7 +61,7 @@ class TableBuffer {
 
   bool keyed() const { return keyed_; }
   size_t bytes() const { return bytes_; }
-  size_t entries() const { return keyed_ ? map_.size() : fifo_.size(); }
+  size_t entries() const { return rows_.size(); }
   uint64_t changes() const { return changes_; }
   bool empty() const { return entries() == 0; }
 
@@ -68,8 +72,10 @@ class TableBuffer {
   void Put(std::string_view key, bool is_delete, std::string_view image);
 
   bool keyed_;
-  absl::flat_hash_map<std::string, BufferedRow> map_;
-  std::vector<BufferedRow> fifo_;
+  // Keyed: map_ holds each key's index in rows_ (first-change order).
+  // Ordered: rows_ is the FIFO and map_ stays empty.
+  absl::flat_hash_map<std::string, uint32_t> map_;
+  std::vector<BufferedRow> rows_;
   size_t bytes_ = 0;
   uint64_t changes_ = 0;
 };

@@ -156,39 +156,67 @@ concurrency = $CONC
 flush_interval = 100ms
 CNF
   sed -i "s|^dir = .*|dir = $TMP/store|" "$cnf"
-  local t0 t1 pid peak=0 rss
-  "$BIN" serve --config "$cnf" 2>"$TMP/pipe-$w.err" &
+  local pid peak
+  if [ -n "${PERF_DIR:-}" ]; then  # a profile of each pipeline run: perf report -i $PERF_DIR/WORKLOAD.data
+    mkdir -p "$PERF_DIR"
+    perf record -F 1999 -g -o "$PERF_DIR/$w.data" -- "$BIN" serve --config "$cnf" 2>"$TMP/pipe-$w.err" &
+  elif [ -n "${CALLGRIND_DIR:-}" ]; then  # instruction counts: callgrind_annotate $CALLGRIND_DIR/WORKLOAD.out
+    mkdir -p "$CALLGRIND_DIR"
+    valgrind --tool=callgrind --callgrind-out-file="$CALLGRIND_DIR/$w.out" \
+      "$BIN" serve --config "$cnf" 2>"$TMP/pipe-$w.err" &
+  else
+    "$BIN" serve --config "$cnf" 2>"$TMP/pipe-$w.err" &
+  fi
   pid=$!
-  # Timed from the moment binrelay answers (its own start is not apply work).
-  for _ in $(seq 1 200); do curl -s "http://127.0.0.1:$http/status" >/dev/null 2>&1 && break; sleep 0.02; done
-  t0=$(now)
-  local endf endo; endf=$(file_of "${END[$w]}"); endo=$(offset_of "${END[$w]}")
-  while true; do
-    rss=$(awk '/^VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0); [ "$rss" -gt "$peak" ] && peak=$rss
-    st=$(curl -s "http://127.0.0.1:$http/status" 2>/dev/null || true)
-    if python3 - "$st" "$endf" "$endo" <<'PY'
-import json, sys
-try:
-    s = json.loads(sys.argv[1]); p = s["pipelines"][0]
-except Exception:
-    sys.exit(1)
-f, o = p["flushed_file"], p["flushed_offset"]
-sys.exit(0 if (f, o) >= (sys.argv[2], int(sys.argv[3])) else 1)
+  # One in-process poller (no process spawned per poll, which would take
+  # CPU from the pipeline and the target on this 2-core machine): timed
+  # from the moment binrelay answers (its own start is not apply work)
+  # until the checkpoint passes the workload's end; also peak RSS.
+  local endf endo res; endf=$(file_of "${END[$w]}"); endo=$(offset_of "${END[$w]}")
+  res=$(python3 - "$http" "$pid" "$endf" "$endo" <<'PY'
+import json, sys, time, urllib.request
+port, pid, endf, endo = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+url = f"http://127.0.0.1:{port}/status"
+def status():
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return json.loads(r.read())
+    except Exception:
+        return None
+def rss():
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+for _ in range(6000):
+    if status() is not None: break
+    time.sleep(0.01)
+t0 = time.monotonic(); peak = 0
+while True:
+    peak = max(peak, rss())
+    s = status()
+    if s is None:
+        print("died"); sys.exit(0)
+    p = s["pipelines"][0]
+    if (p["flushed_file"], p["flushed_offset"]) >= (endf, endo): break
+    time.sleep(0.025)
+print(round(time.monotonic() - t0, 2), peak)
 PY
-    then break; fi
-    kill -0 "$pid" 2>/dev/null || { log "pipeline serve died: $(tail -3 "$TMP/pipe-$w.err")"; break; }
-    sleep 0.05
-  done
-  t1=$(now)
+)
+  [ "$res" = died ] && log "pipeline serve died: $(tail -3 "$TMP/pipe-$w.err")"
+  local elapsed=${res%% *}; peak=${res##* }
   local stats; stats=$(curl -s "http://127.0.0.1:$http/status" | python3 -c 'import json,sys; p=json.load(sys.stdin)["pipelines"][0]; print(p["changes_read"], p["rows_written"])')
   curl -s "http://127.0.0.1:$http/status" | python3 -c 'import json,sys; p=json.load(sys.stdin)["pipelines"][0]; print("pipeline:", {k: p[k] for k in ("drains","last_flush_seconds","concurrency","batch_rows","retries","parked")})' >&2
-  kill "$pid"; wait "$pid" 2>/dev/null || true
+  kill -INT "$pid"; wait "$pid" 2>/dev/null || true
   [ "$(checksum target "$w.t")" = "$(checksum source "$w.t")" ] || log "WARNING: $w target differs from source"
-  echo "$(python3 -c "print(round($t1-$t0,2))") $((peak / 1024)) $stats"
+  echo "$elapsed $((peak / 1024)) $stats"
 }
 
 # time_replica WORKLOAD THREADS: the replica's copy reset, START SLAVE UNTIL
-# the workload's end from its start, until the SQL thread stops there.
+# the workload's end from its start, until the SQL thread has executed it.
 time_replica() {
   local w=$1 threads=$2
   on replica -e "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL slave_parallel_threads=$threads;
@@ -199,20 +227,21 @@ time_replica() {
     MASTER_USE_GTID=no"
   local t0 t1; t0=$(now)
   on replica -e "START SLAVE UNTIL MASTER_LOG_FILE='$(file_of "${END[$w]}")', MASTER_LOG_POS=$(offset_of "${END[$w]}")"
-  while true; do
-    st=$(on replica -e 'SHOW SLAVE STATUS\G')
-    if ! grep -q 'Slave_SQL_Running: Yes' <<<"$st"; then break; fi
-    # Done once it executed up to the workload's end (the SQL thread only
-    # stops at an UNTIL position when a later event arrives).
-    exf=$(awk '/Relay_Master_Log_File:/ {print $2}' <<<"$st")
-    exo=$(awk '/Exec_Master_Log_Pos:/ {print $2}' <<<"$st")
-    if [ "$exf" = "$(file_of "${END[$w]}")" ] && [ "$exo" -ge "$(offset_of "${END[$w]}")" ]; then break; fi
-    if grep -q 'Slave_IO_Running: No' <<<"$st" && ! grep -q 'Last_IO_Errno: 0' <<<"$st"; then
-      log "replica IO error: $(grep Last_IO_Error: <<<"$st")"; break
-    fi
-    sleep 0.05
+  # MASTER_POS_WAIT blocks until the SQL thread has executed up to the
+  # workload's end: no polling process competes with the replica. It is
+  # NULL while the SQL thread has not started yet (or once it stopped at
+  # the UNTIL position), so the executed position decides then.
+  local endf endo waited exf exo; endf=$(file_of "${END[$w]}"); endo=$(offset_of "${END[$w]}")
+  for _ in $(seq 1 6000); do
+    waited=$(on replica -N -e "SELECT MASTER_POS_WAIT('$endf', $endo, 1800)")
+    [ "$waited" != NULL ] && [ "$waited" != -1 ] && break
+    read -r exf exo < <(on replica -e 'SHOW SLAVE STATUS\G' |
+      awk '/ Relay_Master_Log_File:/ {f=$2} / Exec_Master_Log_Pos:/ {p=$2} END {print f, p}')
+    [ "$exf" = "$endf" ] && [ "${exo:-0}" -ge "$endo" ] && break
+    sleep 0.01
   done
   t1=$(now)
+  local st; st=$(on replica -e 'SHOW SLAVE STATUS\G')
   grep -q 'Last_SQL_Errno: 0' <<<"$st" || log "replica error: $(grep Last_SQL_Error <<<"$st")"
   [ "$(checksum replica "$w.t")" = "$(checksum source "$w.t")" ] || log "WARNING: $w replica differs from source"
   python3 -c "print(round($t1-$t0,2))"
@@ -261,9 +290,10 @@ REPORT=bench/results-apply-$DATE.md
   echo "| workload | binrelay pipeline | replica 1 thread | replica 4 threads optimistic | REPLACE x$CONC (target's limit) | pipeline vs parallel replica | pipeline vs limit | rows written / changes read | pipeline peak RSS |"
   echo "|---|---|---|---|---|---|---|---|---|"
 } >"$REPORT"
-for w in ins hot wide; do
+for w in ${WORKLOADS:-ins hot wide}; do
   for run in $(seq 1 "$RUNS"); do
     log "$w: pipeline"; read -r tp rss changes written < <(time_pipeline "$w")
+    if [ -n "${PERF_DIR:-}${CALLGRIND_DIR:-}" ]; then echo "$w pipeline $tp s (profiled)" | tee -a "$REPORT"; continue; fi
     start_relay
     log "$w: replica, 1 thread"; tr1=$(time_replica "$w" 0)
     log "$w: replica, 4 threads"; tr4=$(time_replica "$w" 4)

@@ -336,4 +336,35 @@ absl::Status DecodeTemporalText(ByteCursor& in, uint8_t type, uint16_t meta, std
   }
 }
 
+absl::StatusOr<size_t> TemporalBinarySize(uint8_t type, uint16_t meta) {
+  if (meta > 6) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fractional-second precision ", meta, " > 6 in metadata of ", AV(ColumnTypeName(type))));
+  }
+  const int fsp = meta;
+  // The 2-type fractions take ceil(fsp / 2) bytes (MySQL my_time.cc
+  // my_datetime_binary_length and friends).
+  const size_t frac2 = static_cast<size_t>((fsp + 1) / 2);
+  switch (type) {
+    case kTypeDate:
+    case kTypeNewDate:
+      return 3;
+    case kTypeTime:
+      return fsp ? static_cast<size_t>(kHiresTimeBytes[fsp]) : 3;
+    case kTypeDatetime:
+      return fsp ? static_cast<size_t>(kHiresDatetimeBytes[fsp]) : 8;
+    case kTypeTimestamp:
+      return 4 + static_cast<size_t>(fsp ? kHiresFracBytes[fsp] : 0);
+    case kTypeTimestamp2:
+      return 4 + frac2;
+    case kTypeDatetime2:
+      return 5 + frac2;
+    case kTypeTime2:
+      return 3 + frac2;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("type ", type, " (", AV(ColumnTypeName(type)), ") is not temporal"));
+  }
+}
+
 }  // namespace binrelay::protocol

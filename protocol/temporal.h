@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "protocol/byte_cursor.h"
 
 namespace binrelay::protocol {
@@ -39,6 +40,11 @@ struct TemporalParts {
 // OutOfRange when the input is short; InvalidArgument for fsp > 6 or a type
 // that is not temporal.
 absl::Status DecodeTemporalText(ByteCursor& in, uint8_t type, uint16_t meta, std::string* out);
+
+// The stored size of one value of that type and metadata, for walking a row
+// image without formatting it: the layouts DecodeTemporalText reads.
+// InvalidArgument for fsp > 6 or a type that is not temporal.
+absl::StatusOr<size_t> TemporalBinarySize(uint8_t type, uint16_t meta);
 
 // Formatting of already-split values.
 void AppendDateText(const TemporalParts& t, std::string* out);

@@ -104,8 +104,10 @@ absl::Status DecodeNewDecimal(ByteCursor& in, const ColumnDef& col, std::string*
   std::string_view packed = in.Bytes(size);
   if (!in.ok()) return Truncated(in, col);
   scratch->clear();
-  BR_RETURN_IF_ERROR(Annotate(AppendDecimalText(packed, precision, scale, scratch),
-                              absl::StrCat("NEWDECIMAL at byte ", in.position() - size)));
+  // The context is built only on error: this runs for every DECIMAL value.
+  if (absl::Status s = AppendDecimalText(packed, precision, scale, scratch); !s.ok()) {
+    return Annotate(s, absl::StrCat("NEWDECIMAL at byte ", in.position() - size));
+  }
   out->kind = ValueKind::kFormatted;
   out->bytes = *scratch;
   return absl::OkStatus();
@@ -248,8 +250,9 @@ absl::Status DecodeJson(ByteCursor& in, const ColumnDef& col, std::string* scrat
     return absl::OkStatus();
   }
   scratch->clear();
-  BR_RETURN_IF_ERROR(Annotate(AppendJsonBinaryText(doc, scratch),
-                              absl::StrCat("JSON value at byte ", in.position() - doc.size())));
+  if (absl::Status s = AppendJsonBinaryText(doc, scratch); !s.ok()) {
+    return Annotate(s, absl::StrCat("JSON value at byte ", in.position() - doc.size()));
+  }
   out->bytes = *scratch;
   return absl::OkStatus();
 }
@@ -257,8 +260,9 @@ absl::Status DecodeJson(ByteCursor& in, const ColumnDef& col, std::string* scrat
 absl::Status FinishCompressed(ByteCursor& in, const ColumnDef& col, std::string_view stored,
                               std::string* scratch, ValueView* out) {
   std::string_view plain;
-  BR_RETURN_IF_ERROR(Annotate(DecompressMariadbColumn(stored, scratch, &plain),
-                              absl::StrCat(TypeLabel(col), " value ending at byte ", in.position())));
+  if (absl::Status s = DecompressMariadbColumn(stored, scratch, &plain); !s.ok()) {
+    return Annotate(s, absl::StrCat(TypeLabel(col), " value ending at byte ", in.position()));
+  }
   SetStringish(col, plain, out);
   return absl::OkStatus();
 }
@@ -342,6 +346,85 @@ void AppendInteger(T v, std::string* out) {
 }
 
 }  // namespace
+
+absl::Status SkipValue(ByteCursor& in, const ColumnDef& col) {
+  auto fixed = [&](size_t n) {
+    in.Skip(n);
+    return in.ok() ? absl::OkStatus() : Truncated(in, col);
+  };
+  std::string_view bytes;
+  switch (col.type) {
+    case kTypeTiny:
+    case kTypeYear:
+      return fixed(1);
+    case kTypeShort:
+      return fixed(2);
+    case kTypeInt24:
+      return fixed(3);
+    case kTypeLong:
+    case kTypeFloat:
+      return fixed(4);
+    case kTypeLongLong:
+    case kTypeDouble:
+      return fixed(8);
+    case kTypeNull:
+      return absl::OkStatus();
+    case kTypeNewDecimal: {
+      const size_t size = DecimalBinarySize(col.meta >> 8, col.meta & 0xFF);
+      if (size == 0) return BadMeta(col, "expected precision << 8 | scale, precision 1..65");
+      return fixed(size);
+    }
+    case kTypeDate:
+    case kTypeNewDate:
+    case kTypeTime:
+    case kTypeDatetime:
+    case kTypeTimestamp:
+    case kTypeTimestamp2:
+    case kTypeDatetime2:
+    case kTypeTime2: {
+      BR_ASSIGN_OR_RETURN(size_t size, TemporalBinarySize(col.type, col.meta));
+      return fixed(size);
+    }
+    case kTypeVarchar:
+    case kTypeVarString:
+    case kTypeString:
+      BR_RETURN_IF_ERROR(ReadPrefixed(in, col, col.meta < 256 ? 1 : 2, &bytes));
+      if (bytes.size() > col.meta) {
+        return absl::DataLossError(absl::StrCat(TypeLabel(col), " value of ", bytes.size(),
+                                                " bytes exceeds the column maximum ", col.meta));
+      }
+      return absl::OkStatus();
+    case kTypeVarcharCompressed:
+      return ReadPrefixed(in, col, col.meta < 256 ? 1 : 2, &bytes);
+    case kTypeEnum:
+      if (col.meta != 1 && col.meta != 2) return BadMeta(col, "ENUM pack length must be 1 or 2");
+      return fixed(col.meta);
+    case kTypeSet:
+      if (col.meta < 1 || col.meta > 8 || col.meta == 5 || col.meta == 6 || col.meta == 7) {
+        return BadMeta(col, "SET pack length must be 1, 2, 3, 4 or 8");
+      }
+      return fixed(col.meta);
+    case kTypeBit: {
+      const unsigned bits = col.meta & 0xFF, whole = col.meta >> 8;
+      const unsigned len = whole + (bits ? 1 : 0);
+      if (bits > 7 || len == 0 || len > 8) {
+        return BadMeta(col, "BIT expects (bytes << 8) | (bits % 8) for 1..64 bits");
+      }
+      return fixed(len);
+    }
+    case kTypeTinyBlob:
+    case kTypeMediumBlob:
+    case kTypeLongBlob:
+    case kTypeBlob:
+    case kTypeGeometry:
+    case kTypeVector:
+    case kTypeJson:
+    case kTypeBlobCompressed:
+      return ReadBlob(in, col, &bytes);
+    default:
+      return DecodeUnknown(in, col, nullptr, nullptr);
+  }
+}
 
 absl::Status DecodeValue(ByteCursor& in, const ColumnDef& col, std::string* scratch,
                          ValueView* out) {

@@ -129,6 +129,13 @@ absl::StatusOr<StoppedReplicaSetup> StartWithStoppedReplica(const std::string& r
   BR_RETURN_IF_ERROR(s.serve->Start());
   BR_ASSIGN_OR_RETURN(s.replica, StartReplicaOf(ReplicaEndpoint(*s.serve, *s.source),
                                                 {.server_id = 2, .mode = Mode::kFilePosition}));
+  // The replica must be streaming (its claim registered) before the first
+  // rotation: a purge pass that runs before its dump arrives may take the
+  // file it is about to ask for, which is correct retention but not this
+  // scenario (seen once under ASan, where the replica connects slowly).
+  BR_RETURN_IF_ERROR(s.source->Execute("CREATE DATABASE IF NOT EXISTS ret"));
+  BR_ASSIGN_OR_RETURN(std::string first, GtidBinlogPos(*s.source));
+  BR_RETURN_IF_ERROR(WaitReplicaCaughtUp(*s.replica, first, seconds(60)));
   BR_RETURN_IF_ERROR(WriteAndRotate(*s.source, rounds));
   BR_ASSIGN_OR_RETURN(s.held, CatchUpAndStop(*s.source, *s.replica));
   return s;

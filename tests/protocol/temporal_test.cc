@@ -22,6 +22,12 @@ std::string Text(uint8_t type, uint16_t meta, std::string_view hex) {
   absl::Status st = DecodeTemporalText(in, type, meta, &out);
   EXPECT_TRUE(st.ok()) << st;
   EXPECT_EQ(in.remaining(), 0u) << "value size misread for type " << int(type);
+  // The apply path frames images with TemporalBinarySize: it must agree.
+  absl::StatusOr<size_t> size = TemporalBinarySize(type, meta);
+  EXPECT_TRUE(size.ok()) << size.status();
+  if (size.ok()) {
+    EXPECT_EQ(*size, bytes.size()) << "TemporalBinarySize of type " << int(type);
+  }
   return out;
 }
 

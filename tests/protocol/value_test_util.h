@@ -46,6 +46,15 @@ inline absl::StatusOr<std::string> DecodeJson(const ColumnDef& col, std::string_
   if (in.remaining() != 0) {
     return absl::InternalError("decoder left " + std::to_string(in.remaining()) + " bytes");
   }
+  // Every decode is also a check of SkipValue: the apply path frames row
+  // images with it, so it must step over exactly the bytes DecodeValue read.
+  ByteCursor skip(bytes);
+  absl::Status skipped = SkipValue(skip, col);
+  if (!skipped.ok() || skip.remaining() != 0) {
+    return absl::InternalError("SkipValue disagrees with DecodeValue: " +
+                               std::string(skipped.message()) + ", left " +
+                               std::to_string(skip.remaining()) + " bytes");
+  }
   std::string out;
   AppendValueJson(v, &out);
   return out;
