@@ -173,7 +173,7 @@ class ApplyPipeline::Sink : public ChangeSink {
   uint64_t last_id_ = 0;
 };
 
-ApplyPipeline::ApplyPipeline(PipelineOptions options, replication::BinlogStore* store,
+ApplyPipeline::ApplyPipeline(PipelineOptions options, replication::StoreReadSide* store,
                              protocol::ConnectOptions source)
     : options_(std::move(options)),
       store_(store),

@@ -58,7 +58,7 @@
 #include "apply/table_buffer.h"
 #include "apply/target_session.h"
 #include "replication/binlog_position.h"
-#include "replication/binlog_store.h"
+#include "replication/store_read_side.h"
 
 namespace binrelay::apply {
 
@@ -86,7 +86,7 @@ struct PipelineStatus {
 
 class ApplyPipeline {
  public:
-  ApplyPipeline(PipelineOptions options, replication::BinlogStore* store,
+  ApplyPipeline(PipelineOptions options, replication::StoreReadSide* store,
                 protocol::ConnectOptions source);
   ~ApplyPipeline();
   ApplyPipeline(const ApplyPipeline&) = delete;
@@ -122,7 +122,7 @@ class ApplyPipeline {
   absl::Status WriteLocalCheckpoint(const replication::BinlogPosition& at);
 
   PipelineOptions options_;
-  replication::BinlogStore* store_;
+  replication::StoreReadSide* store_;
   protocol::ConnectOptions source_;
   Subscription pattern_;  // the configured tables (DDL and new tables are matched by it)
   std::optional<Subscription> exact_;  // the tables checked at start

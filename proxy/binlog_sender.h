@@ -47,7 +47,7 @@
 #include "proxy/dump_stream.h"
 #include "proxy/maria_dump_filter.h"
 #include "proxy/source_view.h"
-#include "replication/binlog_store.h"
+#include "replication/store_read_side.h"
 #include "replication/gtid_set.h"
 #include "replication/store_reader.h"
 #include "replication/transaction_boundary.h"
@@ -59,7 +59,7 @@ namespace binrelay::proxy {
 inline constexpr absl::Duration kReconnectGrace = absl::Hours(1);
 
 struct BinlogSenderContext {
-  replication::BinlogStore* store = nullptr;
+  replication::StoreReadSide* store = nullptr;  // read side only: a dump never writes
   CommitSignal* signal = nullptr;
   DumpRegistry* registry = nullptr;
   uint32_t server_id = 0;  // binrelay's, for the events it invents

@@ -61,6 +61,7 @@
 #include "replication/gtid_state.h"
 #include "replication/maria_binlog_state.h"
 #include "replication/store_index.h"
+#include "replication/store_read_side.h"
 #include "replication/stream_consumer.h"
 
 namespace binrelay::replication {
@@ -78,13 +79,6 @@ struct BinlogStoreOptions {
   std::function<ssize_t(int fd, const void* data, size_t n, off_t offset)> pwrite_fn;
 };
 
-// The end of the last durable transaction, for readers.
-struct CommittedEnd {
-  BinlogPosition position;  // empty file name: the store is empty
-  std::string gtid_state;   // GTID state after it ("" if the source has none)
-  uint64_t sequence = 0;    // +1 per publication
-  uint64_t epoch = 0;       // +1 whenever stored bytes were cut (truncate)
-};
 
 // Which files Purge removes: the oldest ones, while any limit wants them
 // gone, never the newest file, never a file a pin needs (but see
@@ -113,48 +107,7 @@ struct PurgeResult {
   std::vector<std::string> lost_consumers;
 };
 
-// A pin as status output shows it.
-struct PinInfo {
-  std::string consumer;
-  BinlogPosition position;
-  std::string lost_reason;  // "" unless a hard-cap purge removed its file
-};
-
-class BinlogStore;
-
-// A reader's claim on every file from `position` on; Purge never removes
-// them unless PurgeOptions::hard_cap_bytes forces it, which marks the pin
-// lost: the reader must then end its consumer with lost_reason(). A lost pin
-// holds nothing back; a pin on a file no longer stored holds every stored
-// file (they all come after it). Move-only; released on destruction.
-class StorePin {
- public:
-  StorePin() = default;
-  StorePin(StorePin&& other) noexcept { *this = std::move(other); }
-  StorePin& operator=(StorePin&& other) noexcept;
-  ~StorePin() { Release(); }
-  // The reader went away but may come back (a replica reconnecting): the
-  // claim stays in the store for `grace`, then ends by itself. This object
-  // no longer holds it. A non-empty `from` moves the claim back there first
-  // (what the consumer may really have received, if less than was sent).
-  void Linger(absl::Duration grace, const BinlogPosition& from = {});
-  void Advance(const BinlogPosition& position);  // the reader moved on
-  void Release();
-  bool active() const { return store_ != nullptr; }
-  // A hard-cap purge removed a file this pin still needed. The reason reads
-  // "binrelay purged FILE you still needed because
-  // retention_hard_cap_bytes=N was reached; reconnect from a newer position".
-  bool lost() const;
-  std::string lost_reason() const;
-
- private:
-  friend class BinlogStore;
-  StorePin(BinlogStore* store, uint64_t id) : store_(store), id_(id) {}
-  BinlogStore* store_ = nullptr;
-  uint64_t id_ = 0;
-};
-
-class BinlogStore : public StreamConsumer {
+class BinlogStore : public StreamConsumer, public StoreReadSide {
  public:
   // Opens (creating the directory if needed) and recovers the store.
   static absl::StatusOr<std::unique_ptr<BinlogStore>> Open(const std::string& dir,
@@ -179,15 +132,15 @@ class BinlogStore : public StreamConsumer {
   // Flush, stop the background flusher, close the file. Idempotent.
   absl::Status Close();
 
-  CommittedEnd committed() const;
+  CommittedEnd committed() const override;
   // committed().sequence without copying the rest.
-  uint64_t committed_sequence() const;
+  uint64_t committed_sequence() const override;
   // MariaDB: the binlog state (every server's last GTID per domain) at the
   // committed end, which a dump checks a replica's GTID position against.
-  MariaBinlogState committed_maria_state() const;
+  MariaBinlogState committed_maria_state() const override;
   // Waits until committed().sequence > after_sequence; false on timeout.
   bool WaitForCommitted(uint64_t after_sequence, absl::Duration timeout,
-                        CommittedEnd* out) const;
+                        CommittedEnd* out) const override;
 
   // Called after every publication of the committed end, on the writer's
   // thread with store locks held: it must be quick and must not call into
@@ -203,18 +156,18 @@ class BinlogStore : public StreamConsumer {
   // What readers may see: the files up to the committed end, the last one
   // with its committed size. A file the writer has started but not yet made
   // durable (even its FDE) is left out, so a dump never selects it early.
-  std::vector<StoreFileEntry> CommittedFiles() const;
+  std::vector<StoreFileEntry> CommittedFiles() const override;
   // True if `name` is stored and complete: it ended with a ROTATE or STOP
   // (or the source abandoned it), so nothing will ever be appended to it.
-  bool IsClosed(const std::string& name) const;
+  bool IsClosed(const std::string& name) const override;
   // The committed file a dump from GTID position `gtid` starts in (index
   // lookup, no file scan); see FileForGtidPosition.
-  absl::StatusOr<std::string> FileForGtid(std::string_view gtid) const;
-  const std::string& dir() const { return dir_; }
+  absl::StatusOr<std::string> FileForGtid(std::string_view gtid) const override;
+  const std::string& dir() const override { return dir_; }
 
   // `consumer` names the reader in purge messages and status ("replica
   // 10.0.0.7:51234 server_id 7").
-  StorePin Pin(const BinlogPosition& position, std::string consumer = "");
+  StorePin Pin(const BinlogPosition& position, std::string consumer = "") override;
   absl::StatusOr<PurgeResult> Purge(const PurgeOptions& options);
   std::vector<PinInfo> Pins() const;  // oldest pin first
   // Counters since Open, for status: files removed by Purge (any reason),

@@ -34,7 +34,7 @@ void StoreReader::Unmap() {
   map_len_ = 0;
 }
 
-absl::StatusOr<std::unique_ptr<StoreReader>> StoreReader::Open(const BinlogStore* store,
+absl::StatusOr<std::unique_ptr<StoreReader>> StoreReader::Open(const StoreReadSide* store,
                                                                const BinlogPosition& start) {
   std::vector<StoreFileEntry> files = store->CommittedFiles();
   auto it = std::find_if(files.begin(), files.end(),
@@ -87,7 +87,7 @@ void StoreReader::RefreshLimit(std::string* next_file) {
     limit_ = end.position.offset;
   } else if (cmp < 0) {
     // An older file is closed: all of it is committed.
-    std::vector<StoreFileEntry> files = store_->Files();
+    std::vector<StoreFileEntry> files = store_->CommittedFiles();
     for (size_t i = 0; i < files.size(); ++i) {
       if (files[i].name != position_.file) continue;
       limit_ = files[i].size;

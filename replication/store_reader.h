@@ -1,4 +1,4 @@
-// StoreReader: reads a BinlogStore's events in order from a position, for a
+// StoreReader: reads the local store's events in order from a position, for a
 // dump. It never reads past the store's committed end, so a reader only ever
 // sees whole, durable transactions (a crash can never take back an event a
 // replica already received). At the end of a closed file it moves to the next
@@ -23,7 +23,7 @@
 #include "protocol/event_header.h"
 #include "protocol/format_description.h"
 #include "replication/binlog_position.h"
-#include "replication/binlog_store.h"
+#include "replication/store_read_side.h"
 
 namespace binrelay::replication {
 
@@ -34,7 +34,7 @@ class StoreReader {
   // Opens `start.file` at `start.offset`. Errors (NotFound/OutOfRange) name
   // the file, the offset and what the store holds: a file that is not (or no
   // longer) stored, an offset below 4 or beyond the stored end.
-  static absl::StatusOr<std::unique_ptr<StoreReader>> Open(const BinlogStore* store,
+  static absl::StatusOr<std::unique_ptr<StoreReader>> Open(const StoreReadSide* store,
                                                            const BinlogPosition& start);
   ~StoreReader();
   StoreReader(const StoreReader&) = delete;
@@ -61,7 +61,7 @@ class StoreReader {
   uint64_t seen_sequence() const { return seen_sequence_; }
 
  private:
-  explicit StoreReader(const BinlogStore* store) : store_(store) {}
+  explicit StoreReader(const StoreReadSide* store) : store_(store) {}
   absl::Status OpenFile(const std::string& name);
   // Refreshes limit_ (how far the current file may be read) from the store;
   // sets *has_next if the current file is closed and a newer one exists.
@@ -72,7 +72,7 @@ class StoreReader {
   const char* Data(uint64_t offset) const { return map_ + offset; }
   void Unmap();
 
-  const BinlogStore* store_;
+  const StoreReadSide* store_;
   int fd_ = -1;
   BinlogPosition position_;
   BinlogPosition finished_;

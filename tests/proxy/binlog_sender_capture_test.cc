@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "protocol/byte_cursor.h"
 #include "protocol/checksum.h"
+#include "replication/binlog_store.h"
 #include "protocol/event_header.h"
 #include "protocol/event_type.h"
 #include "protocol/packet_framer.h"

@@ -17,6 +17,7 @@
 #include "protocol/gtid_events.h"
 #include "protocol/packet_framer.h"
 #include "proxy/client_error.h"
+#include "replication/binlog_store.h"
 #include "protocol/server_error.h"
 #include "tests/harness/binlog_fixtures.h"
 #include "tests/harness/fixtures.h"
