@@ -19,6 +19,7 @@
 #include "protocol/status_macros.h"
 #include "replication/connection_sql_source.h"
 #include "replication/store_index.h"
+#include "replication/gtid_start.h"
 #include "replication/store_reader.h"
 #include "replication/transaction_boundary.h"
 #include "spdlog/spdlog.h"
@@ -215,6 +216,15 @@ absl::Status ApplyPipeline::WriteLocalCheckpoint(const replication::BinlogPositi
   return absl::OkStatus();
 }
 
+absl::StatusOr<replication::BinlogPosition> ApplyPipeline::ResolveGtidStart() const {
+  auto at = replication::FirstTransactionNotIn(*store_, options_.start.gtid_set);
+  if (!at.ok()) {
+    return Annotate(at.status(), absl::StrCat("apply pipeline ", options_.name,
+                                              ": start = gtid:", options_.start.gtid_set));
+  }
+  return *at;
+}
+
 absl::Status ApplyPipeline::Restore() {
   BR_RETURN_IF_ERROR(Subscription::Parse(options_.tables).status());
   std::ifstream in(LocalCheckpointPath());
@@ -241,11 +251,20 @@ absl::Status ApplyPipeline::Restore() {
       case replication::StartSpec::Kind::kCurrent:
         position_ = store_->committed().position;
         break;
-      case replication::StartSpec::Kind::kGtid:
-        return absl::UnimplementedError(absl::StrCat(
-            "apply pipeline ", options_.name,
-            ": start = gtid:... is not supported yet; give FILE:POS, current or earliest"));
+      case replication::StartSpec::Kind::kGtid: {
+        // Every transaction the position holds is on the target already;
+        // reading starts at the first stored one it does not hold.
+        // An empty store cannot say yet: Prepare resolves it once it can.
+        if (store_->CommittedFiles().empty()) break;
+        BR_ASSIGN_OR_RETURN(position_, ResolveGtidStart());
+        break;
+      }
     }
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    status_.flushed = position_;  // what the claim holds, before the target answers
+    status_.read = position_;
   }
   // An empty position (empty store) pins everything that will be stored.
   pin_ = store_->Pin(position_.file.empty() ? replication::BinlogPosition{"", 4} : position_,
@@ -369,9 +388,13 @@ absl::Status ApplyPipeline::Prepare() {
   if (position_.file.empty()) {
     auto files = store_->CommittedFiles();
     if (files.empty()) return absl::UnavailableError("the store holds no binlog yet");
-    position_ = options_.start.kind == replication::StartSpec::Kind::kCurrent
-                    ? store_->committed().position
-                    : replication::BinlogPosition{files.front().name, 4};
+    if (options_.start.kind == replication::StartSpec::Kind::kGtid) {
+      BR_ASSIGN_OR_RETURN(position_, ResolveGtidStart());
+    } else {
+      position_ = options_.start.kind == replication::StartSpec::Kind::kCurrent
+                      ? store_->committed().position
+                      : replication::BinlogPosition{files.front().name, 4};
+    }
   }
   pin_.Advance(position_);
 

@@ -119,6 +119,8 @@ class ApplyPipeline {
   void SetState(std::string state, std::string error = "");
   bool Sleep(absl::Duration d);  // false if stopping
   std::string LocalCheckpointPath() const;
+  // options_.start (gtid:...) as a position in the store.
+  absl::StatusOr<replication::BinlogPosition> ResolveGtidStart() const;
   absl::Status WriteLocalCheckpoint(const replication::BinlogPosition& at);
 
   PipelineOptions options_;

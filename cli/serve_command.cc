@@ -160,6 +160,15 @@ class ServeStatus : public proxy::StatusProvider {
         a.concurrency = ps.concurrency;
         a.batch_rows = ps.batch_rows;
         a.retries.assign(ps.retries.begin(), ps.retries.end());
+        // A pipeline is a consumer of the store like a replica: it holds a
+        // pin at its flushed position, listed beside the dumps.
+        proxy::ConsumerStatus c;
+        c.name = absl::StrCat("apply pipeline ", ps.name);
+        c.file = ps.flushed.file;
+        c.offset = ps.flushed.offset;
+        c.lag_bytes = ps.lag_bytes;
+        c.lag_seconds = ps.lag_seconds;
+        s.consumers.push_back(std::move(c));
         s.pipelines.push_back(std::move(a));
       }
     }

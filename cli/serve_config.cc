@@ -246,10 +246,6 @@ absl::Status ParseApply(const Section& s, std::string name, ServeConfig* c) {
   p.target_schema = s.Optional("target_schema", "");
   auto start = replication::ParseStartSpec(s.Optional("start", "current"));
   if (!start.ok()) return s.Invalid("start", SV(start.status().message()));
-  if (start->kind == replication::StartSpec::Kind::kGtid) {
-    return s.Invalid("start", "gtid: starts are not supported for apply pipelines yet; give "
-                              "current, earliest or FILE:POS");
-  }
   p.start = *start;
   if (const IniFile::Value* v = s.Get("flush_interval")) {
     auto d = ParseDuration(v->text);

@@ -186,8 +186,8 @@ namespace binrelay::cli {
 namespace {
 
 // Guards: [apply.NAME] sections ignored or read with the wrong defaults, a
-// typo in one accepted, and --apply.NAME.key overrides going to a section
-// called "apply".
+// typo in one accepted, a gtid: start refused or a malformed start accepted,
+// and --apply.NAME.key overrides going to a section called "apply".
 TEST(ServeConfigTest, ApplySectionsWithDefaultsAndOverrides) {
   const std::string base = std::string(kGood) +
                            "[apply.eu-orders]\ntarget_host = db2\ntarget_user = app\n"
@@ -210,9 +210,13 @@ TEST(ServeConfigTest, ApplySectionsWithDefaultsAndOverrides) {
   ASSERT_FALSE(typo.ok());
   EXPECT_TRUE(absl::StrContains(typo.status().message(), "batch_row")) << typo.status();
   auto gtid = Parse(base + "start = gtid:0-1-5\n");
-  ASSERT_FALSE(gtid.ok());
-  EXPECT_TRUE(absl::StrContains(gtid.status().message(), "[apply.eu_orders] start"))
-      << gtid.status();
+  ASSERT_TRUE(gtid.ok()) << gtid.status();
+  EXPECT_EQ(gtid->apply[0].start.kind, replication::StartSpec::Kind::kGtid);
+  EXPECT_EQ(gtid->apply[0].start.gtid_set, "0-1-5");
+  auto bad_start = Parse(base + "start = mysql-bin.000001\n");
+  ASSERT_FALSE(bad_start.ok());
+  EXPECT_TRUE(absl::StrContains(bad_start.status().message(), "[apply.eu_orders] start"))
+      << bad_start.status();
   auto missing = Parse(std::string(kGood) + "[apply.x]\ntarget_host = db2\n");
   ASSERT_FALSE(missing.ok());
   EXPECT_TRUE(absl::StrContains(missing.status().message(), "target_user")) << missing.status();

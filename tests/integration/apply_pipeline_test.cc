@@ -50,6 +50,7 @@ struct Pipeline {
   const MariaDbSandbox* target = nullptr;  // nullptr: the test's target
   std::string password = kApplierPassword;
   bool expect_ready = true;  // StartServe waits until it has caught up
+  std::string start;  // "" = the source's current end when the serve starts
 };
 
 class ApplyPipelineTest : public ::testing::Test {
@@ -92,7 +93,8 @@ class ApplyPipelineTest : public ::testing::Test {
       const MariaDbSandbox* t = p.target ? p.target : target_;
       absl::StrAppend(&extra, "[apply.", p.name, "]\ntarget_host = 127.0.0.1\ntarget_port = ",
                       t->Port(), "\ntarget_user = ", kApplier, "\ntarget_password = ",
-                      p.password, "\ntables = ", p.tables, "\nstart = ", *start,
+                      p.password, "\ntables = ", p.tables, "\nstart = ",
+                      p.start.empty() ? *start : p.start,
                       "\nflush_interval = 200ms\n");
       if (!p.target_schema.empty()) absl::StrAppend(&extra, "target_schema = ", p.target_schema, "\n");
       for (const std::string& line : p.extra) absl::StrAppend(&extra, line, "\n");
@@ -187,6 +189,42 @@ class ApplyPipelineTest : public ::testing::Test {
 
 MariaDbSandbox* ApplyPipelineTest::source_ = nullptr;
 MariaDbSandbox* ApplyPipelineTest::target_ = nullptr;
+
+// Guards: start = gtid:POS ignored (the pipeline would begin at the store's
+// end and miss what the source wrote after the copy was taken) or resolved
+// past the first transaction the copy lacks.
+TEST_F(ApplyPipelineTest, GtidStartAppliesEverythingAfterTheCopysPosition) {
+  CreateOnBoth({"CREATE DATABASE gstart", "CREATE TABLE gstart.t (id INT PRIMARY KEY, v INT)"});
+  BR_ASSERT_OK(source_->Execute("INSERT INTO gstart.t VALUES (1, 1), (2, 2)"));
+  // The copy: the target holds the rows as of this GTID position.
+  BR_ASSERT_OK_AND_ASSIGN(std::string copy_pos, GtidBinlogPos(*source_));
+  BR_ASSERT_OK(target_->Execute("INSERT INTO gstart.t VALUES (1, 1), (2, 2)"));
+  BR_ASSERT_OK(target_->Execute("CREATE DATABASE gstart_b"));
+  BR_ASSERT_OK(target_->Execute("CREATE TABLE gstart_b.t LIKE gstart.t"));
+  BR_ASSERT_OK(target_->Execute("INSERT INTO gstart_b.t SELECT * FROM gstart.t"));
+  // Written after the copy and before binrelay starts.
+  BR_ASSERT_OK(source_->Execute("INSERT INTO gstart.t VALUES (3, 3)"));
+  BR_ASSERT_OK(source_->Execute("UPDATE gstart.t SET v = 10 WHERE id = 1"));
+  BR_ASSERT_OK(source_->Execute("DELETE FROM gstart.t WHERE id = 2"));
+  Pipeline p{"gstart", "gstart.t", "", {}};
+  p.start = "gtid:" + copy_pos;
+  auto serve = StartServe({p});
+  ASSERT_NE(serve, nullptr);
+  EXPECT_TRUE(Converges("gstart", "gstart", seconds(30), serve.get()));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO gstart.t VALUES (4, 4)"));
+  EXPECT_TRUE(Converges("gstart", "gstart", seconds(30), serve.get()));
+  // A second pipeline from the same position, added to a running relay
+  // whose store already holds the position (the first resolved it once
+  // the store had events; this one resolves it before serve starts).
+  BR_ASSERT_OK(serve->Stop());
+  std::ofstream(serve->config_path(), std::ios::app)
+      << "[apply.gstart_b]\ntarget_host = 127.0.0.1\ntarget_port = " << target_->Port()
+      << "\ntarget_user = " << kApplier << "\ntarget_password = " << kApplierPassword
+      << "\ntables = gstart.t\ntarget_schema = gstart_b\nstart = gtid:" << copy_pos
+      << "\nflush_interval = 200ms\n";
+  BR_ASSERT_OK(serve->Start());
+  EXPECT_TRUE(Converges("gstart", "gstart_b", seconds(30), serve.get()));
+}
 
 // Guards: REPLACE of a row whose unique value another row still holds on
 // the target (1062, or the wrong row deleted) when unique values move
@@ -653,6 +691,25 @@ TEST_F(ApplyPipelineTest, FarBehindPipelineSurvivesSourcePurgeAndRetention) {
   EXPECT_TRUE(std::filesystem::exists(serve->store_dir() + "/" + pipeline_file))
       << "retention purged " << pipeline_file << ", which the lagging pipeline needs\n"
       << serve->StderrTail(20);
+  // The pipeline is listed among the store's consumers (as replicas are),
+  // at the position its claim holds.
+  {
+    std::string body = HttpGet(serve->http_port(), "/status");
+    auto json = ParseJson(body.substr(std::min(body.size(), body.find("\r\n\r\n") + 4)));
+    BR_ASSERT_OK(json.status()) << body;
+    const JsonValue* consumers = json->Find("consumers");
+    ASSERT_NE(consumers, nullptr) << body;
+    bool listed = false;
+    for (const JsonValue& c : consumers->array) {
+      const JsonValue* name = c.Find("name");
+      const JsonValue* file = c.Find("file");
+      if (name && name->text == "apply pipeline lag") {
+        listed = true;
+        EXPECT_EQ(file ? file->text : "", pipeline_file) << body;
+      }
+    }
+    EXPECT_TRUE(listed) << body;
+  }
   BR_ASSERT_OK((*slow_target)->Restart());
   EXPECT_TRUE(Converges("lag1", "lag1", seconds(90), serve.get(), slow_target->get()));
 }
