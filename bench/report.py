@@ -16,7 +16,7 @@ GOAL_GO = 5.0
 GOAL_MB = 2.0
 GOAL_SKIP = 0.10
 TOOL_ORDER = ["binrelay", "binrelay-all", "binrelay-none", "mariadb-binlog", "go-mysql"]
-VARIANT_ORDER = ["empty", "mixed", "hot", "wide"]
+VARIANT_ORDER = ["empty", "mixed", "insert", "hot", "wide"]
 WHAT = {
     "binrelay": "`binrelay tail --tables <subscribed table>`",
     "binrelay-all": "`binrelay tail --tables bench.sub,bench.unsub` (decodes everything)",

@@ -6,9 +6,9 @@
 #   SCALE=0.02 bench/tail_bench.sh           # quick run
 #
 # Environment:
-#   SCALE=1.0        scales every row count (1.0: 1M + 1M mixed, 1M hot, 400k wide)
+#   SCALE=1.0        scales every row count (1.0: 1M + 1M mixed, 500k + 500k insert, 1M hot, 400k wide)
 #   RUNS=3           timed runs per measurement (the median is reported)
-#   VARIANTS="empty mixed hot wide"
+#   VARIANTS="empty mixed insert hot wide"
 #   TOOLS="binrelay mariadb-binlog go-mysql"
 #   VALIDATE=1       one untimed pass per tool that checks the delivered row counts
 #   BINRELAY=build/binrelay
@@ -28,7 +28,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 SCALE=${SCALE:-1.0}
 RUNS=${RUNS:-3}
-VARIANTS=${VARIANTS:-"empty mixed hot wide"}
+VARIANTS=${VARIANTS:-"empty mixed insert hot wide"}
 TOOLS=${TOOLS:-"binrelay mariadb-binlog go-mysql"}
 VALIDATE=${VALIDATE:-1}
 BINRELAY=${BINRELAY:-$ROOT/build/binrelay}
@@ -236,6 +236,21 @@ gen_mixed() {
   done
 }
 
+# Insert-heavy: 500-row INSERTs, alternating between the subscribed and an
+# unsubscribed table (the apply pipelines' load; annotate rows on, as
+# MariaDB's default).
+gen_insert() {
+  local n=$1 c=500 a b
+  echo "TRUNCATE bench.sub; TRUNCATE bench.unsub;"  # after mixed, which filled them
+  mark start
+  for ((a = 1; a <= n; a += c)); do
+    b=$((a + c - 1)); ((b > n)) && b=$n
+    for t in sub unsub; do
+      echo "INSERT INTO bench.$t (id, k, v, name, ts, amount) SELECT $sub_cols FROM seq_${a}_to_${b};"; mark "$t"
+    done
+  done
+}
+
 gen_hot() {
   local stmts=$1
   mark start
@@ -323,6 +338,7 @@ for v in $VARIANTS; do
   case $v in
     empty) SUB_TABLE=bench.tiny; EXPECT=1; gen() { gen_empty; } ;;
     mixed) N=$(scaled 500000); SUB_TABLE=bench.sub; EXPECT=$((2 * N)); gen() { gen_mixed "$N"; } ;;
+    insert) N=$(scaled 500000); SUB_TABLE=bench.sub; EXPECT=$N; gen() { gen_insert "$N"; } ;;
     hot)   N=$(scaled 100000); SUB_TABLE=bench.hot; EXPECT=$((10 * N)); gen() { gen_hot "$N"; } ;;
     wide)  N=$(scaled 200000); SUB_TABLE=bench.wide; EXPECT=$((2 * N)); gen() { gen_wide "$N"; } ;;
     *) die "unknown variant $v" ;;

@@ -1,6 +1,8 @@
-// Builders of the events a primary invents for a dump stream (protocol.md
-// §5.6-§5.7): the fake ROTATE that opens every file, the FDE re-sent when a
-// dump starts inside a file, heartbeats, and MariaDB's fake GTID_LIST. None
+// Builders of the events a primary invents for a dump stream (MySQL
+// sql/rpl_binlog_sender.cc fake_rotate_event, send_format_description_event,
+// send_heartbeat_event; MariaDB sql/sql_repl.cc): the fake ROTATE that opens
+// every file, the FDE re-sent when a dump starts inside a file, heartbeats,
+// and MariaDB's fake GTID_LIST. None
 // of them is ever stored; all carry timestamp 0 (except the FDE copy) and
 // most the ARTIFICIAL flag, which is how replicas tell them from real events.
 //

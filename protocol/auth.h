@@ -1,4 +1,6 @@
-// Client authentication (protocol.md §2.3-§2.6): password scrambles for
+// Client authentication (MySQL sql/auth/password.cc scramble,
+// sql/auth/sha2_password_common.cc, sql-common/client_authentication.cc):
+// password scrambles for
 // mysql_native_password and caching_sha2_password, the RSA path of
 // caching_sha2 full authentication, AuthSwitchRequest parsing, and
 // AuthExchange, the transport-independent state machine that turns server

@@ -70,7 +70,9 @@ class ByteCursor {
     return v;
   }
 
-  // Length-encoded integer (§1.2). 0xFB (NULL) and 0xFF fail the cursor unless
+  // Length-encoded integer
+  // (https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_basic_dt_integers.html).
+  // 0xFB (NULL) and 0xFF fail the cursor unless
   // `is_null` is given, in which case 0xFB sets *is_null and returns 0.
   uint64_t Lenenc(bool* is_null = nullptr);
   // Length-encoded string; the length is checked against remaining() first.

@@ -1,5 +1,5 @@
 // Capability flags, command bytes and status flags of the client/server
-// protocol (protocol.md §1.4, §1.3). MariaDB's extended capabilities (bits
+// protocol (include/mysql_com.h). MariaDB's extended capabilities (bits
 // 32-63) are carried in the same 64-bit word.
 //
 // Thread safety: constants only.
@@ -85,7 +85,7 @@ inline constexpr uint16_t kSessionStateChanged = 0x4000;
 inline constexpr uint8_t kDefaultCollation = 45;
 // Largest logical packet the client accepts; servers raise the dump session's
 // max_allowed_packet to 1 GiB and an event may be that large plus its 0x00
-// status byte (protocol.md §5.5).
+// status byte (Binlog_sender::init in sql/rpl_binlog_sender.cc).
 inline constexpr uint32_t kClientMaxPacket = 0x40000000;
 
 }  // namespace binrelay::protocol

@@ -1,4 +1,5 @@
-// CRC32 of binlog events (§6.3): zlib/IEEE CRC-32 over every byte of the
+// CRC32 of binlog events (libbinlogevents/src/binlog_event.cpp
+// Log_event_footer::event_checksum_test): zlib/IEEE CRC-32 over every byte of the
 // event except the 4-byte little-endian trailer that stores it. The FDE's CRC
 // is computed with LOG_EVENT_BINLOG_IN_USE_F cleared, because the server
 // flips that flag in place when it closes the file.

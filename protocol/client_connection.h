@@ -77,7 +77,8 @@ class ClientConnection {
 
   const ServerInfo& server_info() const { return info_; }
   std::string peer() const;  // "host:port"
-  // Exposed for the dump session (protocol.md §9.2 #24).
+  // Exposed for the dump session (MariaDB semi-sync resets sequence ids:
+  // net.pkt_nr_can_be_reset in sql/semisync_master.cc).
   void set_check_sequence(bool check) { reader_.set_check_sequence(check); }
   // Bytes received and not yet returned by ReadPacket (0 does not prove the
   // socket is idle: TLS may hold decrypted bytes).

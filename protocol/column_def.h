@@ -21,10 +21,11 @@ struct ColumnDef {
   // ENUM or SET) is already resolved from the metadata, so ENUM and SET
   // columns have type kTypeEnum / kTypeSet here.
   uint8_t type = 0;
-  // Type metadata, decoded per type (§7.6); DecodeValue relies on exactly this:
+  // Type metadata, decoded per type (as sql/rpl_utility.cc table_def::table_def
+  // does); DecodeValue relies on exactly this:
   // - VARCHAR / VAR_STRING / VARCHAR_COMPRESSED: max length in bytes.
-  // - STRING resolved to CHAR/BINARY: max length in bytes (after §8.7's
-  //   long-CHAR unfolding).
+  // - STRING resolved to CHAR/BINARY: max length in bytes (after the
+  //   long-CHAR unfolding of sql/log_event.cc log_event_print_value).
   // - ENUM: pack length 1 or 2. SET: pack length 1, 2, 3, 4 or 8.
   // - BLOB family, GEOMETRY, JSON, VECTOR, BLOB_COMPRESSED: length-prefix
   //   size 1..4.

@@ -1,4 +1,5 @@
-// Small event bodies (§5.7, §7.1, §7.3–7.5, §7.8, §7.13): ROTATE, XID,
+// Small event bodies (libbinlogevents/src/control_events.cpp,
+// statement_events.cpp; MariaDB sql/log_event.cc): ROTATE, XID,
 // HEARTBEAT v1/v2, ROWS_QUERY / ANNOTATE_ROWS, INTVAR, RAND, USER_VAR,
 // INCIDENT, STOP, XA_PREPARE, the LOAD DATA family, and a minimal
 // TRANSACTION_CONTEXT / VIEW_CHANGE reader (Group Replication only).

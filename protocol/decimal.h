@@ -1,7 +1,8 @@
 // Packed binary DECIMAL (MySQL `decimal2bin` format, NEWDECIMAL type 246) to
 // the exact text SELECT prints: "-0.50", "0.000000", "12345.6700".
 //
-// Layout (protocol.md §8.4): integer digits I = P - S are stored as a leading
+// Layout (strings/decimal.cc decimal2bin / bin2decimal): integer digits
+// I = P - S are stored as a leading
 // partial group of I % 9 digits then I / 9 big-endian 4-byte words; the
 // fraction as S / 9 words then a trailing partial group of S % 9 digits. The
 // first byte's top bit is the sign (1 = non-negative); negative values have

@@ -5,7 +5,8 @@
 // packet_capture_reader.h) and the network receiver share it, so a relay
 // log, a dump stream and a binlog file are framed by the same rules.
 //
-// CRC presence rules (§6.3, §5.6):
+// CRC presence rules (libbinlogevents Format_description_event; MySQL
+// sql/rpl_binlog_sender.cc fake_rotate_event, MariaDB sql/sql_repl.cc):
 //  - FDE: has a CRC iff its server version is checksum-aware (>= 5.6.1);
 //  - events before any FDE, and fake ROTATE / HEARTBEAT events (they follow
 //    the client's @master_binlog_checksum, not the file's FDE): per

@@ -1,4 +1,5 @@
-// The 19-byte v4 binlog event common header (§6.1) and EventView, the parsed
+// The 19-byte v4 binlog event common header (libbinlogevents/src/
+// binlog_event.cpp Log_event_header) and EventView, the parsed
 // frame of one event: header + whole bytes + body (post-header and payload,
 // without the common header and without the CRC32 trailer).
 //

@@ -1,4 +1,5 @@
-// FORMAT_DESCRIPTION_EVENT (15, §6.4) and the old START_EVENT_V3 (1): what a
+// FORMAT_DESCRIPTION_EVENT (15, libbinlogevents/src/control_events.cpp
+// Format_description_event) and the old START_EVENT_V3 (1): what a
 // reader must know to frame and parse every later event of the file or
 // stream — post-header lengths per type and the checksum algorithm.
 //
@@ -52,7 +53,7 @@ absl::StatusOr<FormatDescription> ParseFormatDescription(std::string_view event)
 // rejected with FailedPrecondition.
 absl::StatusOr<FormatDescription> ParseStartEventV3(std::string_view event);
 
-// The FDE of a MySQL 8.0.35 server with CRC32 (§6.4). For framing events when
+// The FDE of a MySQL 8.0.35 server with CRC32. For framing events when
 // no FDE is available (tests, synthesised streams).
 FormatDescription Mysql8FormatDescription();
 

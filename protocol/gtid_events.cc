@@ -20,7 +20,8 @@ absl::Status Truncated(const EventView& ev, const ByteCursor& c, std::string_vie
                                           c.position(), " of ", ev.body.size()));
 }
 
-// mysql::serialization variable-length unsigned integer (§5.3).
+// mysql::serialization variable-length unsigned integer
+// (libs/mysql/serialization/variable_length_integers.h).
 uint64_t VarUint(ByteCursor& c) {
   const uint8_t first = c.PeekU8();
   if (!c.Need(1)) return 0;

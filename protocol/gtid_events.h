@@ -1,7 +1,9 @@
 // GTID-related events: MySQL GTID (33) / ANONYMOUS_GTID (34) with all 8.0
-// optional fields (§7.9), GTID_TAGGED (42, mysql::serialization format),
-// PREVIOUS_GTIDS (35, §7.10, untagged and tagged set encodings) as text,
-// MariaDB GTID (162, §7.14), GTID_LIST (163) and BINLOG_CHECKPOINT (161).
+// optional fields (libbinlogevents/src/control_events.cpp Gtid_event),
+// GTID_TAGGED (42, mysql::serialization format), PREVIOUS_GTIDS (35,
+// sql/rpl_gtid_set.cc Gtid_set::encode, untagged and tagged set encodings)
+// as text, MariaDB GTID (162, sql/log_event.cc Gtid_log_event), GTID_LIST
+// (163) and BINLOG_CHECKPOINT (161).
 //
 // Thread safety: pure functions.
 // Lifetime: results own their data (GTIDs are kept past the event).
@@ -47,7 +49,8 @@ std::string UuidToString(const std::array<uint8_t, 16>& sid);
 // GTID (33), ANONYMOUS_GTID (34) or GTID_TAGGED (42).
 absl::StatusOr<MysqlGtid> ParseMysqlGtid(const EventView& ev);
 
-// PREVIOUS_GTIDS (35) body, or any encoded GTID set (§5.3), as text
+// PREVIOUS_GTIDS (35) body, or any encoded GTID set (sql/rpl_gtid_set.cc
+// Gtid_set::encode), as text
 // "uuid:1-5:7,uuid2[:tag]:1-3"; empty set -> "".
 absl::StatusOr<std::string> DecodeGtidSetText(std::string_view encoded);
 

@@ -1,4 +1,6 @@
-// Connection-phase packets (protocol.md §2.1, §2.2): the server's Initial
+// Connection-phase packets
+// (https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_connection_phase.html):
+// the server's Initial
 // Handshake v10, and the client's SSLRequest and HandshakeResponse41.
 //
 // Thread safety: pure functions.

@@ -1,5 +1,5 @@
 // MySQL binary JSON (column type 245, sql-common json_binary.cc format) to
-// JSON text exactly as MySQL prints it (protocol.md §8.10):
+// JSON text exactly as MySQL prints it (Json_wrapper::to_string, json_dom.cc):
 //   {"a": 1, "b": [1, 2.5, "x", null, true]}
 // i.e. ", " between members, ": " after keys, keys in stored order (sorted by
 // length then bytes), doubles as MySQL's my_gcvt prints them (with ".0"

@@ -1,5 +1,6 @@
 // JSON diffs of PARTIAL_UPDATE_ROWS (MySQL binlog_row_value_options=
-// PARTIAL_JSON, protocol.md §8.12): parsing the diff list stored in place of
+// PARTIAL_JSON, sql/json_diff.cc Json_diff_vector::read_binary): parsing the
+// diff list stored in place of
 // a JSON column's after-image, and applying it to the before-image document.
 //
 // Diff list = repeated { op(1): 0 REPLACE, 1 INSERT, 2 REMOVE;

@@ -1,4 +1,4 @@
-// MariaDB compressed binlog events (`log_bin_compress`, §7.19): the SQL text
+// MariaDB compressed binlog events (`log_bin_compress`): the SQL text
 // of QUERY_COMPRESSED (165) and the rows section of *_ROWS_COMPRESSED
 // (166..171). Layout (MariaDB log_event.cc binlog_buf_uncompress /
 // binlog_get_uncompress_len): header byte h with h & 0x80 set, algorithm

@@ -1,7 +1,8 @@
 // PacketCaptureReader: reads a recorded replication stream in the zongji
 // `*.packets.bin` layout — records of u32 little-endian length followed by
 // that many bytes of packet payload, each payload being the 0x00 OK marker
-// followed by one event (§5.5) — and yields the same EventViews a
+// followed by one event (https://mariadb.com/kb/en/3-binlog-network-stream/)
+// — and yields the same EventViews a
 // BinlogFileReader would. An EOF payload (0xFE) ends the stream; an ERR
 // payload (0xFF) is returned as an Unavailable error with its message.
 //

@@ -1,5 +1,6 @@
-// Packet framing of the client/server protocol (protocol.md §1.1): a 4-byte
-// header (3-byte little-endian length, 1-byte sequence id) before each
+// Packet framing of the client/server protocol
+// (https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_basic_packets.html):
+// a 4-byte header (3-byte little-endian length, 1-byte sequence id) before each
 // payload; logical payloads of >= 0xFFFFFF bytes are split into 0xFFFFFF-byte
 // chunks, ending with a shorter (possibly empty) chunk.
 //
@@ -63,7 +64,8 @@ class PacketReader {
   uint8_t next_seq() const { return next_seq_; }
   void set_next_seq(uint8_t seq) { next_seq_ = seq; }
   // MariaDB primaries may reset sequence ids mid-stream under semi-sync
-  // (protocol.md §9.2 #24); the dump session can turn the check off.
+  // (net.pkt_nr_can_be_reset in MariaDB sql/semisync_master.cc); the dump
+  // session can turn the check off.
   void set_check_sequence(bool check) { check_sequence_ = check; }
 
   size_t buffered() const { return end_ - begin_ - pending_consume_; }

@@ -13,7 +13,8 @@
 namespace binrelay::protocol {
 namespace {
 
-// Walks the status-variable block (§7.2). Codes carry no lengths, so an
+// Walks the status-variable block (as Query_event::Query_event in
+// libbinlogevents/src/statement_events.cpp). Codes carry no lengths, so an
 // unknown code ends the walk; the raw block stays available.
 void ParseStatusVars(std::string_view block, QueryEvent* q) {
   ByteCursor c(block);

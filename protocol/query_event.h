@@ -1,4 +1,6 @@
-// QUERY (2) and MariaDB QUERY_COMPRESSED (165) events (§7.2): post-header,
+// QUERY (2) and MariaDB QUERY_COMPRESSED (165) events (libbinlogevents/src/
+// statement_events.cpp Query_event; MariaDB sql/log_event.cc
+// Query_log_event): post-header,
 // status variables, default database and SQL text; plus the statement
 // classifiers the transaction tracker and the applier need.
 //
@@ -31,7 +33,8 @@ struct QueryEvent {
   std::optional<uint16_t> charset_client, collation_connection, collation_server;
   std::string_view time_zone;
   std::optional<uint64_t> ddl_xid;  // MySQL DDL_LOGGED_WITH_XID / MariaDB XID
-  // True when an unknown status-variable code stopped the walk (§9.2.20).
+  // True when an unknown status-variable code stopped the walk (as it stops
+  // Query_event's in statement_events.cpp).
   bool status_vars_truncated = false;
 };
 

@@ -1,5 +1,6 @@
 // OK and EOF packets and classification of a generic response payload
-// (protocol.md §1.3). ERR packets are in server_error.h.
+// (https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_basic_response_packets.html).
+// ERR packets are in server_error.h.
 //
 // binrelay's client negotiates neither SESSION_TRACK nor DEPRECATE_EOF, so
 // an OK's info is string<EOF> and result sets end with a classic EOF.

@@ -3,11 +3,12 @@
 // AppendValueJson (value.h). Names come from ColumnDef::name, or "@<1-based
 // index>" when unknown. Columns absent from an image's present-bitmap are
 // omitted and the image is flagged partial; NULLs come from each row's NULL
-// bitmap, which covers PRESENT columns only (§7.7, §8.11).
+// bitmap, which covers PRESENT columns only (sql/rpl_record.cc unpack_row).
 //
 // PARTIAL_UPDATE_ROWS (39): after images start with value_options and, when
 // PARTIAL_JSON_UPDATES is set, a bitmap over all the table's JSON columns;
-// a flagged JSON column holds a diff list (§8.12). Applying diffs needs
+// a flagged JSON column holds a diff list (sql/json_diff.cc
+// Json_diff_vector::read_binary). Applying diffs needs
 // protocol/json_diff.h (values branch, not yet available): such columns fail
 // with Unimplemented "JSON partial update (diff) ..." instead of guessing.
 //

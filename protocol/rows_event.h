@@ -1,4 +1,5 @@
-// Rows events (§7.7): WRITE/UPDATE/DELETE_ROWS v1 (23..25), v2 (30..32, with
+// Rows events (libbinlogevents/src/rows_event.cpp Rows_event): WRITE/UPDATE/
+// DELETE_ROWS v1 (23..25), v2 (30..32, with
 // extra-data TLVs), PARTIAL_UPDATE_ROWS (39), MariaDB compressed rows
 // (166..171) and the pre-GA 20..22 (v1 layout). This file parses the header
 // and bitmaps into a RowsEventView; row_decoder.h turns the rows into JSON.

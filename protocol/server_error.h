@@ -1,4 +1,5 @@
-// ERR packets (protocol.md §1.3) and their translation into absl::Status.
+// ERR packets (https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_basic_err_packet.html)
+// and their translation into absl::Status.
 //
 // A server error becomes a Status whose message names the peer, the numeric
 // code, the SQLSTATE and the server's text, and which carries the parsed

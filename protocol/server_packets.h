@@ -1,5 +1,6 @@
 // Byte builders for the server side of the client/server protocol
-// (protocol.md §1.3, §2.1-§2.3, §3): the Initial Handshake v10 greeting,
+// (https://dev.mysql.com/doc/dev/mysql-server/latest/PAGE_PROTOCOL.html): the
+// Initial Handshake v10 greeting,
 // OK / ERR / EOF, AuthSwitchRequest / AuthMoreData, Column Definition 41,
 // text rows and whole text result sets; plus the parser of the client's
 // SSLRequest / HandshakeResponse41 as a server reads it.
@@ -23,8 +24,8 @@
 
 namespace binrelay::protocol {
 
-// The capability set a fake server announces (protocol.md §1.4, "Recommended
-// server set"). CLIENT_MYSQL (bit 0) stays set, so no MariaDB extended
+// The capability set a fake server announces (flags of include/mysql_com.h).
+// CLIENT_MYSQL (bit 0) stays set, so no MariaDB extended
 // capabilities are negotiated.
 inline constexpr uint64_t kServerDefaultCaps =
     cap::kLongPassword | cap::kFoundRows | cap::kLongFlag | cap::kConnectWithDb |
@@ -73,13 +74,15 @@ std::string BuildOkPacket(uint64_t affected_rows = 0, uint64_t last_insert_id = 
 std::string BuildErrPacket(uint16_t code, std::string_view sql_state, std::string_view message);
 std::string BuildEofPacket(uint16_t warnings = 0,
                            uint16_t status_flags = server_status::kAutocommit);
-// 0xFE plugin NUL nonce NUL (protocol.md §2.3).
+// 0xFE plugin NUL nonce NUL (sql/auth/sql_authentication.cc
+// send_plugin_request_packet).
 std::string BuildAuthSwitchRequest(std::string_view plugin, std::string_view nonce);
 // 0x01 followed by plugin data (caching_sha2's 0x03 fast-auth OK, 0x04 full auth).
 std::string BuildAuthMoreData(std::string_view data);
 
 // Column Definition 41 of a text column: VAR_STRING (0xFD), declared length
-// 1024, decimals 0x1F; replicas read every value as a string (protocol.md §3).
+// 1024, decimals 0x1F; replicas read every value as a string (mysql_fetch_row
+// in sql/rpl_replica.cc get_master_version_and_clock).
 std::string BuildColumnDefinition(std::string_view name, uint16_t collation = 33);
 
 using TextRow = std::vector<std::optional<std::string>>;

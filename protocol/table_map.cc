@@ -19,7 +19,8 @@ std::string ColumnLabel(size_t i, uint8_t type) {
   return absl::StrCat("column ", i, " (", AV(ColumnTypeName(type)), ")");
 }
 
-// Reads the per-type metadata of one column (§7.6) into col->type/meta.
+// Reads the per-type metadata of one column (as sql/rpl_utility.cc
+// table_def::table_def) into col->type/meta.
 absl::Status ReadColumnMetadata(ByteCursor& c, uint8_t wire_type, ColumnDef* col) {
   col->type = wire_type;
   switch (wire_type) {
@@ -53,7 +54,8 @@ absl::Status ReadColumnMetadata(ByteCursor& c, uint8_t wire_type, ColumnDef* col
     case kTypeString:
     case kTypeEnum:
     case kTypeSet: {
-      // b0 is the real type with long-CHAR length bits folded in (§8.7).
+      // b0 is the real type with long-CHAR length bits folded in (see
+      // sql/log_event.cc log_event_print_value).
       const uint8_t b0 = c.U8();
       const uint8_t b1 = c.U8();
       if ((b0 & 0x30) != 0x30) {

@@ -1,4 +1,5 @@
-// TABLE_MAP_EVENT (19, §7.6): maps a table id to db.table and the column
+// TABLE_MAP_EVENT (19, libbinlogevents/src/rows_event.cpp Table_map_event):
+// maps a table id to db.table and the column
 // types, per-type metadata, nullability and optional metadata (signedness,
 // charsets, names, ENUM/SET members, geometry types, primary key, column
 // visibility, vector dimensions). Parsed into an owned protocol::TableDef
@@ -81,7 +82,9 @@ absl::StatusOr<TableMapIds> PeekTableMapIds(const EventView& ev, const FormatDes
 // gives TABLE_MAP a 6-byte post-header (pre-5.1.4 servers), else 6.
 size_t TableIdWidth(const FormatDescription& fd);
 
-// §7.6 classification used by SIGNEDNESS and the charset TLVs, on resolved
+// The classification SIGNEDNESS and the charset TLVs use (is_numeric_type /
+// is_character_type: MySQL sql/log_event.cc, MariaDB sql/log_event_client.cc),
+// on resolved
 // types (ColumnDef::type). MariaDB also counts GEOMETRY as a character column;
 // MySQL 9 counts VECTOR.
 bool IsNumericColumn(uint8_t type);

@@ -1,7 +1,8 @@
 // Temporal column values (DATE, TIME, TIME2, DATETIME, DATETIME2, TIMESTAMP,
 // TIMESTAMP2, and MariaDB's pre-10.1 "hires" TIME/DATETIME/TIMESTAMP) decoded
 // from a row image and formatted exactly as SELECT prints them in a session
-// with time_zone='+00:00' (protocol.md §8.5).
+// with time_zone='+00:00' (mysys/my_time.cc my_datetime_packed_from_binary,
+// my_time_packed_from_binary, my_timestamp_from_binary).
 //
 // Formats: DATE "YYYY-MM-DD"; DATETIME/TIMESTAMP "YYYY-MM-DD hh:mm:ss[.f]";
 // TIME "[-]hh:mm:ss[.f]" with hours >= 100 allowed. The fraction has exactly
@@ -52,7 +53,9 @@ void AppendDatetimeText(const TemporalParts& t, int fsp, std::string* out);
 void AppendTimeText(const TemporalParts& t, int fsp, std::string* out);
 
 // MySQL's in-memory "packed" longlong forms, as stored in binary JSON opaque
-// values (§8.10). Datetime/date: ((ymd << 17 | hms) << 24) + µs; time:
+// values (mysys/my_time.cc TIME_from_longlong_datetime_packed /
+// TIME_from_longlong_time_packed). Datetime/date:
+// ((ymd << 17 | hms) << 24) + µs; time:
 // ((h << 12 | m << 6 | s) << 24) + µs; both negated for negative values.
 TemporalParts UnpackDatetimePacked(int64_t packed);
 TemporalParts UnpackTimePacked(int64_t packed);

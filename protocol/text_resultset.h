@@ -1,4 +1,6 @@
-// Text-protocol result set pieces (protocol.md §3): Column Definition 41 and
+// Text-protocol result set pieces
+// (https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_com_query_response_text_resultset.html):
+// Column Definition 41 and
 // text rows, as returned for COM_QUERY.
 //
 // Thread safety: pure functions.

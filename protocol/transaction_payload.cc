@@ -1,5 +1,7 @@
 #include "protocol/transaction_payload.h"
 
+#include <memory>
+
 #include <zstd.h>
 
 #include "absl/strings/str_cat.h"
@@ -25,7 +27,7 @@ absl::StatusOr<TransactionPayload> ParseTransactionPayload(const EventView& ev) 
   }
   TransactionPayload tp;
   tp.event_offset = ev.offset;
-  ByteCursor c(ev.body);  // TLVs start right after the common header (§6.4 quirk)
+  ByteCursor c(ev.body);  // TLVs start right after the common header (codecs/binary.cpp)
   bool have_size = false;
   while (c.ok()) {
     const uint64_t type = c.Lenenc();
@@ -69,8 +71,16 @@ absl::Status DecompressTransactionPayload(const TransactionPayload& tp, std::str
                                             tp.uncompressed_size, " above the ", max_size,
                                             "-byte limit"));
   }
-  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  // One decompression context per thread, reset for each payload (creating
+  // one per transaction cost an allocation of ~100 KiB each time).
+  struct FreeDCtx {
+    void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
+  };
+  thread_local std::unique_ptr<ZSTD_DCtx, FreeDCtx> cached;
+  if (cached == nullptr) cached.reset(ZSTD_createDCtx());
+  ZSTD_DCtx* dctx = cached.get();
   if (dctx == nullptr) return absl::ResourceExhaustedError("ZSTD_createDCtx failed");
+  ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
   out->resize(tp.uncompressed_size > 0 ? tp.uncompressed_size : 4 * tp.payload.size() + 1024);
   ZSTD_inBuffer in{tp.payload.data(), tp.payload.size(), 0};
   size_t produced = 0;
@@ -99,7 +109,7 @@ absl::Status DecompressTransactionPayload(const TransactionPayload& tp, std::str
       break;
     }
   }
-  ZSTD_freeDCtx(dctx);
+  if (!status.ok()) ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
   if (status.ok() && tp.uncompressed_size > 0 && produced != tp.uncompressed_size) {
     status = absl::DataLossError(absl::StrCat(Where(tp.event_offset), ": inflated ", produced,
                                               " bytes, header declares ", tp.uncompressed_size));
@@ -114,20 +124,22 @@ absl::Status DecompressTransactionPayload(const TransactionPayload& tp, std::str
 
 absl::StatusOr<bool> PayloadEventIterator::Next(EventView* out) {
   if (pos_ == data_.size()) return false;
-  const std::string where =
-      absl::StrCat(Where(outer_offset_), ": inner event at payload byte ", pos_);
+  // Built only on error: this runs for every inner event.
+  auto where = [&] {
+    return absl::StrCat(Where(outer_offset_), ": inner event at payload byte ", pos_);
+  };
   const uint64_t remain = data_.size() - pos_;
   auto h = ParseEventHeader(data_.substr(pos_));
-  if (!h.ok()) return Annotate(h.status(), where);
+  if (!h.ok()) return Annotate(h.status(), where());
   if (h->event_size > remain) {
-    return absl::DataLossError(absl::StrCat(where, ": header says ", h->event_size, " bytes, ",
+    return absl::DataLossError(absl::StrCat(where(), ": header says ", h->event_size, " bytes, ",
                                             remain, " remain"));
   }
   if (!IsKnownEventType(h->type)) {
-    return absl::UnimplementedError(absl::StrCat(where, ": unknown inner event type ", h->type));
+    return absl::UnimplementedError(absl::StrCat(where(), ": unknown inner event type ", h->type));
   }
   auto ev = MakeEventView(data_.substr(pos_, h->event_size), /*has_checksum=*/false, pos_);
-  if (!ev.ok()) return Annotate(ev.status(), where);
+  if (!ev.ok()) return Annotate(ev.status(), where());
   pos_ += h->event_size;
   *out = *ev;
   return true;

@@ -1,5 +1,6 @@
 // TRANSACTION_PAYLOAD (40, MySQL 8.0.20+ binlog_transaction_compression,
-// §7.11): TLV header (no post-header despite the FDE's 40), the compressed
+// libbinlogevents/src/codecs/binary.cpp Transaction_payload::decode): TLV
+// header (no post-header despite the FDE's 40), the compressed
 // payload, its zstd decompression into an owned buffer, and an iterator over
 // the inner events (no CRC trailers, log_pos 0).
 //

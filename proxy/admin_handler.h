@@ -1,5 +1,5 @@
-// The interfaces a ServerSession needs from the rest of binrelay (style.md:
-// the consumer declares the narrow interface; the relay implements it):
+// The interfaces a ServerSession needs from the rest of binrelay (the
+// consumer declares the narrow interface; the relay implements it):
 // AdminHandler answers variables and admin statements, DumpHandler receives
 // parsed dump requests.
 //

@@ -1,4 +1,4 @@
-// Parser of the SQL binrelay answers itself (protocol.md §4): what MariaDB
+// Parser of the SQL binrelay answers itself: what MariaDB
 // 10.x / MySQL 8.x replication threads, mysqlbinlog / mariadb-binlog,
 // binlog client libraries and monitoring tools send, and binrelay's admin
 // statements.

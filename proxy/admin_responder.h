@@ -1,4 +1,4 @@
-// Answers one COM_QUERY of the command phase (protocol.md §4.4): parses it
+// Answers one COM_QUERY of the command phase: parses it
 // with admin_parser.h, keeps the session's state (user variables, database,
 // skip_replication), and evaluates SELECTs and admin statements through the
 // AdminHandler and the ConnectionControl. What binrelay does not answer

@@ -1,5 +1,5 @@
 // The one place proxy/ includes Boost.Asio, with the C++20 coroutine pieces
-// used by the listener (style.md §4).
+// used by the listener (as in Asio's example/cpp20/coroutines).
 //
 // Boost 1.74's awaitable.hpp uses std::exchange without including <utility>,
 // so <utility> must come first.

@@ -81,7 +81,8 @@ BinlogSender::~BinlogSender() {
 absl::Status BinlogSender::Init() {
   const DumpSettings& settings = request_.settings;
   if (settings.checksum) {
-    // Lenient like protocol.md §4.4: anything but NONE means CRC32.
+    // Lenient (a real server's get_binlog_checksum_value_at_connect is
+    // stricter): anything but NONE means CRC32.
     client_checksum_aware_ = true;
     client_crc_ = !absl::EqualsIgnoreCase(AV(*settings.checksum), "NONE") &&
                   !settings.checksum->empty();
@@ -295,8 +296,13 @@ absl::Status BinlogSender::RouteMysqlGtid(const protocol::EventView& ev, std::st
   if (!skip_group_ &&
       (ev.type() == protocol::kGtidEvent || ev.type() == protocol::kGtidTaggedEvent)) {
     BR_ASSIGN_OR_RETURN(protocol::MysqlGtid g, protocol::ParseMysqlGtid(ev));
-    if (mysql_executed_.Contains(protocol::UuidToString(g.sid), g.tag,
-                                 static_cast<uint64_t>(g.gno))) {
+    // Every GTID of the dump is checked (the set may have gaps), but the
+    // server's uuid rarely changes: format it only when it does.
+    if (last_sid_text_.empty() || g.sid != last_sid_) {
+      last_sid_ = g.sid;
+      last_sid_text_ = protocol::UuidToString(g.sid);
+    }
+    if (mysql_executed_.Contains(last_sid_text_, g.tag, static_cast<uint64_t>(g.gno))) {
       skip_group_ = true;
       boundary_.Reset(replication::BinlogPosition{reader_->position().file, ev.offset});
     }

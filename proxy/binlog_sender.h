@@ -1,5 +1,6 @@
-// BinlogSender: one client's dump, served from the BinlogStore (protocol.md
-// §5), sending what the source would send for the same request. It decides
+// BinlogSender: one client's dump, served from the BinlogStore (MySQL
+// sql/rpl_binlog_sender.cc, MariaDB sql/sql_repl.cc mysql_binlog_send),
+// sending what the source would send for the same request. It decides
 // everything that is sent, without touching the socket:
 //
 // - every file starts with a fake ROTATE; a dump starting past offset 4 gets
@@ -33,6 +34,7 @@
 #pragma once
 
 #include <chrono>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -133,6 +135,8 @@ class BinlogSender : public DumpStream {
 
   // MySQL GTID dumps: groups are skipped until the start position is passed.
   replication::MysqlGtidSet mysql_executed_;
+  std::array<uint8_t, 16> last_sid_{};  // the last GTID's uuid, and as text
+  std::string last_sid_text_;
   replication::TransactionBoundary boundary_;
   bool skip_group_ = false;
   bool heartbeat_after_skip_ = false;

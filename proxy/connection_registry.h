@@ -4,8 +4,8 @@
 // close or kill it. The registry knows nothing about sockets or coroutines:
 // a connection registers callbacks that post to its own strand.
 //
-// Kept out of the listener's coroutine translation unit on purpose
-// (style.md: lock-based classes apart, for a clang -Wthread-safety job).
+// Kept out of the listener's coroutine translation unit on purpose, so that
+// a clang -Wthread-safety job can check this lock-based class.
 //
 // Thread safety: all methods are thread-safe; hooks are called without the
 // lock held.

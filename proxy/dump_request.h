@@ -60,7 +60,7 @@ struct DumpRequest {
   uint16_t flags = 0;
   std::string file;        // empty = the oldest binlog
   uint64_t position = 0;
-  std::string encoded_gtid_set;  // kMySqlGtid: the set as sent (protocol.md §5.3)
+  std::string encoded_gtid_set;  // kMySqlGtid: the set as sent (Gtid_set::encode)
   DumpSettings settings;
   std::string peer;  // host:port of the client, for logs and status
   uint32_t connection_id = 0;  // binrelay's id of the connection (KILL, processlist)

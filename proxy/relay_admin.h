@@ -1,5 +1,6 @@
 // RelayAdmin: the AdminHandler of `binrelay serve`. It answers what replicas,
-// mysqlbinlog and operators ask a primary (protocol.md §4) from the durable
+// mysqlbinlog and operators ask a primary (sql/rpl_replica.cc, MariaDB
+// sql/slave.cc, client/mysqlbinlog.cc) from the durable
 // store: system variables, SHOW MASTER STATUS / BINARY LOGS / SLAVE HOSTS /
 // RELAY STATUS, PURGE BINARY LOGS TO and MariaDB's binlog_gtid_pos().
 //

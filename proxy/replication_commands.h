@@ -1,5 +1,6 @@
 // Parsers of the replication commands a replica sends to a primary
-// (protocol.md §5.1-§5.3): COM_REGISTER_SLAVE, COM_BINLOG_DUMP and
+// (MySQL sql/rpl_source.cc register_replica, com_binlog_dump,
+// com_binlog_dump_gtid): COM_REGISTER_SLAVE, COM_BINLOG_DUMP and
 // COM_BINLOG_DUMP_GTID, as the server side reads them. The inverse builders
 // are replication/dump_commands.h, which the tests use for round trips.
 //

@@ -110,7 +110,8 @@ ServerAuth::Step ServerAuth::OnHandshakeResponse(std::string_view payload) {
       parsed->auth_plugin.empty() ? kNativePasswordPlugin : parsed->auth_plugin;
   if (Speaks(plugin)) return Verify(plugin, parsed->auth_response);
   // The client answered for its own default (e.g. client_ed25519,
-  // sha256_password): switch it to ours with a fresh nonce (§2.7).
+  // sha256_password): switch it to ours with a fresh nonce (as
+  // send_plugin_request_packet in sql/auth/sql_authentication.cc does).
   auto nonce = NewNonce();
   if (!nonce.ok()) {
     state_ = State::kDone;

@@ -1,4 +1,5 @@
-// Server side of authentication (protocol.md §2.2-§2.5, §2.7) for the one
+// Server side of authentication (MySQL sql/auth/sql_authentication.cc,
+// sql/auth/sha2_password.cc) for the one
 // configured user: mysql_native_password and caching_sha2_password (fast
 // path; full authentication only over a secure transport, where the client
 // sends the clear password). The RSA branch of caching_sha2 full auth is not

@@ -1,4 +1,5 @@
-// Builders for the replication command packets a replica sends (§5.1–5.3):
+// Builders for the replication command packets a replica sends (MySQL
+// sql/rpl_replica.cc register_slave_on_master, request_dump):
 // COM_REGISTER_SLAVE, COM_BINLOG_DUMP and COM_BINLOG_DUMP_GTID. Each returns
 // the command payload; framing and sequence ids belong to the connection.
 // Thread safety: pure functions.

@@ -55,7 +55,8 @@ class MysqlGtidSet {
   // `uuid` in canonical text (any case), `tag` "" when untagged.
   bool Contains(std::string_view uuid, std::string_view tag, uint64_t gno) const;
   std::string ToString() const;
-  // The binary encoding COM_BINLOG_DUMP_GTID and PREVIOUS_GTIDS use (§5.3):
+  // The binary encoding COM_BINLOG_DUMP_GTID and PREVIOUS_GTIDS use
+  // (sql/rpl_gtid_set.cc Gtid_set::encode):
   // untagged unless a tag is present.
   std::string Encode() const;
 

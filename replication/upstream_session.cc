@@ -108,7 +108,8 @@ absl::Status UpstreamSession::ConnectAndPrepare(bool first) {
   }
   if (options_.read_source_variables) BR_RETURN_IF_ERROR(ReadSourceVariables(sql));
   // Declare checksum awareness (otherwise a CRC32 source refuses the dump)
-  // and ask for heartbeats so a dead connection is noticed (§4.1, §4.2).
+  // and ask for heartbeats so a dead connection is noticed (as
+  // get_master_version_and_clock in sql/rpl_replica.cc and sql/slave.cc).
   uint64_t hb_ns = static_cast<uint64_t>(options_.heartbeat_period.count()) * 1000000;
   BR_RETURN_IF_ERROR(
       sql.Query(absl::StrCat("SET @master_binlog_checksum = @@global.binlog_checksum, "

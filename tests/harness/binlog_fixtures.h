@@ -1,5 +1,5 @@
 // Recorded binlogs the store, sender and admin tests build stores from
-// (paths under the shared fixtures directory; see fixtures.h).
+// (paths under the fixtures directory; see fixtures.h).
 //
 // Thread safety / lifetime: constants.
 #pragma once

@@ -18,8 +18,8 @@ namespace binrelay::testing {
 
 // The folder holding the fixtures, first match wins:
 //   1. $BINRELAY_FIXTURES_DIR, if set and not empty (whether or not it exists);
-//   2. ../shared/fixtures beside the source tree, if it exists (its INDEX.md
-//      describes the files);
+//   2. ../shared/fixtures beside the source tree, if it exists (a machine
+//      that keeps the recorded files outside the checkout);
 //   3. .fixtures/ in the source tree (what scripts/fetch-fixtures.sh fills).
 std::string FixturesDir();
 // Path of fixture `relative` (e.g. "zongji/binlog-mysql84.events.binlog").

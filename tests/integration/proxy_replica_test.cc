@@ -1,6 +1,7 @@
 // A real MariaDB 10.11 replica (MariaDbSandbox) pointed at the proxy
 // listener with CHANGE MASTER TO: its IO thread must get through every
-// pre-dump statement (protocol.md §4.2) and COM_REGISTER_SLAVE, and send
+// pre-dump statement (sql/slave.cc get_master_version_and_clock) and
+// COM_REGISTER_SLAVE, and send
 // COM_BINLOG_DUMP with its server id and the session variables the dump
 // will need. The fake DumpHandler accepts; the listener then closes (no
 // streaming yet), and the replica retries, which is fine here.

@@ -111,7 +111,7 @@ TEST(FormatDescriptionTest, MariaDb10ChecksumOff) {
 TEST(FormatDescriptionTest, VersionProduct) {
   EXPECT_EQ(VersionProduct("5.6.1"), (5u << 16) | (6u << 8) | 1u);
   EXPECT_EQ(VersionProduct("8.0.35-log"), (8u << 16) | (0u << 8) | 35u);
-  EXPECT_EQ(VersionProduct("myserver-1.0"), 0u);  // §9.2.3: no digits first
+  EXPECT_EQ(VersionProduct("myserver-1.0"), 0u);  // do_server_version_split: digit first
 }
 
 TEST(FormatDescriptionTest, StartEventV3) {

@@ -1,4 +1,5 @@
-// Packed DECIMAL -> SELECT text. Examples from protocol.md §8.4, the
+// Packed DECIMAL -> SELECT text. Examples from the decimal2bin comment in
+// strings/decimal.cc, the
 // zongji mysql84 fixture, and hand-computed layouts (noted per case).
 #include "protocol/decimal.h"
 

@@ -4,7 +4,8 @@
 // QUERY_COMPRESSED and MySQL GTID events written by a replica. Each test
 // names where its bytes come from: a fixture file, an msmp .terms packet,
 // another project's test data (bytes only, cited), or built by hand from
-// protocol.md when no real sample exists. Every length field also gets a
+// the server source (libbinlogevents, MariaDB sql/log_event.cc) when no real
+// sample exists. Every length field also gets a
 // truncated or hostile case.
 #include <gtest/gtest.h>
 
@@ -113,8 +114,8 @@ TEST(XaPrepareGoldenTest, OsheroffBodyDecodes) {
   EXPECT_EQ(x->bqual, "bqual");
 }
 
-// Hand-built (protocol.md §7.13): one_phase set, formatID -1 (the "null XID"
-// value is signed), empty bqual; guards the sign of formatID.
+// Hand-built (control_events.cpp XA_prepare_event): one_phase set, formatID
+// -1 (the "null XID" value is signed), empty bqual; guards the sign of formatID.
 TEST(XaPrepareGoldenTest, OnePhaseNegativeFormatIdEmptyBqual) {
   std::string body = Hex("01ffffffff0300000000000000") + "abc";
   auto x = ParseXaPrepare(View(BuildEvent(kXaPrepareEvent, body, false), false));
@@ -164,7 +165,8 @@ TEST(HeartbeatGoldenTest, MariaDbMsmpPacket) {
   }
 }
 
-// Hand-built from protocol.md §5.7 (no real >4 GiB sample exists): MariaDB
+// Hand-built from MariaDB sql/sql_repl.cc send_heartbeat_event (no real >4 GiB
+// sample exists): MariaDB
 // sets log_pos 0 and prefixes the body with the 8-byte position. Guards that
 // the prefix is read only for MariaDB and only when log_pos is 0.
 TEST(HeartbeatGoldenTest, MariaDbPositionAbove4GiB) {
@@ -194,7 +196,7 @@ TEST(HeartbeatGoldenTest, MariaDbShortBodyWithZeroLogPos) {
   EXPECT_EQ(h->file, "bin.01");
 }
 
-// Hand-built HEARTBEAT_V2 (41) from protocol.md §5.7 / MySQL
+// Hand-built HEARTBEAT_V2 (41) from MySQL libbinlogevents
 // Heartbeat_event_v2 (no capture of one exists in the fixtures): TLV
 // 1 = "binlog.000007", an unknown type 9 (skipped by length), 2 = position
 // 5000000000 as a packed int (0xfe + 8 bytes), end mark 0.
@@ -309,7 +311,8 @@ TEST(IncidentGoldenTest, Bug40482Fixture) {
   EXPECT_EQ(i->message, "");
 }
 
-// Hand-built LOST_EVENTS (1) with a message (§7.13), and hostile lengths.
+// Hand-built LOST_EVENTS (1) with a message (control_events.cpp
+// Incident_event), and hostile lengths.
 TEST(IncidentGoldenTest, LostEventsMessageAndHostileLength) {
   std::string body = Hex("0100") + "\x0b" + "lost events";
   auto i = ParseIncident(View(BuildEvent(kIncidentEvent, body, true), true));
@@ -436,7 +439,8 @@ TEST(StopGoldenTest, TruncatedAndUndersized) {
 
 // ---------------------------------------------------------- START_ENCRYPTION
 
-// Hand-built START_ENCRYPTION (164; protocol.md §7.17: scheme 1,
+// Hand-built START_ENCRYPTION (164; MariaDB sql/log_event.cc
+// Start_encryption_log_event: scheme 1,
 // key_version(4), nonce(12)); no encrypted binlog fixture exists. Placed
 // after the real MariaDB 10.0.15 FDE of binlog-parser/mysql-bin.07 (no
 // CRC). Guards that the event itself frames, and that every later event is

@@ -2,7 +2,7 @@
 // msmp/jsonb.terms (the 4-byte length prefix dropped; the decoded Erlang term
 // gives the value) and from the JSON column of zongji/binlog-mysql84's
 // WRITE_ROWS at 1139 (INSERT text in the mariadb118 ANNOTATE_ROWS at 1124).
-// Opaque and large-container cases are hand-encoded per protocol.md §8.10.
+// Opaque and large-container cases are hand-encoded per sql-common/json_binary.cc.
 #include "protocol/json_binary.h"
 
 #include <gtest/gtest.h>

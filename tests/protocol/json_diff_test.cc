@@ -1,7 +1,8 @@
 // JSON diffs (PARTIAL_UPDATE_ROWS). The golden diff is the one MySQL 8.0.22
 // wrote in rust_mysql_common/json.binlog.000001 (event 39 at 3750: REPLACE
 // $.age 26 for id 1, whose document was written by WRITE_ROWS at 1059).
-// Multi-operation cases are hand-encoded per protocol.md §8.12.
+// Multi-operation cases are hand-encoded per sql/json_diff.cc
+// Json_diff_vector::read_binary.
 #include "protocol/json_diff.h"
 
 #include <gtest/gtest.h>

@@ -106,7 +106,8 @@ TEST(TableMapTest, MySql84FullMetadata) {
   EXPECT_TRUE(tm.visible[0]);
 }
 
-// MariaDB counts GEOMETRY among character columns (§9.2.19) and uses
+// MariaDB counts GEOMETRY among character columns (sql/log_event_client.cc
+// is_character_type) and uses
 // uca1400 collation ids above 2047.
 TEST(TableMapTest, MariaDb118CharsetsCountGeometry) {
   BINRELAY_REQUIRE_FIXTURE("zongji/binlog-mariadb118.events.binlog");
@@ -206,7 +207,8 @@ TEST(TableMapTest, ColumnCharsetCountMismatchIsDataLoss) {
   EXPECT_NE(s.message().find("COLUMN_CHARSET lists 2 entries for 1"), std::string::npos) << s;
 }
 
-// A 6-byte TABLE_MAP post-header in the FDE means 4-byte table ids (§9.2.15).
+// A 6-byte TABLE_MAP post-header in the FDE means 4-byte table ids
+// (libbinlogevents/src/rows_event.cpp Table_map_event).
 TEST(TableMapTest, FourByteTableIdWhenPostHeaderIsSix) {
   FormatDescription fd = Mysql8FormatDescription();
   fd.post_header_len[kTableMapEvent - 1] = 6;

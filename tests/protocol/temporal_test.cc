@@ -1,7 +1,7 @@
-// Temporal values -> SELECT text (time_zone='+00:00'). Bytes from protocol.md
-// §8.5 examples, the zongji fixtures (mysql84 WRITE_ROWS at 1139; mariadb118
+// Temporal values -> SELECT text (time_zone='+00:00'). Bytes from the zongji
+// fixtures (mysql84 WRITE_ROWS at 1139; mariadb118
 // capture_hires WRITE_ROWS at 5423, whose INSERT is in ANNOTATE_ROWS at 5214)
-// and hand-computed layouts.
+// and layouts hand-computed per mysys/my_time.cc.
 #include "protocol/temporal.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
 // Table-driven test of the admin SQL parser: the statements MariaDB 10.x /
 // MySQL 8.x IO threads and mysqlbinlog / mariadb-binlog send before dumping
-// (protocol.md §4.1-§4.3), binrelay's admin statements, and refusals.
+// (MySQL sql/rpl_replica.cc, MariaDB sql/slave.cc, client/mysqlbinlog.cc),
+// binrelay's admin statements, and refusals.
 #include "proxy/admin_parser.h"
 
 #include <gtest/gtest.h>
@@ -106,7 +107,7 @@ struct Case {
 // Guards each statement form a replica or binlog client sends: a misparse
 // here is a replica that stops at connect time.
 const Case kAccepted[] = {
-    // MySQL 8.x IO thread (protocol.md §4.1).
+    // MySQL 8.x IO thread (sql/rpl_replica.cc).
     {"SELECT UNIX_TIMESTAMP()", "SELECT unix_timestamp() AS [UNIX_TIMESTAMP()]"},
     {"SELECT @@GLOBAL.SERVER_ID", "SELECT @@global.server_id AS [@@GLOBAL.SERVER_ID]"},
     {"SET @master_heartbeat_period = 30000000000, @source_heartbeat_period = 30000000000",
@@ -128,7 +129,7 @@ const Case kAccepted[] = {
      "SELECT @@global.rpl_semi_sync_source_enabled AS [@@global.rpl_semi_sync_source_enabled]"},
     {"SET @rpl_semi_sync_replica = 1, @rpl_semi_sync_slave = 1",
      "SET @rpl_semi_sync_replica=#1,@rpl_semi_sync_slave=#1"},
-    // MariaDB 10.x / 11.x IO thread (§4.2).
+    // MariaDB 10.x / 11.x IO thread (sql/slave.cc).
     {"SHOW VARIABLES LIKE 'SERVER_ID'", "SHOW VARIABLES 'SERVER_ID'"},
     {"SET @master_heartbeat_period= 1800000000", "SET @master_heartbeat_period=#1800000000"},
     {"SET @master_binlog_checksum= @@global.binlog_checksum",
@@ -146,7 +147,7 @@ const Case kAccepted[] = {
     {"SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled'",
      "SHOW VARIABLES 'rpl_semi_sync_master_enabled'"},
     {"SET @rpl_semi_sync_slave= 1", "SET @rpl_semi_sync_slave=#1"},
-    // mysqlbinlog / mariadb-binlog (§4.3) and the mariadb CLI.
+    // mysqlbinlog / mariadb-binlog (client/mysqlbinlog.cc) and the mariadb CLI.
     {"SELECT VERSION()", "SELECT version() AS [VERSION()]"},
     {"SET @master_binlog_checksum='NONE'", "SET @master_binlog_checksum='NONE'"},
     {"SET @master_binlog_checksum='NONE', @source_binlog_checksum='NONE'",

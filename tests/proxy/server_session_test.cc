@@ -166,7 +166,8 @@ TEST_F(SessionTest, CachingSha2FullAuthWithoutTlsIsClearError) {
   EXPECT_EQ(session_->state(), ServerSession::State::kClosed);
 }
 
-// A client answering for an unknown plugin is switched to ours (§2.7), with
+// A client answering for an unknown plugin is switched to ours (as
+// sql/auth/sql_authentication.cc does with send_plugin_request_packet), with
 // a new nonce the token must then use.
 TEST_F(SessionTest, UnknownClientPluginGetsAuthSwitch) {
   NewSession();
@@ -196,7 +197,7 @@ TEST_F(SessionTest, BinrelayClientAuthExchangeLogsIn) {
 
 // --- Statements ------------------------------------------------------------
 
-// The MariaDB IO thread sequence (§4.2) up to the dump, with the answers it needs.
+// The MariaDB IO thread sequence (sql/slave.cc) up to the dump, with the answers it needs.
 TEST_F(SessionTest, MariaDbReplicaStatementSequence) {
   Login();
   int64_t now = absl::ToUnixSeconds(absl::Now());
@@ -232,7 +233,7 @@ TEST_F(SessionTest, MariaDbReplicaStatementSequence) {
   EXPECT_EQ(vars.count("skip_replication"), 0u);  // a system variable, not recorded as @var
 }
 
-// The MySQL 8 IO thread sequence (§4.1).
+// The MySQL 8 IO thread sequence (sql/rpl_replica.cc).
 TEST_F(SessionTest, MySqlReplicaStatementSequence) {
   Login();
   EXPECT_EQ(Scalar("SELECT @@GLOBAL.SERVER_ID"), "7");
@@ -255,7 +256,7 @@ TEST_F(SessionTest, MySqlReplicaStatementSequence) {
   EXPECT_EQ(err.message, "Unknown system variable 'rpl_semi_sync_source_enabled'");
 }
 
-// mysqlbinlog / mariadb-binlog and the mariadb CLI (§4.3).
+// mysqlbinlog / mariadb-binlog (client/mysqlbinlog.cc) and the mariadb CLI.
 TEST_F(SessionTest, BinlogClientAndCliStatements) {
   Login();
   EXPECT_EQ(Scalar("SELECT VERSION()"), "10.11.0-binrelay");

@@ -29,7 +29,8 @@ TEST(MysqlGtidSetTest, MergesIntervalsAndPrintsCanonically) {
   EXPECT_EQ(set->ToString(), "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-7:9");
 }
 
-// Golden encoding from §5.3: end is exclusive on the wire.
+// Golden encoding per sql/rpl_gtid_set.cc Gtid_set::encode: end is exclusive
+// on the wire.
 TEST(MysqlGtidSetTest, EncodesUntaggedSetWithExclusiveEnds) {
   auto set = MysqlGtidSet::Parse("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5");
   ASSERT_TRUE(set.ok());
