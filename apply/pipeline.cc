@@ -254,9 +254,17 @@ absl::Status ApplyPipeline::Restore() {
       case replication::StartSpec::Kind::kGtid: {
         // Every transaction the position holds is on the target already;
         // reading starts at the first stored one it does not hold.
-        // An empty store cannot say yet: Prepare resolves it once it can.
+        // An empty store cannot say yet, and a position the store cannot
+        // place (its files purged, a domain it lacks) must not stop the
+        // whole relay: Prepare resolves it again after reading the target's
+        // checkpoint, retrying with a clear error. Until then the claim
+        // holds everything stored.
         if (store_->CommittedFiles().empty()) break;
-        BR_ASSIGN_OR_RETURN(position_, ResolveGtidStart());
+        if (auto at = ResolveGtidStart(); at.ok()) {
+          position_ = *at;
+        } else {
+          spdlog::warn("{}; the pipeline will retry once running", SV(at.status().message()));
+        }
         break;
       }
     }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "protocol/status_macros.h"
+#include "replication/gtid_set.h"
 
 namespace binrelay::cli {
 namespace {
@@ -246,6 +247,12 @@ absl::Status ParseApply(const Section& s, std::string name, ServeConfig* c) {
   p.target_schema = s.Optional("target_schema", "");
   auto start = replication::ParseStartSpec(s.Optional("start", "current"));
   if (!start.ok()) return s.Invalid("start", SV(start.status().message()));
+  if (start->kind == replication::StartSpec::Kind::kGtid &&
+      !replication::MariaGtidPosition::Parse(start->gtid_set).ok() &&
+      !replication::MysqlGtidSet::Parse(start->gtid_set).ok()) {
+    return s.Invalid("start", "gtid: expects a MariaDB GTID position (0-1-100,1-2-5) or a "
+                              "MySQL GTID set (uuid:1-100)");
+  }
   p.start = *start;
   if (const IniFile::Value* v = s.Get("flush_interval")) {
     auto d = ParseDuration(v->text);

@@ -35,6 +35,42 @@ size_t DecimalBinarySize(int precision, int scale) {
                              scale / kDigitsPerWord * kWordBytes + kDigitBytes[scale % kDigitsPerWord]);
 }
 
+absl::Status CheckDecimalBinary(std::string_view packed, int precision, int scale) {
+  const size_t size = DecimalBinarySize(precision, scale);
+  if (size == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid DECIMAL(", precision, ",", scale, ") metadata"));
+  }
+  if (packed.size() != size) {
+    return absl::InvalidArgumentError(absl::StrCat("DECIMAL(", precision, ",", scale, ") needs ",
+                                                   size, " bytes, got ", packed.size()));
+  }
+  const auto* p = reinterpret_cast<const uint8_t*>(packed.data());
+  const uint8_t mask = (p[0] & 0x80) == 0 ? 0xFF : 0x00;
+  size_t pos = 0;
+  bool ok = true;
+  // The same groups AppendDecimalText reads, in the same order.
+  auto group = [&](int width, int ndigits) {
+    uint32_t v = 0;
+    for (int i = 0; i < width; ++i) {
+      const uint8_t b = pos + i == 0 ? static_cast<uint8_t>(p[0] ^ 0x80) : p[pos + i];
+      v = (v << 8) | static_cast<uint8_t>(b ^ mask);
+    }
+    pos += width;
+    ok = ok && v < kPow10[ndigits];
+  };
+  const int intg = precision - scale;
+  if (intg % kDigitsPerWord) group(kDigitBytes[intg % kDigitsPerWord], intg % kDigitsPerWord);
+  for (int i = 0; i < intg / kDigitsPerWord; ++i) group(kWordBytes, kDigitsPerWord);
+  for (int i = 0; i < scale / kDigitsPerWord; ++i) group(kWordBytes, kDigitsPerWord);
+  if (scale % kDigitsPerWord) group(kDigitBytes[scale % kDigitsPerWord], scale % kDigitsPerWord);
+  if (!ok) {
+    return absl::DataLossError(absl::StrCat("DECIMAL(", precision, ",", scale,
+                                            ") digit group out of range (corrupt value)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status AppendDecimalText(std::string_view packed, int precision, int scale,
                                std::string* out) {
   size_t size = DecimalBinarySize(precision, scale);

@@ -32,6 +32,10 @@ size_t DecimalBinarySize(int precision, int scale);
 // fraction digits, integer part without leading zeros ("0" when it is zero).
 // InvalidArgument for a bad precision/scale or size; DataLoss when a digit
 // group holds a value that has more digits than the group allows.
+// The checks AppendDecimalText makes (size, every digit group in range),
+// without formatting: for walking row images whose values are rendered later.
+absl::Status CheckDecimalBinary(std::string_view packed, int precision, int scale);
+
 absl::Status AppendDecimalText(std::string_view packed, int precision, int scale,
                                std::string* out);
 

@@ -60,9 +60,9 @@ absl::Status RowImageSplitter::Walk(const RowsEventView& ev, const TableDef& tab
   for (size_t i = 0; i < width; ++i) {
     if (!Bit(present, i)) continue;
     if (Bit(nulls, ordinal++)) continue;
-    // Framing only: the values are rendered (and their content checked)
-    // when the image is flushed, so formatting them here would be wasted.
-    absl::Status s = SkipValue(c, table.columns[i]);
+    // Checked but not formatted: the values are rendered when the image is
+    // flushed, so formatting them here would be wasted.
+    absl::Status s = SkipValue(c, table.columns[i], &scratch_);
     if (!s.ok()) return Annotate(s, where(i));
   }
   *image = c.data().substr(start, c.position() - start);

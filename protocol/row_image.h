@@ -37,10 +37,9 @@ struct RawRowImages {
 class RowImageSplitter {
  public:
   // Calls `on_row` for every row of `ev` (decompressing MariaDB compressed
-  // rows first). Every value's framing is walked (value.h SkipValue) to
-  // find where the image ends, so a malformed event fails here, naming
-  // db.table, row, column and offset; a value whose content is bad (DECIMAL
-  // digits, JSON) fails when ForEachImageValue decodes it.
+  // rows first). Every value is checked (value.h SkipValue) while finding
+  // where the image ends, so a malformed event fails here, naming db.table,
+  // row, column and offset, before any of it reaches a buffer.
   // PARTIAL_UPDATE_ROWS events whose after images carry JSON diffs are
   // Unimplemented: their after image is not a row image.
   absl::Status Split(const RowsEventView& ev, const TableDef& table,
@@ -51,6 +50,7 @@ class RowImageSplitter {
                     std::string_view present, size_t row, bool after, std::string_view* image,
                     bool* full);
   std::string inflated_;
+  std::string scratch_;  // SkipValue's, for JSON and compressed columns
 };
 
 // Calls `on_value(i, v)` for the table's columns in order, stopping early

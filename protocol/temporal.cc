@@ -367,4 +367,45 @@ absl::StatusOr<size_t> TemporalBinarySize(uint8_t type, uint16_t meta) {
   }
 }
 
+absl::Status SkipTemporal(ByteCursor& in, uint8_t type, uint16_t meta) {
+  BR_ASSIGN_OR_RETURN(size_t size, TemporalBinarySize(type, meta));
+  const int fsp = meta;
+  // The content checks of DecodeTimestamp2, DecodeDatetime2 and
+  // DecodeTimestampHires; the other layouts accept any bytes.
+  switch (type) {
+    case kTypeTimestamp2: {
+      in.Skip(4);
+      const int64_t frac = ReadFrac2(in, fsp);
+      if (!in.ok()) return Truncated(in, type);
+      if (frac < 0 || frac > 999999) {
+        return absl::DataLossError(absl::StrCat("TIMESTAMP2 fraction ", frac, " out of range"));
+      }
+      return absl::OkStatus();
+    }
+    case kTypeDatetime2: {
+      const int64_t v = static_cast<int64_t>(in.FixedBE(5)) - 0x8000000000LL;
+      const int64_t frac = ReadFrac2(in, fsp);
+      if (!in.ok()) return Truncated(in, type);
+      if (v < 0 || frac < 0 || frac > 999999) {
+        return absl::DataLossError("DATETIME2 value is negative or has an invalid fraction");
+      }
+      return absl::OkStatus();
+    }
+    case kTypeTimestamp:
+      if (fsp) {
+        in.Skip(4);
+        const uint64_t frac = in.FixedBE(kHiresFracBytes[fsp]);
+        if (!in.ok()) return Truncated(in, type);
+        if (frac * kPow10[6 - fsp] > 999999) {
+          return absl::DataLossError("hires TIMESTAMP fraction out of range");
+        }
+        return absl::OkStatus();
+      }
+      [[fallthrough]];
+    default:
+      in.Skip(size);
+      return in.ok() ? absl::OkStatus() : Truncated(in, type);
+  }
+}
+
 }  // namespace binrelay::protocol

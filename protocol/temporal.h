@@ -47,6 +47,10 @@ absl::Status DecodeTemporalText(ByteCursor& in, uint8_t type, uint16_t meta, std
 // InvalidArgument for fsp > 6 or a type that is not temporal.
 absl::StatusOr<size_t> TemporalBinarySize(uint8_t type, uint16_t meta);
 
+// Steps over one value with every check DecodeTemporalText makes (sizes,
+// fraction ranges), without formatting it.
+absl::Status SkipTemporal(ByteCursor& in, uint8_t type, uint16_t meta);
+
 // Formatting of already-split values.
 void AppendDateText(const TemporalParts& t, std::string* out);
 void AppendDatetimeText(const TemporalParts& t, int fsp, std::string* out);

@@ -109,7 +109,9 @@ absl::Status DecompressTransactionPayload(const TransactionPayload& tp, std::str
       break;
     }
   }
-  if (!status.ok()) ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+  // A context keeps buffers as large as the largest window it has seen;
+  // beyond a few MiB it is not worth keeping for the thread's lifetime.
+  if (!status.ok() || ZSTD_sizeof_DCtx(dctx) > (size_t{8} << 20)) cached.reset();
   if (status.ok() && tp.uncompressed_size > 0 && produced != tp.uncompressed_size) {
     status = absl::DataLossError(absl::StrCat(Where(tp.event_offset), ": inflated ", produced,
                                               " bytes, header declares ", tp.uncompressed_size));

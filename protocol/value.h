@@ -62,12 +62,13 @@ absl::Status DecodeValue(ByteCursor& in, const ColumnDef& col, std::string* scra
                          ValueView* out);
 
 // Appends the JSON rendering of `v` (see header comment) to `out`.
-// Steps over one value, checking its framing (lengths, metadata) exactly as
-// DecodeValue does, without formatting it: for walking row images whose
-// values are rendered later (the apply path keeps raw images). Content
-// checks that need the value (DECIMAL digits, JSON, compressed columns)
-// happen when it is decoded.
-absl::Status SkipValue(ByteCursor& in, const ColumnDef& col);
+// Steps over one value with every check DecodeValue makes (lengths,
+// metadata, DECIMAL digit groups, temporal fraction ranges, JSON and
+// compressed content), without formatting DECIMAL or temporal values: for
+// walking row images whose values are rendered later (the apply path keeps
+// raw images), so a bad value fails where it was read, not at flush.
+// `scratch` is used for JSON and compressed columns.
+absl::Status SkipValue(ByteCursor& in, const ColumnDef& col, std::string* scratch);
 
 void AppendValueJson(const ValueView& v, std::string* out);
 

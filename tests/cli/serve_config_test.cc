@@ -213,6 +213,10 @@ TEST(ServeConfigTest, ApplySectionsWithDefaultsAndOverrides) {
   ASSERT_TRUE(gtid.ok()) << gtid.status();
   EXPECT_EQ(gtid->apply[0].start.kind, replication::StartSpec::Kind::kGtid);
   EXPECT_EQ(gtid->apply[0].start.gtid_set, "0-1-5");
+  auto bad_gtid = Parse(base + "start = gtid:zero-one\n");
+  ASSERT_FALSE(bad_gtid.ok());
+  EXPECT_TRUE(absl::StrContains(bad_gtid.status().message(), "MariaDB GTID position"))
+      << bad_gtid.status();
   auto bad_start = Parse(base + "start = mysql-bin.000001\n");
   ASSERT_FALSE(bad_start.ok());
   EXPECT_TRUE(absl::StrContains(bad_start.status().message(), "[apply.eu_orders] start"))

@@ -31,6 +31,7 @@
 #include "tests/harness/mariadb_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
+#include "tests/harness/sql_conn.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
@@ -578,6 +579,54 @@ TEST_F(ApplyPipelineTest, ContentionIsRetriedAndShrinksConcurrency) {
   // per three clean drains, so right after convergence it is below 8.
   EXPECT_TRUE(absl::StrContains(metrics, "binrelay_apply_concurrency{pipeline=\"busy\"}"));
   EXPECT_LT(std::stoull(p->Find("concurrency")->text), 8u) << "concurrency never shrank";
+}
+
+// Guards: a drain handed off in the middle of a transaction (the soft
+// limit reached inside it) writing a checkpoint inside that transaction: a
+// restart from there would skip the transaction's rows read before the cut
+// and apply the rest. Every checkpoint the target receives must lie outside
+// the big transaction; the target's general log shows each one.
+TEST_F(ApplyPipelineTest, CheckpointsNeverFallInsideATransactionCutByTheSoftLimit) {
+  CreateOnBoth({"CREATE DATABASE cut1", "CREATE TABLE cut1.t (id INT PRIMARY KEY, v TEXT)"});
+  Pipeline p{"cut", "cut1.t", "", {"soft_limit_bytes = 1M", "batch_rows = 50"}};
+  auto serve = StartServe({p});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK(target_->Execute("SET GLOBAL log_output = 'TABLE'"));
+  BR_ASSERT_OK(target_->Execute("TRUNCATE mysql.general_log"));
+  BR_ASSERT_OK(target_->Execute("SET GLOBAL general_log = 1"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO cut1.t VALUES (0, 'before')"));
+  BR_ASSERT_OK_AND_ASSIGN(std::string before, CurrentBinlogPosition(*source_));
+  // About 8 MiB in one transaction: 8 times the soft limit (its minimum).
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO cut1.t SELECT seq, REPEAT('x', 4000) FROM cut1.seq_1_to_2000"));
+  BR_ASSERT_OK_AND_ASSIGN(std::string after, CurrentBinlogPosition(*source_));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO cut1.t VALUES (5000, 'after')"));
+  EXPECT_TRUE(Converges("cut1", "cut1", seconds(60), serve.get()));
+  BR_ASSERT_OK(target_->Execute("SET GLOBAL general_log = 0"));
+  BR_ASSERT_OK_AND_ASSIGN(auto conn, SqlConn::Open(*target_));
+  BR_ASSERT_OK_AND_ASSIGN(
+      auto rows, conn->QueryNamed("SELECT CONVERT(argument USING utf8mb4) AS a FROM mysql.general_log "
+                             "WHERE argument LIKE '%apply_checkpoint%' AND argument LIKE "
+                             "'REPLACE INTO%' AND argument LIKE '%''cut''%'"));
+  const std::string file = before.substr(0, before.find(':'));
+  const uint64_t start = std::stoull(before.substr(before.find(':') + 1));
+  const uint64_t end = std::stoull(after.substr(after.find(':') + 1));
+  ASSERT_EQ(after.substr(0, after.find(':')), file);
+  size_t checked = 0;
+  for (auto& row : rows) {
+    if (!row["a"]) continue;
+    // ... VALUES ('cut','mysql-bin.000001',12345,...
+    const std::string& sql = *row["a"];
+    const size_t at = sql.find(absl::StrCat("'", file, "',"));
+    if (at == std::string::npos) continue;
+    const uint64_t pos = std::stoull(sql.substr(at + file.size() + 3));
+    EXPECT_TRUE(pos <= start || pos >= end)
+        << "checkpoint " << file << ":" << pos << " inside the transaction " << start << ".."
+        << end;
+    ++checked;
+  }
+  EXPECT_GT(checked, 2u) << "the cut transaction took several drains";
+  BR_EXPECT_OK(target_->Execute("TRUNCATE mysql.general_log"));
 }
 
 // Guards: buffers growing without bound while the target is down (1 MiB

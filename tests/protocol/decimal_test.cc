@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/harness/status_matchers.h"
 #include "tests/protocol/value_test_util.h"
 
 namespace binrelay::protocol {
@@ -16,6 +17,7 @@ std::string Text(std::string_view hex, int p, int s) {
   std::string out;
   absl::Status st = AppendDecimalText(Hex(hex), p, s, &out);
   EXPECT_TRUE(st.ok()) << st;
+  BR_EXPECT_OK(CheckDecimalBinary(Hex(hex), p, s));  // accepts what formats
   return out;
 }
 
@@ -56,6 +58,11 @@ TEST(DecimalTest, OutOfRangeDigitGroupIsDataLoss) {
   EXPECT_EQ(AppendDecimalText(Hex("ff"), 2, 0, &out).code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(AppendDecimalText(Hex("bb9aca00"), 9, 0, &out).code(),  // 1e9 in a 9-digit word
             absl::StatusCode::kDataLoss);
+  // The apply path's check without formatting refuses the same values.
+  EXPECT_EQ(CheckDecimalBinary(Hex("ff"), 2, 0).code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(CheckDecimalBinary(Hex("bb9aca00"), 9, 0).code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(CheckDecimalBinary(Hex("810DFB38D204"), 14, 4).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(DecimalTest, WrongSizeOrMetadataIsInvalidArgument) {

@@ -28,6 +28,10 @@ std::string Text(uint8_t type, uint16_t meta, std::string_view hex) {
   if (size.ok()) {
     EXPECT_EQ(*size, bytes.size()) << "TemporalBinarySize of type " << int(type);
   }
+  ByteCursor skip(bytes);
+  absl::Status skipped = SkipTemporal(skip, type, meta);
+  EXPECT_TRUE(skipped.ok()) << skipped;
+  EXPECT_EQ(skip.remaining(), 0u) << "SkipTemporal of type " << int(type);
   return out;
 }
 
@@ -35,7 +39,12 @@ absl::StatusCode Code(uint8_t type, uint16_t meta, std::string_view hex) {
   std::string bytes = Hex(hex);
   ByteCursor in(bytes);
   std::string out;
-  return DecodeTemporalText(in, type, meta, &out).code();
+  const absl::StatusCode code = DecodeTemporalText(in, type, meta, &out).code();
+  // The apply path checks values with SkipTemporal: it must refuse alike.
+  ByteCursor skip(bytes);
+  EXPECT_EQ(SkipTemporal(skip, type, meta).ok(), code == absl::StatusCode::kOk)
+      << "SkipTemporal disagrees for type " << int(type);
+  return code;
 }
 
 TEST(TemporalTest, DateIncludingZeroDate) {

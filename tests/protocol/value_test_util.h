@@ -42,14 +42,24 @@ inline absl::StatusOr<std::string> DecodeJson(const ColumnDef& col, std::string_
   std::string scratch;
   ValueView v;
   absl::Status st = DecodeValue(in, col, &scratch, &v);
-  if (!st.ok()) return st;
+  if (!st.ok()) {
+    // SkipValue makes the same checks: what DecodeValue refuses, it refuses.
+    ByteCursor skip(bytes);
+    std::string skip_scratch;
+    if (SkipValue(skip, col, &skip_scratch).ok()) {
+      return absl::InternalError("SkipValue accepted a value DecodeValue refused: " +
+                                 std::string(st.message()));
+    }
+    return st;
+  }
   if (in.remaining() != 0) {
     return absl::InternalError("decoder left " + std::to_string(in.remaining()) + " bytes");
   }
   // Every decode is also a check of SkipValue: the apply path frames row
   // images with it, so it must step over exactly the bytes DecodeValue read.
   ByteCursor skip(bytes);
-  absl::Status skipped = SkipValue(skip, col);
+  std::string skip_scratch;
+  absl::Status skipped = SkipValue(skip, col, &skip_scratch);
   if (!skipped.ok() || skip.remaining() != 0) {
     return absl::InternalError("SkipValue disagrees with DecodeValue: " +
                                std::string(skipped.message()) + ", left " +
