@@ -16,6 +16,11 @@
 #include "apply/ddl_tables.h"
 #include "apply/row_key.h"
 #include "apply/sql_literal.h"
+#include "apply/xa_holds.h"
+#include "protocol/control_events.h"
+#include "protocol/event_type.h"
+#include "protocol/gtid_events.h"
+#include "protocol/query_event.h"
 #include "protocol/status_macros.h"
 #include "replication/connection_sql_source.h"
 #include "replication/store_index.h"
@@ -119,38 +124,74 @@ class ApplyPipeline::Sink : public ChangeSink {
           " lack columns: the source must log full images (binlog_row_image=FULL); rows "
           "applied from partial images would lose the missing columns"));
     }
-    TableBuffer* buffer = p_->buffers_[t].get();
-    const size_t before_bytes = buffer->bytes();
-    switch (row.op) {
-      case RowOp::kInsert:
-        if (buffer->keyed()) {
-          BR_RETURN_IF_ERROR(keys_.Encode(row.after_image, t->def, t->def.primary_key, &key_));
-        } else {
-          key_.clear();
-        }
-        buffer->Upsert(key_, row.after_image);
-        break;
-      case RowOp::kDelete:
-        if (buffer->keyed()) {
-          BR_RETURN_IF_ERROR(keys_.Encode(row.before_image, t->def, t->def.primary_key, &key_));
-        }
-        buffer->Delete(key_, row.before_image);
-        break;
-      case RowOp::kUpdate:
-        BR_RETURN_IF_ERROR(keys_.Encode(row.before_image, t->def, t->def.primary_key, &key_));
-        BR_RETURN_IF_ERROR(
-            keys_.Encode(row.after_image, t->def, t->def.primary_key, &after_key_));
-        // A new primary key: the old row goes, the new one comes.
-        if (key_ != after_key_) buffer->Delete(key_, row.before_image);
-        buffer->Upsert(after_key_, row.after_image);
-        break;
-    }
-    p_->buffered_bytes_ = p_->buffered_bytes_ + buffer->bytes() - before_bytes;
     p_->changes_read_.fetch_add(1, std::memory_order_relaxed);
-    if (p_->buffered_bytes_ + p_->inflight_bytes_ >= p_->options_.soft_limit_bytes) {
-      BR_RETURN_IF_ERROR(p_->HandOff());
+    if (p_->xa_.in_group()) {
+      // Not the target's until the source commits it (xa_holds.h).
+      p_->xa_.Stage(HeldRow{t, row.op, std::string(row.before_image),
+                            std::string(row.after_image)});
+      if (p_->xa_.bytes() >= p_->options_.soft_limit_bytes) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "apply pipeline ", p_->options_.name, ": prepared XA transactions hold ",
+            p_->xa_.bytes(), " bytes of rows of subscribed tables at ", AV(row.file), ":",
+            row.pos, ", more than soft_limit_bytes = ", p_->options_.soft_limit_bytes,
+            "; raise soft_limit_bytes, or commit or roll back the XA transactions on the "
+            "source (XA RECOVER lists them)"));
+      }
+      return absl::OkStatus();
     }
-    return absl::OkStatus();
+    return Buffer(t, row.op, row.before_image, row.after_image);
+  }
+
+  // The XA bookkeeping of one stored event, before the decoder sees it.
+  absl::Status Track(const protocol::EventView& ev, const protocol::FormatDescription& fde) {
+    XaHolds& xa = p_->xa_;
+    switch (ev.type()) {
+      case protocol::kMariaGtidEvent: {
+        BR_ASSIGN_OR_RETURN(protocol::MariaGtid g, protocol::ParseMariaGtid(ev));
+        if (g.flags2 & protocol::kMariaGtidPreparedXa) xa.BeginGroup(p_->last_commit_);
+        return absl::OkStatus();
+      }
+      case protocol::kQueryEvent:
+      case protocol::kQueryCompressedEvent: {
+        BR_ASSIGN_OR_RETURN(protocol::QueryEvent q,
+                            protocol::ParseQueryEvent(ev, fde, &query_scratch_));
+        // XA START/COMMIT/ROLLBACK classify as BEGIN/COMMIT/ROLLBACK for
+        // transaction boundaries; here each XA form matters.
+        XaStatement st = ParseXaStatement(q.query);
+        switch (st.kind) {
+          case XaStatement::Kind::kStart:
+            xa.BeginGroup(p_->last_commit_);
+            return absl::OkStatus();
+          case XaStatement::Kind::kPrepare:
+            xa.Prepare(st.xid);
+            return absl::OkStatus();
+          case XaStatement::Kind::kCommitOnePhase:
+            return BufferAll(xa.TakeStaged());
+          case XaStatement::Kind::kCommit:
+            return BufferAll(xa.Commit(st.xid));
+          case XaStatement::Kind::kRollback:
+            xa.Rollback(st.xid);
+            return absl::OkStatus();
+          case XaStatement::Kind::kOther:
+            return absl::OkStatus();
+        }
+        return absl::OkStatus();
+      }
+      case protocol::kXaPrepareEvent: {
+        BR_ASSIGN_OR_RETURN(protocol::XaPrepareEvent x, protocol::ParseXaPrepare(ev));
+        if (x.one_phase) return BufferAll(xa.TakeStaged());
+        xa.Prepare(XaEventXid(x));
+        return absl::OkStatus();
+      }
+      default:
+        return absl::OkStatus();
+    }
+  }
+
+  // A transaction ended: an XA group still open ended as a plain commit.
+  absl::Status OnTransactionEnd() {
+    if (!p_->xa_.in_group()) return absl::OkStatus();
+    return BufferAll(p_->xa_.TakeStaged());
   }
 
  private:
@@ -166,8 +207,51 @@ class ApplyPipeline::Sink : public ChangeSink {
     return last_;
   }
 
+  // One change into its table's buffer (keyed: by primary key).
+  absl::Status Buffer(ApplyTable* t, RowOp op, std::string_view before_image,
+                      std::string_view after_image) {
+    TableBuffer* buffer = p_->buffers_[t].get();
+    const size_t before_bytes = buffer->bytes();
+    switch (op) {
+      case RowOp::kInsert:
+        if (buffer->keyed()) {
+          BR_RETURN_IF_ERROR(keys_.Encode(after_image, t->def, t->def.primary_key, &key_));
+        } else {
+          key_.clear();
+        }
+        buffer->Upsert(key_, after_image);
+        break;
+      case RowOp::kDelete:
+        if (buffer->keyed()) {
+          BR_RETURN_IF_ERROR(keys_.Encode(before_image, t->def, t->def.primary_key, &key_));
+        }
+        buffer->Delete(key_, before_image);
+        break;
+      case RowOp::kUpdate:
+        BR_RETURN_IF_ERROR(keys_.Encode(before_image, t->def, t->def.primary_key, &key_));
+        BR_RETURN_IF_ERROR(keys_.Encode(after_image, t->def, t->def.primary_key, &after_key_));
+        // A new primary key: the old row goes, the new one comes.
+        if (key_ != after_key_) buffer->Delete(key_, before_image);
+        buffer->Upsert(after_key_, after_image);
+        break;
+    }
+    p_->buffered_bytes_ = p_->buffered_bytes_ + buffer->bytes() - before_bytes;
+    if (p_->buffered_bytes_ + p_->inflight_bytes_ >= p_->options_.soft_limit_bytes) {
+      BR_RETURN_IF_ERROR(p_->HandOff());
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status BufferAll(std::vector<HeldRow> rows) {
+    for (const HeldRow& r : rows) {
+      BR_RETURN_IF_ERROR(Buffer(r.table, r.op, r.before_image, r.after_image));
+    }
+    return absl::OkStatus();
+  }
+
   ApplyPipeline* p_;
   KeyEncoder keys_;
+  std::string query_scratch_;
   std::string key_;
   std::string after_key_;
   ApplyTable* last_ = nullptr;
@@ -530,6 +614,7 @@ absl::Status ApplyPipeline::ReadLoop() {
   }
   BR_RETURN_IF_ERROR(reader->PeekAt(4).status());  // the file's format
   Sink sink(this);
+  xa_ = XaHolds();  // what a previous read held is read again from position_
   ChangeDecoder decoder(&*exact_, nullptr, &sink);
   replication::TransactionBoundary boundary;
   boundary.Reset(position_);
@@ -571,9 +656,11 @@ absl::Status ApplyPipeline::ReadLoop() {
     }
     const replication::BinlogPosition& end = reader->position();
     BR_ASSIGN_OR_RETURN(bool ends, boundary.OnEvent(event, reader->format(), end));
+    BR_RETURN_IF_ERROR(sink.Track(event, reader->format()));
     replication::StreamEvent e{event, reader->format(), end, ends};
     BR_RETURN_IF_ERROR(decoder.OnEvent(e));
     if (!ends) continue;
+    BR_RETURN_IF_ERROR(sink.OnTransactionEnd());
     last_commit_ = end;
     last_commit_ts_ = event.header.timestamp;
     if (!ddl_stop_.ok()) {
@@ -624,6 +711,12 @@ absl::Status ApplyPipeline::HandOff() {
     drain->tables.emplace_back(table, buffer->Take());
   }
   drain->checkpoint = last_commit_;
+  // Not past a prepared XA transaction the source has not decided yet: a
+  // restart must read its rows again.
+  if (auto held = xa_.earliest()) {
+    const int c = replication::CompareBinlogNames(held->file, last_commit_.file);
+    if (c < 0 || (c == 0 && held->offset < last_commit_.offset)) drain->checkpoint = *held;
+  }
   drain->checkpoint_ts = last_commit_ts_;
   handed_checkpoint_ = last_commit_;
   last_handoff_ = absl::Now();

@@ -54,6 +54,7 @@
 #include "absl/time/time.h"
 #include "apply/apply_table.h"
 #include "apply/pipeline_options.h"
+#include "apply/xa_holds.h"
 #include "apply/subscription.h"
 #include "apply/table_buffer.h"
 #include "apply/target_session.h"
@@ -143,6 +144,7 @@ class ApplyPipeline {
   std::atomic<size_t> buffered_bytes_{0};  // written by the reader, read by status
   absl::Time last_handoff_ = absl::InfinitePast();
   absl::Status ddl_stop_;  // set by a DDL on a subscribed table
+  XaHolds xa_;             // prepared XA transactions' rows, until decided
 
   // Drainer state.
   std::vector<std::unique_ptr<TargetSession>> sessions_;

@@ -14,6 +14,7 @@
 #include "apply/sql_literal.h"
 #include "apply/table_buffer.h"
 #include "apply/table_shape.h"
+#include "apply/xa_holds.h"
 #include "protocol/column_type.h"
 #include "tests/harness/status_matchers.h"
 
@@ -407,6 +408,70 @@ TEST(DdlTablesTest, SeesThroughPrefixesCommentsAndStatementDml) {
   EXPECT_EQ(names("DELETE QUICK FROM t WHERE 1"), V{"dml app.t"});
   EXPECT_EQ(names("LOAD DATA INFILE 'f' INTO TABLE t"), V{"dml app.t"});
   EXPECT_EQ(names("BEGIN"), V{});
+}
+
+// Guards: an xid read differently from the statement than from the
+// XA_PREPARE event (the COMMIT would find nothing held and lose the rows),
+// ONE PHASE taken for a two-phase commit, and plain-text xids.
+TEST(XaStatementTest, XidsFromStatementsMatchTheEventsForm) {
+  protocol::XaPrepareEvent ev;
+  ev.format_id = 1;
+  ev.gtrid = "t1";
+  ev.bqual = "";
+  const std::string from_event = XaEventXid(ev);
+  EXPECT_EQ(from_event, "7431,,1");
+  XaStatement c = ParseXaStatement("XA COMMIT X'7431',X'',1");
+  EXPECT_EQ(c.kind, XaStatement::Kind::kCommit);
+  EXPECT_EQ(c.xid, from_event);
+  XaStatement r = ParseXaStatement("  xa rollback X'7431',X'',1");
+  EXPECT_EQ(r.kind, XaStatement::Kind::kRollback);
+  EXPECT_EQ(r.xid, from_event);
+  XaStatement o = ParseXaStatement("XA COMMIT X'7431',X'',1 ONE PHASE");
+  EXPECT_EQ(o.kind, XaStatement::Kind::kCommitOnePhase);
+  EXPECT_EQ(ParseXaStatement("XA COMMIT 't1'").xid, from_event) << "default bqual and format";
+  EXPECT_EQ(ParseXaStatement("XA PREPARE X'7431',X'',1").kind, XaStatement::Kind::kPrepare);
+  EXPECT_EQ(ParseXaStatement("XA START X'7431',X'',1").kind, XaStatement::Kind::kStart);
+  EXPECT_EQ(ParseXaStatement("XA END X'7431',X'',1").kind, XaStatement::Kind::kOther);
+  EXPECT_EQ(ParseXaStatement("XA COMMIT X'zz'").kind, XaStatement::Kind::kOther);
+  EXPECT_EQ(ParseXaStatement("XA COMMIT X'7431',X'',99999999999999999999").kind,
+            XaStatement::Kind::kOther);
+}
+
+// Guards: held rows applied before their COMMIT, kept after ROLLBACK, the
+// checkpoint bound (earliest) not the oldest held group, and byte counts
+// that drift (the soft limit would stop the pipeline for nothing).
+TEST(XaHoldsTest, RowsWaitForTheirOutcome) {
+  using replication::BinlogPosition;
+  XaHolds xa;
+  xa.BeginGroup(BinlogPosition{"b.000002", 100});
+  xa.Stage(HeldRow{nullptr, RowOp::kInsert, "", "aaaa"});
+  xa.Prepare("a,,1");
+  xa.BeginGroup(BinlogPosition{"b.000002", 500});
+  xa.Stage(HeldRow{nullptr, RowOp::kInsert, "", "bb"});
+  xa.Prepare("b,,1");
+  EXPECT_EQ(xa.held(), 2u);
+  EXPECT_EQ(xa.bytes(), 6u);
+  ASSERT_TRUE(xa.earliest().has_value());
+  EXPECT_EQ(xa.earliest()->offset, 100u);
+  EXPECT_TRUE(xa.Commit("zz,,1").empty()) << "an xid never held";
+  xa.Rollback("a,,1");
+  EXPECT_EQ(xa.bytes(), 2u);
+  EXPECT_EQ(xa.earliest()->offset, 500u);
+  std::vector<HeldRow> rows = xa.Commit("b,,1");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].after_image, "bb");
+  EXPECT_FALSE(xa.earliest().has_value());
+  EXPECT_EQ(xa.bytes(), 0u);
+  // A group prepared without rows of ours holds nothing back.
+  xa.BeginGroup(BinlogPosition{"b.000003", 4});
+  xa.Prepare("c,,1");
+  EXPECT_FALSE(xa.earliest().has_value());
+  // One phase: the staged rows come straight back.
+  xa.BeginGroup(BinlogPosition{"b.000003", 9});
+  xa.Stage(HeldRow{nullptr, RowOp::kDelete, "x", ""});
+  EXPECT_EQ(xa.TakeStaged().size(), 1u);
+  EXPECT_FALSE(xa.in_group());
+  EXPECT_EQ(xa.bytes(), 0u);
 }
 
 }  // namespace

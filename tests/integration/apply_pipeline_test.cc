@@ -629,6 +629,47 @@ TEST_F(ApplyPipelineTest, CheckpointsNeverFallInsideATransactionCutByTheSoftLimi
   BR_EXPECT_OK(target_->Execute("TRUNCATE mysql.general_log"));
 }
 
+// Guards: rows of an XA transaction applied at its XA PREPARE (a later XA
+// ROLLBACK on the source leaves them on the target), rows of one committed
+// later lost, and a checkpoint past an undecided transaction (after a
+// kill -9 its rows would never be read again).
+TEST_F(ApplyPipelineTest, XaTransactionsApplyOnlyWhatTheSourceCommits) {
+  CreateOnBoth({"CREATE DATABASE xa1", "CREATE TABLE xa1.t (id INT PRIMARY KEY, v VARCHAR(20))"});
+  auto serve = StartServe({{"xa", "xa1.t", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  // Each prepared on its own connection, which then goes away: a prepared
+  // XA transaction outlives its session and is decided from another.
+  for (const std::vector<std::string>& group :
+       {std::vector<std::string>{"XA START 'gone'", "INSERT INTO xa1.t VALUES (1, 'rolled back')",
+                                 "XA END 'gone'", "XA PREPARE 'gone'"},
+        std::vector<std::string>{"XA START 'kept'", "INSERT INTO xa1.t VALUES (2, 'committed')",
+                                 "XA END 'kept'", "XA PREPARE 'kept'"}}) {
+    BR_ASSERT_OK_AND_ASSIGN(auto session, SqlConn::Open(*source_));
+    for (const std::string& sql : group) BR_ASSERT_OK(session->Exec(sql));
+  }
+  // Later transactions are applied (and checkpointed) while both wait.
+  BR_ASSERT_OK(source_->Execute("INSERT INTO xa1.t VALUES (10, 'plain')"));
+  BR_ASSERT_OK_AND_ASSIGN(auto target, SqlConn::Open(*target_));
+  std::string seen;
+  for (int i = 0; i < 100 && seen != "10"; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+    auto rows = target->QueryNamed("SELECT GROUP_CONCAT(id ORDER BY id) AS ids FROM xa1.t");
+    seen = rows.ok() && !rows->empty() && (*rows)[0]["ids"] ? *(*rows)[0]["ids"] : "";
+  }
+  EXPECT_EQ(seen, "10") << "only the committed transaction is on the target";
+  // binrelay dies while 'kept' is undecided; its rows must be read again.
+  serve->Kill();
+  BR_ASSERT_OK(serve->Start());
+  BR_ASSERT_OK_AND_ASSIGN(auto xa, SqlConn::Open(*source_));
+  BR_ASSERT_OK(xa->Exec("XA ROLLBACK 'gone'"));
+  BR_ASSERT_OK(xa->Exec("XA COMMIT 'kept'"));
+  for (const char* sql : {"XA START 'one'", "INSERT INTO xa1.t VALUES (3, 'one phase')",
+                          "XA END 'one'", "XA COMMIT 'one' ONE PHASE"}) {
+    BR_ASSERT_OK(xa->Exec(sql));
+  }
+  EXPECT_TRUE(Converges("xa1", "xa1", seconds(30), serve.get()));
+}
+
 // Guards: buffers growing without bound while the target is down (1 MiB
 // rows, an 8 MiB soft limit), and the pipeline not completing once the
 // target is back. Anonymous memory (not the page cache of the store's
