@@ -31,27 +31,50 @@ std::string_view RowOpName(RowOp op) {
   return "?";
 }
 
-absl::Status JsonLineSink::OnRow(const RowChange& row) {
-  std::string& out = pending_;
-  out.append("{\"op\":\"");
-  out.append(RowOpName(row.op));
-  out.append("\",\"db\":");
-  protocol::AppendJsonString(row.table->db, &out);
-  out.append(",\"table\":");
-  protocol::AppendJsonString(row.table->table, &out);
-  out.append(",\"file\":");
-  protocol::AppendJsonString(row.file, &out);
-  out.append(",\"pos\":");
-  AppendNumber(row.pos, &out);
-  out.append(",\"gtid\":");
-  if (row.gtid.empty()) {
-    out.append("null");
-  } else {
-    protocol::AppendJsonString(row.gtid, &out);
+const std::string& JsonLineSink::Cached(CachedField& f, std::string_view raw) {
+  if (!f.valid || f.raw != raw) {
+    f.raw.assign(raw);
+    f.json.clear();
+    protocol::AppendJsonString(raw, &f.json);
+    f.valid = true;
+    ++generation_;
   }
-  out.append(",\"ts\":");
-  AppendNumber(row.timestamp, &out);
-  out.append(",\"before\":");
+  return f.json;
+}
+
+absl::Status JsonLineSink::OnRow(const RowChange& row) {
+  const std::string& db = Cached(db_, row.table->db);
+  const std::string& table = Cached(table_, row.table->table);
+  const std::string& file = Cached(file_, row.file);
+  const bool has_gtid = !row.gtid.empty();
+  const std::string* gtid = has_gtid ? &Cached(gtid_, row.gtid) : nullptr;
+  if (!prefix_valid_ || prefix_generation_ != generation_ || prefix_op_ != row.op ||
+      prefix_pos_ != row.pos || prefix_ts_ != row.timestamp || prefix_has_gtid_ != has_gtid) {
+    std::string& p = prefix_;
+    p.assign("{\"op\":\"");
+    p.append(RowOpName(row.op));
+    p.append("\",\"db\":");
+    p.append(db);
+    p.append(",\"table\":");
+    p.append(table);
+    p.append(",\"file\":");
+    p.append(file);
+    p.append(",\"pos\":");
+    AppendNumber(row.pos, &p);
+    p.append(",\"gtid\":");
+    p.append(has_gtid ? std::string_view(*gtid) : std::string_view("null"));
+    p.append(",\"ts\":");
+    AppendNumber(row.timestamp, &p);
+    p.append(",\"before\":");
+    prefix_valid_ = true;
+    prefix_generation_ = generation_;
+    prefix_op_ = row.op;
+    prefix_pos_ = row.pos;
+    prefix_ts_ = row.timestamp;
+    prefix_has_gtid_ = has_gtid;
+  }
+  std::string& out = pending_;
+  out.append(prefix_);
   out.append(row.before.empty() ? std::string_view("null") : row.before);
   out.append(",\"after\":");
   out.append(row.after.empty() ? std::string_view("null") : row.after);

@@ -36,6 +36,25 @@ class JsonLineSink : public ChangeSink {
  private:
   int fd_;
   bool flush_each_commit_;
+  // Escaped JSON of the fields that repeat row after row, made again only
+  // when the raw value changes (a transaction's rows share them all).
+  struct CachedField {
+    std::string raw;
+    std::string json;
+    bool valid = false;
+  };
+  const std::string& Cached(CachedField& f, std::string_view raw);
+  CachedField db_, table_, file_, gtid_;
+  uint64_t generation_ = 0;  // +1 whenever a cached field is rebuilt
+  // Everything up to "before": for the rows of one event (same op, table,
+  // file, position, GTID and timestamp), made once.
+  std::string prefix_;
+  bool prefix_valid_ = false;
+  uint64_t prefix_generation_ = 0;
+  RowOp prefix_op_ = RowOp::kInsert;
+  uint64_t prefix_pos_ = 0;
+  uint32_t prefix_ts_ = 0;
+  bool prefix_has_gtid_ = false;
   std::string pending_;    // committed lines, then the open transaction's
   size_t committed_ = 0;   // bytes of pending_ that are committed
   uint64_t rows_open_ = 0;

@@ -18,19 +18,53 @@ constexpr int kHiresTimeBytes[7] = {3, 4, 4, 5, 5, 5, 6};
 // TIME_MAX_VALUE_SECONDS + 1 (838:59:59 + 1 s): MariaDB hires TIME zero point.
 constexpr int64_t kHiresTimeZeroSeconds = 838 * 3600 + 59 * 60 + 59 + 1;
 
-// Appends v zero-padded to at least `width` digits.
-void PutNum(uint64_t v, int width, std::string* out) {
+// Writes v zero-padded to at least `width` digits at p; returns the end.
+// Dates and times are formatted for every row, so the common widths
+// (2 and 4 digits, in range) are written directly.
+char* PutNum(char* p, uint64_t v, int width) {
+  if (width == 2 && v < 100) {
+    p[0] = static_cast<char>('0' + v / 10);
+    p[1] = static_cast<char>('0' + v % 10);
+    return p + 2;
+  }
+  if (width == 4 && v < 10000) {
+    p[0] = static_cast<char>('0' + v / 1000);
+    p[1] = static_cast<char>('0' + v / 100 % 10);
+    p[2] = static_cast<char>('0' + v / 10 % 10);
+    p[3] = static_cast<char>('0' + v % 10);
+    return p + 4;
+  }
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  int len = static_cast<int>(r.ptr - buf);
-  if (len < width) out->append(static_cast<size_t>(width - len), '0');
-  out->append(buf, r.ptr);
+  for (int len = static_cast<int>(r.ptr - buf); len < width; ++len) *p++ = '0';
+  for (const char* q = buf; q != r.ptr; ++q) *p++ = *q;
+  return p;
 }
 
-void PutFraction(uint32_t micro, int fsp, std::string* out) {
-  if (fsp <= 0) return;
-  out->push_back('.');
-  PutNum(micro / kPow10[6 - fsp], fsp, out);
+char* PutFraction(char* p, uint32_t micro, int fsp) {
+  if (fsp <= 0) return p;
+  *p++ = '.';
+  return PutNum(p, micro / kPow10[6 - fsp], fsp);
+}
+
+// Long enough for any TemporalParts (each field at most 10 digits).
+constexpr size_t kTemporalTextMax = 80;
+
+char* PutDate(char* p, const TemporalParts& t) {
+  p = PutNum(p, t.year, 4);
+  *p++ = '-';
+  p = PutNum(p, t.month, 2);
+  *p++ = '-';
+  return PutNum(p, t.day, 2);
+}
+
+char* PutClock(char* p, const TemporalParts& t, int fsp) {
+  p = PutNum(p, t.hour, 2);
+  *p++ = ':';
+  p = PutNum(p, t.minute, 2);
+  *p++ = ':';
+  p = PutNum(p, t.second, 2);
+  return PutFraction(p, t.micro, fsp);
 }
 
 // Reads the fractional part of TIMESTAMP2/DATETIME2 (signed BE bytes; stored
@@ -222,32 +256,22 @@ absl::Status DecodeTimeHires(ByteCursor& in, int fsp, std::string* out) {
 }  // namespace
 
 void AppendDateText(const TemporalParts& t, std::string* out) {
-  PutNum(t.year, 4, out);
-  out->push_back('-');
-  PutNum(t.month, 2, out);
-  out->push_back('-');
-  PutNum(t.day, 2, out);
+  char buf[kTemporalTextMax];
+  out->append(buf, PutDate(buf, t));
 }
 
 void AppendDatetimeText(const TemporalParts& t, int fsp, std::string* out) {
-  AppendDateText(t, out);
-  out->push_back(' ');
-  PutNum(t.hour, 2, out);
-  out->push_back(':');
-  PutNum(t.minute, 2, out);
-  out->push_back(':');
-  PutNum(t.second, 2, out);
-  PutFraction(t.micro, fsp, out);
+  char buf[kTemporalTextMax];
+  char* p = PutDate(buf, t);
+  *p++ = ' ';
+  out->append(buf, PutClock(p, t, fsp));
 }
 
 void AppendTimeText(const TemporalParts& t, int fsp, std::string* out) {
-  if (t.negative) out->push_back('-');
-  PutNum(t.hour, 2, out);
-  out->push_back(':');
-  PutNum(t.minute, 2, out);
-  out->push_back(':');
-  PutNum(t.second, 2, out);
-  PutFraction(t.micro, fsp, out);
+  char buf[kTemporalTextMax];
+  char* p = buf;
+  if (t.negative) *p++ = '-';
+  out->append(buf, PutClock(p, t, fsp));
 }
 
 TemporalParts UnpackDatetimePacked(int64_t packed) {

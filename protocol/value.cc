@@ -470,6 +470,12 @@ void AppendValueJson(const ValueView& v, std::string* out) {
       out->push_back('"');
       return;
     case ValueKind::kFormatted:
+      // Our own ASCII (digits, sign, point, date and time separators):
+      // nothing in it needs escaping, and this runs for every such value.
+      out->push_back('"');
+      out->append(v.bytes);
+      out->push_back('"');
+      return;
     case ValueKind::kJsonText:
       AppendJsonString(v.bytes, out);
       return;
