@@ -219,15 +219,22 @@ gen_empty() {
 }
 
 sub_cols="seq, seq * 7919 % 100000, seq * 31, CONCAT('name-', seq, '-', LEFT(MD5(seq), 8)), '2024-01-01 00:00:00' + INTERVAL seq SECOND, (seq % 100000) / 100"
-gen_mixed() {
-  local n=$1 c=5000 a b
-  mark start
+# Rows 1..n inserted in c-row INSERTs, alternating between bench.sub and
+# bench.unsub.
+insert_alternating() {
+  local n=$1 c=$2 a b
   for ((a = 1; a <= n; a += c)); do
     b=$((a + c - 1)); ((b > n)) && b=$n
     for t in sub unsub; do
       echo "INSERT INTO bench.$t (id, k, v, name, ts, amount) SELECT $sub_cols FROM seq_${a}_to_${b};"; mark "$t"
     done
   done
+}
+
+gen_mixed() {
+  local n=$1 c=5000 a b
+  mark start
+  insert_alternating "$n" "$c"
   for ((a = 1; a <= n; a += c)); do
     b=$((a + c - 1)); ((b > n)) && b=$n
     for t in sub unsub; do
@@ -240,15 +247,9 @@ gen_mixed() {
 # unsubscribed table (the apply pipelines' load; annotate rows on, as
 # MariaDB's default).
 gen_insert() {
-  local n=$1 c=500 a b
   echo "TRUNCATE bench.sub; TRUNCATE bench.unsub;"  # after mixed, which filled them
   mark start
-  for ((a = 1; a <= n; a += c)); do
-    b=$((a + c - 1)); ((b > n)) && b=$n
-    for t in sub unsub; do
-      echo "INSERT INTO bench.$t (id, k, v, name, ts, amount) SELECT $sub_cols FROM seq_${a}_to_${b};"; mark "$t"
-    done
-  done
+  insert_alternating "$1" 500
 }
 
 gen_hot() {

@@ -35,7 +35,10 @@ size_t DecimalBinarySize(int precision, int scale) {
                              scale / kDigitsPerWord * kWordBytes + kDigitBytes[scale % kDigitsPerWord]);
 }
 
-absl::Status CheckDecimalBinary(std::string_view packed, int precision, int scale) {
+namespace {
+
+// The metadata and the value's size, checked before any group is read.
+absl::Status CheckLayout(std::string_view packed, int precision, int scale) {
   const size_t size = DecimalBinarySize(precision, scale);
   if (size == 0) {
     return absl::InvalidArgumentError(
@@ -45,6 +48,13 @@ absl::Status CheckDecimalBinary(std::string_view packed, int precision, int scal
     return absl::InvalidArgumentError(absl::StrCat("DECIMAL(", precision, ",", scale, ") needs ",
                                                    size, " bytes, got ", packed.size()));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckDecimalBinary(std::string_view packed, int precision, int scale) {
+  BR_RETURN_IF_ERROR(CheckLayout(packed, precision, scale));
   const auto* p = reinterpret_cast<const uint8_t*>(packed.data());
   const uint8_t mask = (p[0] & 0x80) == 0 ? 0xFF : 0x00;
   size_t pos = 0;
@@ -73,15 +83,7 @@ absl::Status CheckDecimalBinary(std::string_view packed, int precision, int scal
 
 absl::Status AppendDecimalText(std::string_view packed, int precision, int scale,
                                std::string* out) {
-  size_t size = DecimalBinarySize(precision, scale);
-  if (size == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid DECIMAL(", precision, ",", scale, ") metadata"));
-  }
-  if (packed.size() != size) {
-    return absl::InvalidArgumentError(absl::StrCat("DECIMAL(", precision, ",", scale, ") needs ",
-                                                   size, " bytes, got ", packed.size()));
-  }
+  BR_RETURN_IF_ERROR(CheckLayout(packed, precision, scale));
   const auto* p = reinterpret_cast<const uint8_t*>(packed.data());
   const bool negative = (p[0] & 0x80) == 0;
   const uint8_t mask = negative ? 0xFF : 0x00;
