@@ -40,6 +40,7 @@ ApplyTable MakeApplyTable(TableShape source, TableShape target) {
   }
   t.replace_head.append(") VALUES ");
   t.delete_head = absl::StrCat("DELETE FROM ", t.qualified, " WHERE ");
+  for (const ShapeColumn& c : target.columns) t.styles.push_back(ColumnStyle(c.data_type));
   t.source = std::move(source);
   t.target = std::move(target);
   return t;
@@ -90,7 +91,7 @@ absl::Status AppendRowValues(const ApplyTable& t, std::string_view image, std::s
         if (c.generated) return true;
         if (!first) out->push_back(',');
         first = false;
-        AppendSqlLiteral(v, c.charset, out, c.data_type == "decimal");
+        AppendSqlLiteral(v, c.charset, out, t.styles[i]);
         return true;
       }));
   out->push_back(')');
@@ -115,7 +116,7 @@ absl::Status AppendKeyMatch(const ApplyTable& t, std::string_view image, std::st
           const ShapeColumn& c = t.target.columns[i];
           AppendIdentifier(c.name, out);
           out->append(" = ");
-          AppendSqlLiteral(v, c.charset, out, c.data_type == "decimal");
+          AppendSqlLiteral(v, c.charset, out, t.styles[i]);
         }
         return i < last;
       }));

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "apply/table_buffer.h"
+#include "apply/sql_literal.h"
 #include "apply/table_shape.h"
 #include "protocol/column_def.h"
 
@@ -34,6 +35,8 @@ struct ApplyTable {
   std::string qualified;    // `db`.`table` on the target
   std::string replace_head;  // REPLACE INTO `db`.`t` (`a`,`b`) VALUES
   std::string delete_head;   // DELETE FROM `db`.`t` WHERE
+  // How each target column's values are written (sql_literal.h).
+  std::vector<LiteralStyle> styles;
   // The target's max_allowed_packet less room for the packet header.
   size_t max_statement_bytes = 16u << 20;
 

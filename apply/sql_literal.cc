@@ -19,6 +19,24 @@ void AppendHex(std::string_view bytes, std::string* out) {
   out->push_back('\'');
 }
 
+// 'bytes' with ', \ and NUL escaped (see the header for why byte-wise
+// escaping is exact).
+void AppendEscaped(std::string_view bytes, std::string* out) {
+  out->push_back('\'');
+  const char* p = bytes.data();
+  const char* const end = p + bytes.size();
+  while (p < end) {
+    const char* run = p;
+    while (run < end && *run != '\'' && *run != '\\' && *run != '\0') ++run;
+    out->append(p, static_cast<size_t>(run - p));
+    if (run == end) break;
+    out->push_back('\\');
+    out->push_back(*run == '\0' ? '0' : *run);
+    p = run + 1;
+  }
+  out->push_back('\'');
+}
+
 template <typename T>
 void AppendNumber(T v, std::string* out) {
   char buf[32];
@@ -28,8 +46,17 @@ void AppendNumber(T v, std::string* out) {
 
 }  // namespace
 
+LiteralStyle ColumnStyle(std::string_view data_type) {
+  if (data_type == "decimal") return LiteralStyle::kExactNumber;
+  if (data_type == "binary" || data_type == "varbinary" || data_type == "tinyblob" ||
+      data_type == "blob" || data_type == "mediumblob" || data_type == "longblob") {
+    return LiteralStyle::kBinaryString;
+  }
+  return LiteralStyle::kDefault;
+}
+
 void AppendSqlLiteral(const protocol::ValueView* v, std::string_view charset, std::string* out,
-                      bool exact_number) {
+                      LiteralStyle style) {
   using protocol::ValueKind;
   if (v == nullptr) {
     out->append("NULL");
@@ -58,7 +85,7 @@ void AppendSqlLiteral(const protocol::ValueView* v, std::string_view charset, st
       AppendNumber(v->d, out);
       return;
     case ValueKind::kFormatted:
-      if (exact_number) {
+      if (style == LiteralStyle::kExactNumber) {
         out->append(v->bytes);
         return;
       }
@@ -68,17 +95,21 @@ void AppendSqlLiteral(const protocol::ValueView* v, std::string_view charset, st
       out->push_back('\'');
       return;
     case ValueKind::kJsonText:
-      out->append("_utf8mb4 ");
-      AppendHex(v->bytes, out);
+      out->append("_utf8mb4");
+      AppendEscaped(v->bytes, out);
       return;
     case ValueKind::kText:
     case ValueKind::kBinary:
       if (!charset.empty() && charset != "binary") {
         out->push_back('_');
         out->append(charset);
-        out->push_back(' ');
+        AppendEscaped(v->bytes, out);
+      } else if (style == LiteralStyle::kBinaryString || charset == "binary") {
+        out->append("_binary");
+        AppendEscaped(v->bytes, out);
+      } else {
+        AppendHex(v->bytes, out);  // BIT, GEOMETRY, VECTOR
       }
-      AppendHex(v->bytes, out);
       return;
   }
 }

@@ -107,13 +107,25 @@ TEST(SqlLiteralTest, ValuesAreWrittenExactly) {
   std::string out;
   protocol::ValueView t = Text(std::string_view("\xE9'\\", 3));
   AppendSqlLiteral(&t, "latin1", &out);
-  EXPECT_EQ(out, "_latin1 X'E9275C'");
+  EXPECT_EQ(out, "_latin1'\xE9\\'\\\\'") << "introducer, quote and backslash escaped";
   out.clear();
-  protocol::ValueView bin = Text(std::string_view("\0\1", 2));
+  // sjis: 0x95 0x5C is one character whose second byte is a backslash.
+  protocol::ValueView sjis = Text(std::string_view("\x95\x5C", 2));
+  AppendSqlLiteral(&sjis, "sjis", &out);
+  EXPECT_EQ(out, "_sjis'\x95\\\\'") << "escaped byte-wise: the client charset is utf8mb4";
+  out.clear();
+  protocol::ValueView bin = Text(std::string_view("\0\1'", 3));
   bin.kind = protocol::ValueKind::kBinary;
-  AppendSqlLiteral(&bin, "", &out);
-  EXPECT_EQ(out, "X'0001'");
+  AppendSqlLiteral(&bin, "", &out, LiteralStyle::kBinaryString);
+  EXPECT_EQ(out, std::string("_binary'\\0\x01\\''")) << "NUL as \\0";
   out.clear();
+  AppendSqlLiteral(&bin, "", &out);  // BIT, GEOMETRY: hex
+  EXPECT_EQ(out, "X'000127'");
+  out.clear();
+  EXPECT_EQ(ColumnStyle("longblob"), LiteralStyle::kBinaryString);
+  EXPECT_EQ(ColumnStyle("varbinary"), LiteralStyle::kBinaryString);
+  EXPECT_EQ(ColumnStyle("bit"), LiteralStyle::kDefault);
+  EXPECT_EQ(ColumnStyle("decimal"), LiteralStyle::kExactNumber);
   AppendSqlLiteral(nullptr, "utf8mb4", &out);
   EXPECT_EQ(out, "NULL");
   out.clear();
@@ -144,7 +156,7 @@ TEST(SqlLiteralTest, ValuesAreWrittenExactly) {
   AppendSqlLiteral(&dec, "", &out);
   EXPECT_EQ(out, "'-0.01'") << "temporal text is quoted";
   out.clear();
-  AppendSqlLiteral(&dec, "", &out, /*exact_number=*/true);
+  AppendSqlLiteral(&dec, "", &out, LiteralStyle::kExactNumber);
   EXPECT_EQ(out, "-0.01") << "DECIMAL unquoted: compared as decimal, not double";
   out.clear();
   AppendIdentifier("we`ird", &out);
@@ -284,9 +296,9 @@ TEST(ApplyTableTest, ReplaceAndDeleteBatchesFollowTheLimits) {
   BR_ASSERT_OK(BuildReplaces(t, ptrs.data(), ptrs.size(), 2, 1 << 20, emit));
   ASSERT_EQ(sqls.size(), 2u);
   EXPECT_EQ(sqls[0],
-            "REPLACE INTO `app`.`t` (`id`,`name`) VALUES (1,_utf8mb4 X'61'),(-2,NULL)");
+            "REPLACE INTO `app`.`t` (`id`,`name`) VALUES (1,_utf8mb4'a'),(-2,NULL)");
   EXPECT_EQ(counts[0], 2u);
-  EXPECT_EQ(sqls[1], "REPLACE INTO `app`.`t` (`id`,`name`) VALUES (3,_utf8mb4 X'63')");
+  EXPECT_EQ(sqls[1], "REPLACE INTO `app`.`t` (`id`,`name`) VALUES (3,_utf8mb4'c')");
   sqls.clear();
   counts.clear();
   BR_ASSERT_OK(BuildReplaces(t, ptrs.data(), ptrs.size(), 1000, 10, emit));

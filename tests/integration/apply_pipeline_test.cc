@@ -629,6 +629,35 @@ TEST_F(ApplyPipelineTest, CheckpointsNeverFallInsideATransactionCutByTheSoftLimi
   BR_EXPECT_OK(target_->Execute("TRUNCATE mysql.general_log"));
 }
 
+// Guards: quoted literals that lose or change bytes: quotes, backslashes
+// and NULs in text and binary columns, sjis and gbk characters whose second
+// byte is 0x5C (a backslash to a lexer reading the wrong charset), JSON
+// with escapes, and binary primary keys holding such bytes, which DELETE
+// and REPLACE must match exactly.
+TEST_F(ApplyPipelineTest, QuotesBackslashesAndTrailBytesArriveExactly) {
+  CreateOnBoth({"CREATE DATABASE quot1",
+                "CREATE TABLE quot1.t (id INT PRIMARY KEY, l VARCHAR(50) CHARACTER SET latin1, "
+                "u VARCHAR(50) CHARACTER SET utf8mb4, s VARCHAR(50) CHARACTER SET sjis, "
+                "g VARCHAR(50) CHARACTER SET gbk, b VARBINARY(50), bl BLOB, j JSON)",
+                "CREATE TABLE quot1.k (k VARBINARY(16) PRIMARY KEY, v INT)"});
+  auto serve = StartServe({{"quot", "quot1.*", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  for (const char* sql : {
+           "INSERT INTO quot1.t VALUES (1, X'275C00E9', X'697427732061205C206261636B205C2720F09F8E89', X'955C955C', "
+           "X'815C815C', X'00275C22FF', X'5C5C27005C', "
+           "JSON_OBJECT('a', CONCAT('x', CHAR(34), 'y', CHAR(92), 'z', CHAR(39))))",
+           "INSERT INTO quot1.t VALUES (2, X'5C', X'27', X'5C', X'5C', X'5C', X'27', "
+           "JSON_ARRAY(CHAR(92)))",
+           "UPDATE quot1.t SET l = X'5C27', s = X'835C', g = X'8A5C' WHERE id = 2",
+           "INSERT INTO quot1.k VALUES (X'27', 1), (X'5C', 2), (X'00', 3), (X'5C27005C', 4)",
+           "UPDATE quot1.k SET v = v + 10 WHERE k = X'5C'",
+           "DELETE FROM quot1.k WHERE k = X'27'",
+           "UPDATE quot1.k SET k = X'5C5C' WHERE k = X'5C27005C'"}) {
+    BR_ASSERT_OK(source_->Execute(sql));
+  }
+  EXPECT_TRUE(Converges("quot1", "quot1", seconds(30), serve.get()));
+}
+
 // Guards: rows of an XA transaction applied at its XA PREPARE (a later XA
 // ROLLBACK on the source leaves them on the target), rows of one committed
 // later lost, and a checkpoint past an undecided transaction (after a
