@@ -167,8 +167,17 @@ class ApplyPipeline::Sink : public ChangeSink {
             return absl::OkStatus();
           case XaStatement::Kind::kCommitOnePhase:
             return BufferAll(xa.TakeStaged());
-          case XaStatement::Kind::kCommit:
-            return BufferAll(xa.Commit(st.xid));
+          case XaStatement::Kind::kCommit: {
+            bool seen = false;
+            std::vector<HeldRow> rows = xa.Commit(st.xid, &seen);
+            if (!seen) {
+              spdlog::warn("apply pipeline {}: XA COMMIT {} at {}: its XA PREPARE came before "
+                           "where this pipeline started reading; if it changed subscribed "
+                           "tables, those rows are not on the target",
+                           p_->options_.name, st.xid, p_->last_commit_.ToString());
+            }
+            return BufferAll(std::move(rows));
+          }
           case XaStatement::Kind::kRollback:
             xa.Rollback(st.xid);
             return absl::OkStatus();
@@ -190,6 +199,7 @@ class ApplyPipeline::Sink : public ChangeSink {
 
   // A transaction ended: an XA group still open ended as a plain commit.
   absl::Status OnTransactionEnd() {
+    p_->xa_.EndTransaction();
     if (!p_->xa_.in_group()) return absl::OkStatus();
     return BufferAll(p_->xa_.TakeStaged());
   }
@@ -663,6 +673,17 @@ absl::Status ApplyPipeline::ReadLoop() {
     BR_RETURN_IF_ERROR(sink.OnTransactionEnd());
     last_commit_ = end;
     last_commit_ts_ = event.header.timestamp;
+    if (!ddl_stop_.ok() && xa_.held() > 0) {
+      // The checkpoint cannot pass the DDL without dropping the held rows,
+      // and a restart from before them would meet the DDL again.
+      ddl_stop_ = absl::FailedPreconditionError(absl::StrCat(
+          ddl_stop_.message(), "; but ", xa_.held(), " prepared XA transaction(s) on subscribed "
+          "tables, logged before it, are still undecided there, and the pipeline keeps its "
+          "checkpoint before them: it cannot resume past this DDL by itself. Once they are "
+          "decided, apply their outcome and the DDL to the target, then set the checkpoint "
+          "past the DDL (UPDATE ", options_.checkpoint_schema, ".apply_checkpoint and remove ",
+          LocalCheckpointPath(), "), or copy the tables again"));
+    }
     if (!ddl_stop_.ok()) {
       // Everything before the DDL goes to the target, then the checkpoint
       // moves past it; only then does the pipeline stop.

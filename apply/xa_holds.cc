@@ -71,6 +71,7 @@ void XaHolds::Stage(HeldRow row) {
 
 void XaHolds::Prepare(const std::string& xid) {
   in_group_ = false;
+  prepared_[xid] = true;
   if (staged_.empty()) return;  // nothing of ours: nothing to hold back
   Held& h = held_[xid];
   bytes_ -= h.bytes;  // the same xid prepared again (after a rollback)
@@ -90,17 +91,22 @@ std::vector<HeldRow> XaHolds::TakeStaged() {
   return out;
 }
 
-std::vector<HeldRow> XaHolds::Commit(const std::string& xid) {
+std::vector<HeldRow> XaHolds::Commit(const std::string& xid, bool* seen) {
+  *seen = prepared_.erase(xid) > 0;
   auto it = held_.find(xid);
   if (it == held_.end()) return {};
   bytes_ -= it->second.bytes;
   std::vector<HeldRow> out = std::move(it->second.rows);
+  if (!committing_from_ || Before(it->second.from, *committing_from_)) {
+    committing_from_ = it->second.from;
+  }
   held_.erase(it);
   return out;
 }
 
 void XaHolds::Rollback(const std::string& xid) {
   if (in_group_) (void)TakeStaged();  // a rollback of the open group
+  prepared_.erase(xid);
   auto it = held_.find(xid);
   if (it == held_.end()) return;
   bytes_ -= it->second.bytes;
@@ -108,7 +114,7 @@ void XaHolds::Rollback(const std::string& xid) {
 }
 
 std::optional<replication::BinlogPosition> XaHolds::earliest() const {
-  std::optional<replication::BinlogPosition> out;
+  std::optional<replication::BinlogPosition> out = committing_from_;
   for (const auto& [xid, h] : held_) {
     if (!out || Before(h.from, *out)) out = h.from;
   }
@@ -120,7 +126,9 @@ std::string XaEventXid(const protocol::XaPrepareEvent& ev) {
   AppendLowerHex(ev.gtrid, &out);
   out.push_back(',');
   AppendLowerHex(ev.bqual, &out);
-  absl::StrAppend(&out, ",", ev.format_id);
+  // The event carries formatID in 4 bytes; the statement prints the
+  // server's long: both compare as its low 32 bits, unsigned.
+  absl::StrAppend(&out, ",", static_cast<uint32_t>(ev.format_id));
   return out;
 }
 
@@ -162,14 +170,15 @@ XaStatement ParseXaStatement(std::string_view query) {
     s = absl::StripLeadingAsciiWhitespace(s);
     size_t n = 0;
     format = 0;
+    // Up to 20 digits (a negative long printed as unsigned), wrapping.
     while (n < s.size() && std::isdigit(static_cast<unsigned char>(s[n]))) {
       format = format * 10 + static_cast<uint64_t>(s[n] - '0');
-      if (++n > 19) return st;
+      if (++n > 20) return st;
     }
     if (n == 0) return st;
     s.remove_prefix(n);
   }
-  absl::StrAppend(&xid, ",", format);
+  absl::StrAppend(&xid, ",", static_cast<uint32_t>(format));
   s = absl::StripLeadingAsciiWhitespace(s);
   if (kind == XaStatement::Kind::kCommit && absl::StartsWithIgnoreCase(s, "ONE PHASE")) {
     kind = XaStatement::Kind::kCommitOnePhase;

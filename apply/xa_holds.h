@@ -52,8 +52,13 @@ class XaHolds {
   // The open group's rows, ending it (one-phase commit).
   std::vector<HeldRow> TakeStaged();
   // XA COMMIT `xid`: its held rows (none if it held no rows or was prepared
-  // before this pipeline started reading).
-  std::vector<HeldRow> Commit(const std::string& xid);
+  // before this pipeline started reading: *seen says whether its PREPARE
+  // was read). Until EndTransaction(), earliest() still counts the
+  // committed transaction's group start: its rows may be handed off in
+  // parts, and none of them is on the target before all of them are.
+  std::vector<HeldRow> Commit(const std::string& xid, bool* seen);
+  // The transaction that carried a COMMIT ended.
+  void EndTransaction() { committing_from_.reset(); }
   // XA ROLLBACK `xid` (or of the open group): its rows are dropped.
   void Rollback(const std::string& xid);
 
@@ -75,6 +80,9 @@ class XaHolds {
   std::vector<HeldRow> staged_;
   size_t staged_bytes_ = 0;
   std::map<std::string, Held> held_;
+  // xids prepared since reading began, with or without rows of ours.
+  std::map<std::string, bool> prepared_;
+  std::optional<replication::BinlogPosition> committing_from_;
   size_t bytes_ = 0;
 };
 

@@ -445,8 +445,13 @@ TEST(XaStatementTest, XidsFromStatementsMatchTheEventsForm) {
   EXPECT_EQ(ParseXaStatement("XA START X'7431',X'',1").kind, XaStatement::Kind::kStart);
   EXPECT_EQ(ParseXaStatement("XA END X'7431',X'',1").kind, XaStatement::Kind::kOther);
   EXPECT_EQ(ParseXaStatement("XA COMMIT X'zz'").kind, XaStatement::Kind::kOther);
-  EXPECT_EQ(ParseXaStatement("XA COMMIT X'7431',X'',99999999999999999999").kind,
+  EXPECT_EQ(ParseXaStatement("XA COMMIT X'7431',X'',999999999999999999999").kind,
             XaStatement::Kind::kOther);
+  // formatID: 4 bytes in the event, a long in the statement.
+  ev.format_id = static_cast<int32_t>(3000000000u);
+  EXPECT_EQ(ParseXaStatement("XA COMMIT X'7431',X'',3000000000").xid, XaEventXid(ev));
+  ev.format_id = -1;
+  EXPECT_EQ(ParseXaStatement("XA COMMIT X'7431',X'',18446744073709551615").xid, XaEventXid(ev));
 }
 
 // Guards: held rows applied before their COMMIT, kept after ROLLBACK, the
@@ -465,13 +470,21 @@ TEST(XaHoldsTest, RowsWaitForTheirOutcome) {
   EXPECT_EQ(xa.bytes(), 6u);
   ASSERT_TRUE(xa.earliest().has_value());
   EXPECT_EQ(xa.earliest()->offset, 100u);
-  EXPECT_TRUE(xa.Commit("zz,,1").empty()) << "an xid never held";
+  bool seen = true;
+  EXPECT_TRUE(xa.Commit("zz,,1", &seen).empty()) << "an xid never held";
+  EXPECT_FALSE(seen) << "its PREPARE was never read";
   xa.Rollback("a,,1");
   EXPECT_EQ(xa.bytes(), 2u);
   EXPECT_EQ(xa.earliest()->offset, 500u);
-  std::vector<HeldRow> rows = xa.Commit("b,,1");
+  std::vector<HeldRow> rows = xa.Commit("b,,1", &seen);
+  EXPECT_TRUE(seen);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].after_image, "bb");
+  // Until the committing transaction ends, its rows may be handed off in
+  // parts: the checkpoint must not pass its group start yet.
+  ASSERT_TRUE(xa.earliest().has_value());
+  EXPECT_EQ(xa.earliest()->offset, 500u);
+  xa.EndTransaction();
   EXPECT_FALSE(xa.earliest().has_value());
   EXPECT_EQ(xa.bytes(), 0u);
   // A group prepared without rows of ours holds nothing back.
