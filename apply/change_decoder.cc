@@ -69,6 +69,7 @@ void ChangeDecoder::OnStreamRestart(const replication::BinlogPosition&) {
 absl::Status ChangeDecoder::Dispatch(const protocol::EventView& event,
                                      const protocol::FormatDescription& fde,
                                      const replication::BinlogPosition& end) {
+  BR_RETURN_IF_ERROR(sink_->OnEvent(event, fde));
   uint8_t type = event.type();
   if (type == protocol::kTableMapEvent) return OnTableMap(event, fde, end);
   if (IsRowsEvent(type)) return OnRows(event, fde, end);

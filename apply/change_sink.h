@@ -12,6 +12,8 @@
 
 #include "absl/status/status.h"
 #include "protocol/column_def.h"
+#include "protocol/event_header.h"
+#include "protocol/format_description.h"
 
 namespace binrelay::apply {
 
@@ -55,6 +57,13 @@ class ChangeSink {
   // Every DDL or other non-transactional statement, before the decoder
   // drops its cached table maps for it.
   virtual absl::Status OnStatement(const StatementSeen&) { return absl::OkStatus(); }
+  // Every event, in stream order and before the decoder handles it,
+  // including the inner events of a MySQL TRANSACTION_PAYLOAD (which a
+  // reader of the outer stream never sees): for sinks that follow
+  // transaction structure themselves (XA, apply/xa_holds.h).
+  virtual absl::Status OnEvent(const protocol::EventView&, const protocol::FormatDescription&) {
+    return absl::OkStatus();
+  }
 };
 
 std::string_view RowOpName(RowOp op);

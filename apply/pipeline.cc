@@ -65,7 +65,13 @@ class ApplyPipeline::Sink : public ChangeSink {
   explicit Sink(ApplyPipeline* p) : p_(p) {}
   bool wants_images() const override { return true; }
   void OnRestart() override {}
-  absl::Status OnCommit() override { return absl::OkStatus(); }
+  // A transaction ended (called before the reader moves last_commit_): an
+  // XA group still open ended as a plain commit.
+  absl::Status OnCommit() override {
+    p_->xa_.EndTransaction();
+    if (!p_->xa_.in_group()) return absl::OkStatus();
+    return BufferAll(p_->xa_.TakeStaged());
+  }
 
   absl::Status OnStatement(const StatementSeen& s) override {
     for (const DdlTarget& t : DdlTables(s.db, s.query)) {
@@ -142,8 +148,10 @@ class ApplyPipeline::Sink : public ChangeSink {
     return Buffer(t, row.op, row.before_image, row.after_image);
   }
 
-  // The XA bookkeeping of one stored event, before the decoder sees it.
-  absl::Status Track(const protocol::EventView& ev, const protocol::FormatDescription& fde) {
+  // The XA bookkeeping of each event (inner events of compressed
+  // transactions included), before the decoder handles it.
+  absl::Status OnEvent(const protocol::EventView& ev,
+                       const protocol::FormatDescription& fde) override {
     XaHolds& xa = p_->xa_;
     switch (ev.type()) {
       case protocol::kMariaGtidEvent: {
@@ -197,12 +205,6 @@ class ApplyPipeline::Sink : public ChangeSink {
     }
   }
 
-  // A transaction ended: an XA group still open ended as a plain commit.
-  absl::Status OnTransactionEnd() {
-    p_->xa_.EndTransaction();
-    if (!p_->xa_.in_group()) return absl::OkStatus();
-    return BufferAll(p_->xa_.TakeStaged());
-  }
 
  private:
   ApplyTable* Lookup(const protocol::TableDef& map) {
@@ -666,11 +668,9 @@ absl::Status ApplyPipeline::ReadLoop() {
     }
     const replication::BinlogPosition& end = reader->position();
     BR_ASSIGN_OR_RETURN(bool ends, boundary.OnEvent(event, reader->format(), end));
-    BR_RETURN_IF_ERROR(sink.Track(event, reader->format()));
     replication::StreamEvent e{event, reader->format(), end, ends};
-    BR_RETURN_IF_ERROR(decoder.OnEvent(e));
+    BR_RETURN_IF_ERROR(decoder.OnEvent(e));  // the sink's OnEvent and OnCommit
     if (!ends) continue;
-    BR_RETURN_IF_ERROR(sink.OnTransactionEnd());
     last_commit_ = end;
     last_commit_ts_ = event.header.timestamp;
     if (!ddl_stop_.ok() && xa_.held() > 0) {
