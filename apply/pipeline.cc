@@ -393,6 +393,7 @@ PipelineStatus ApplyPipeline::Status() const {
   PipelineStatus s = status_;
   s.changes_read = changes_read_.load(std::memory_order_relaxed);
   s.rows_written = rows_written_.load(std::memory_order_relaxed);
+  s.xa_held = xa_held_.load(std::memory_order_relaxed);
   // Lag: how far the flushed position is behind what the store holds.
   replication::CommittedEnd end = store_->committed();
   if (!s.flushed.file.empty() && !end.position.file.empty()) {
@@ -691,6 +692,7 @@ absl::Status ApplyPipeline::ReadLoop() {
       BR_RETURN_IF_ERROR(WaitForDrain());
       return ddl_stop_;
     }
+    xa_held_.store(xa_.held(), std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> l(mu_);
       status_.read = end;

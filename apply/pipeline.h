@@ -76,6 +76,9 @@ struct PipelineStatus {
   uint64_t buffered_keys = 0;
   uint64_t buffered_bytes = 0;
   uint64_t parked = 0;         // times the reader waited on soft_limit_bytes
+  // Prepared XA transactions with rows of these tables, not yet decided on
+  // the source: the checkpoint waits before the oldest.
+  uint64_t xa_held = 0;
   uint64_t changes_read = 0;   // row changes buffered
   uint64_t rows_written = 0;   // rows in REPLACE/DELETE statements
   uint64_t drains = 0;
@@ -145,6 +148,7 @@ class ApplyPipeline {
   absl::Time last_handoff_ = absl::InfinitePast();
   absl::Status ddl_stop_;  // set by a DDL on a subscribed table
   XaHolds xa_;             // prepared XA transactions' rows, until decided
+  std::atomic<uint64_t> xa_held_{0};  // xa_.held(), for status
 
   // Drainer state.
   std::vector<std::unique_ptr<TargetSession>> sessions_;

@@ -153,6 +153,7 @@ class ServeStatus : public proxy::StatusProvider {
         a.buffered_keys = ps.buffered_keys;
         a.buffered_bytes = ps.buffered_bytes;
         a.parked = ps.parked;
+        a.xa_held = ps.xa_held;
         a.changes_read = ps.changes_read;
         a.rows_written = ps.rows_written;
         a.drains = ps.drains;

@@ -99,6 +99,7 @@ std::string RenderStatusJson(const RelayStatus& s) {
     Num(&out, "buffered_keys", p.buffered_keys);
     Num(&out, "buffered_bytes", p.buffered_bytes);
     Num(&out, "parked", p.parked);
+    Num(&out, "xa_held", p.xa_held);
     Num(&out, "changes_read", p.changes_read);
     Num(&out, "rows_written", p.rows_written);
     Dbl(&out, "dedup_ratio", p.dedup_ratio());
@@ -184,6 +185,9 @@ std::string RenderPrometheus(const RelayStatus& s) {
        [](const ApplyStatus& p) { return absl::StrCat(p.buffered_bytes); }},
       {"binrelay_apply_parked_total", "counter", "Times reading waited on soft_limit_bytes.",
        [](const ApplyStatus& p) { return absl::StrCat(p.parked); }},
+      {"binrelay_apply_xa_held", "gauge",
+       "Prepared XA transactions not yet decided on the source whose rows a pipeline holds.",
+       [](const ApplyStatus& p) { return absl::StrCat(p.xa_held); }},
       {"binrelay_apply_changes_read_total", "counter", "Row changes read from the store.",
        [](const ApplyStatus& p) { return absl::StrCat(p.changes_read); }},
       {"binrelay_apply_rows_written_total", "counter", "Rows written to the target.",

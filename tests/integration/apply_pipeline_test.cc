@@ -686,6 +686,7 @@ TEST_F(ApplyPipelineTest, XaTransactionsApplyOnlyWhatTheSourceCommits) {
     seen = rows.ok() && !rows->empty() && (*rows)[0]["ids"] ? *(*rows)[0]["ids"] : "";
   }
   EXPECT_EQ(seen, "10") << "only the committed transaction is on the target";
+  EXPECT_TRUE(StatusShows(*serve, "xa", "xa_held", "2")) << "both undecided ones are held";
   // binrelay dies while 'kept' is undecided; its rows must be read again.
   serve->Kill();
   BR_ASSERT_OK(serve->Start());
