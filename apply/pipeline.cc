@@ -736,9 +736,8 @@ absl::Status ApplyPipeline::HandOff() {
   drain->checkpoint = last_commit_;
   // Not past a prepared XA transaction the source has not decided yet: a
   // restart must read its rows again.
-  if (auto held = xa_.earliest()) {
-    const int c = replication::CompareBinlogNames(held->file, last_commit_.file);
-    if (c < 0 || (c == 0 && held->offset < last_commit_.offset)) drain->checkpoint = *held;
+  if (auto held = xa_.earliest(); held && replication::PositionBefore(*held, last_commit_)) {
+    drain->checkpoint = *held;
   }
   drain->checkpoint_ts = last_commit_ts_;
   handed_checkpoint_ = last_commit_;

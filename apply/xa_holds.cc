@@ -15,11 +15,6 @@ namespace {
 
 size_t RowBytes(const HeldRow& r) { return r.before_image.size() + r.after_image.size(); }
 
-bool Before(const replication::BinlogPosition& a, const replication::BinlogPosition& b) {
-  const int c = replication::CompareBinlogNames(a.file, b.file);
-  return c < 0 || (c == 0 && a.offset < b.offset);
-}
-
 void AppendLowerHex(std::string_view bytes, std::string* out) {
   static constexpr char kDigits[] = "0123456789abcdef";
   for (unsigned char b : bytes) {
@@ -97,7 +92,7 @@ std::vector<HeldRow> XaHolds::Commit(const std::string& xid, bool* seen) {
   if (it == held_.end()) return {};
   bytes_ -= it->second.bytes;
   std::vector<HeldRow> out = std::move(it->second.rows);
-  if (!committing_from_ || Before(it->second.from, *committing_from_)) {
+  if (!committing_from_ || replication::PositionBefore(it->second.from, *committing_from_)) {
     committing_from_ = it->second.from;
   }
   held_.erase(it);
@@ -116,7 +111,7 @@ void XaHolds::Rollback(const std::string& xid) {
 std::optional<replication::BinlogPosition> XaHolds::earliest() const {
   std::optional<replication::BinlogPosition> out = committing_from_;
   for (const auto& [xid, h] : held_) {
-    if (!out || Before(h.from, *out)) out = h.from;
+    if (!out || replication::PositionBefore(h.from, *out)) out = h.from;
   }
   return out;
 }

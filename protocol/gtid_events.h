@@ -46,6 +46,24 @@ struct MysqlGtid {
 // Lower-case 8-4-4-4-12 text of a 16-byte UUID.
 std::string UuidToString(const std::array<uint8_t, 16>& sid);
 
+// UuidToString of the last UUID asked for, made again only when it changes:
+// a stream's GTIDs mostly share one server's uuid, so readers that check
+// every GTID against a set format it once.
+class UuidText {
+ public:
+  const std::string& Of(const std::array<uint8_t, 16>& sid) {
+    if (text_.empty() || sid != sid_) {
+      sid_ = sid;
+      text_ = UuidToString(sid);
+    }
+    return text_;
+  }
+
+ private:
+  std::array<uint8_t, 16> sid_{};
+  std::string text_;
+};
+
 // GTID (33), ANONYMOUS_GTID (34) or GTID_TAGGED (42).
 absl::StatusOr<MysqlGtid> ParseMysqlGtid(const EventView& ev);
 

@@ -142,25 +142,58 @@ void AppendTimestamp(uint64_t seconds, uint32_t micro, int fsp, std::string* out
   AppendDatetimeText(t, fsp, out);
 }
 
-absl::Status DecodeTimestamp2(ByteCursor& in, int fsp, std::string* out) {
-  uint64_t secs = in.FixedBE(4);
-  int64_t frac = ReadFrac2(in, fsp);
+// The layouts whose content can be invalid are read (and checked) here,
+// once, for decoding and for SkipTemporal alike.
+
+// TIMESTAMP2: seconds and a fraction in microseconds.
+absl::Status ReadTimestamp2(ByteCursor& in, int fsp, uint64_t* secs, uint32_t* micro) {
+  *secs = in.FixedBE(4);
+  const int64_t frac = ReadFrac2(in, fsp);
   if (!in.ok()) return Truncated(in, kTypeTimestamp2);
   if (frac < 0 || frac > 999999) {
     return absl::DataLossError(absl::StrCat("TIMESTAMP2 fraction ", frac, " out of range"));
   }
-  AppendTimestamp(secs, static_cast<uint32_t>(frac), fsp, out);
+  *micro = static_cast<uint32_t>(frac);
   return absl::OkStatus();
 }
 
-absl::Status DecodeDatetime2(ByteCursor& in, int fsp, std::string* out) {
-  int64_t v = static_cast<int64_t>(in.FixedBE(5)) - 0x8000000000LL;
-  int64_t frac = ReadFrac2(in, fsp);
+// DATETIME2: the packed date and time (sign offset removed) and microseconds.
+absl::Status ReadDatetime2(ByteCursor& in, int fsp, uint64_t* packed, uint32_t* micro) {
+  const int64_t v = static_cast<int64_t>(in.FixedBE(5)) - 0x8000000000LL;
+  const int64_t frac = ReadFrac2(in, fsp);
   if (!in.ok()) return Truncated(in, kTypeDatetime2);
   if (v < 0 || frac < 0 || frac > 999999) {
     return absl::DataLossError("DATETIME2 value is negative or has an invalid fraction");
   }
-  uint64_t ymd = static_cast<uint64_t>(v) >> 17, hms = static_cast<uint64_t>(v) & 0x1FFFF;
+  *packed = static_cast<uint64_t>(v);
+  *micro = static_cast<uint32_t>(frac);
+  return absl::OkStatus();
+}
+
+// MariaDB 5.3 hires TIMESTAMP(fsp): 4-byte BE seconds + BE fraction in 10^-fsp s.
+absl::Status ReadTimestampHires(ByteCursor& in, int fsp, uint64_t* secs, uint32_t* micro) {
+  *secs = in.FixedBE(4);
+  const uint64_t frac = in.FixedBE(kHiresFracBytes[fsp]);
+  if (!in.ok()) return Truncated(in, kTypeTimestamp);
+  const uint64_t m = frac * kPow10[6 - fsp];
+  if (m > 999999) return absl::DataLossError("hires TIMESTAMP fraction out of range");
+  *micro = static_cast<uint32_t>(m);
+  return absl::OkStatus();
+}
+
+absl::Status DecodeTimestamp2(ByteCursor& in, int fsp, std::string* out) {
+  uint64_t secs;
+  uint32_t micro;
+  BR_RETURN_IF_ERROR(ReadTimestamp2(in, fsp, &secs, &micro));
+  AppendTimestamp(secs, micro, fsp, out);
+  return absl::OkStatus();
+}
+
+absl::Status DecodeDatetime2(ByteCursor& in, int fsp, std::string* out) {
+  uint64_t v;
+  uint32_t micro;
+  BR_RETURN_IF_ERROR(ReadDatetime2(in, fsp, &v, &micro));
+  uint64_t ymd = v >> 17, hms = v & 0x1FFFF;
   uint64_t ym = ymd >> 5;
   TemporalParts t;
   t.day = ymd & 31;
@@ -169,7 +202,7 @@ absl::Status DecodeDatetime2(ByteCursor& in, int fsp, std::string* out) {
   t.hour = static_cast<uint32_t>(hms >> 12);
   t.minute = (hms >> 6) & 63;
   t.second = hms & 63;
-  t.micro = static_cast<uint32_t>(frac);
+  t.micro = micro;
   AppendDatetimeText(t, fsp, out);
   return absl::OkStatus();
 }
@@ -200,14 +233,11 @@ absl::Status DecodeTime2(ByteCursor& in, int fsp, std::string* out) {
   return absl::OkStatus();
 }
 
-// MariaDB 5.3 hires TIMESTAMP(fsp): 4-byte BE seconds + BE fraction in 10^-fsp s.
 absl::Status DecodeTimestampHires(ByteCursor& in, int fsp, std::string* out) {
-  uint64_t secs = in.FixedBE(4);
-  uint64_t frac = in.FixedBE(kHiresFracBytes[fsp]);
-  if (!in.ok()) return Truncated(in, kTypeTimestamp);
-  uint64_t micro = frac * kPow10[6 - fsp];
-  if (micro > 999999) return absl::DataLossError("hires TIMESTAMP fraction out of range");
-  AppendTimestamp(secs, static_cast<uint32_t>(micro), fsp, out);
+  uint64_t secs;
+  uint32_t micro;
+  BR_RETURN_IF_ERROR(ReadTimestampHires(in, fsp, &secs, &micro));
+  AppendTimestamp(secs, micro, fsp, out);
   return absl::OkStatus();
 }
 
@@ -394,37 +424,16 @@ absl::StatusOr<size_t> TemporalBinarySize(uint8_t type, uint16_t meta) {
 absl::Status SkipTemporal(ByteCursor& in, uint8_t type, uint16_t meta) {
   BR_ASSIGN_OR_RETURN(size_t size, TemporalBinarySize(type, meta));
   const int fsp = meta;
-  // The content checks of DecodeTimestamp2, DecodeDatetime2 and
-  // DecodeTimestampHires; the other layouts accept any bytes.
+  // The layouts with content checks are read as decoding reads them.
+  uint64_t ignored;
+  uint32_t micro;
   switch (type) {
-    case kTypeTimestamp2: {
-      in.Skip(4);
-      const int64_t frac = ReadFrac2(in, fsp);
-      if (!in.ok()) return Truncated(in, type);
-      if (frac < 0 || frac > 999999) {
-        return absl::DataLossError(absl::StrCat("TIMESTAMP2 fraction ", frac, " out of range"));
-      }
-      return absl::OkStatus();
-    }
-    case kTypeDatetime2: {
-      const int64_t v = static_cast<int64_t>(in.FixedBE(5)) - 0x8000000000LL;
-      const int64_t frac = ReadFrac2(in, fsp);
-      if (!in.ok()) return Truncated(in, type);
-      if (v < 0 || frac < 0 || frac > 999999) {
-        return absl::DataLossError("DATETIME2 value is negative or has an invalid fraction");
-      }
-      return absl::OkStatus();
-    }
+    case kTypeTimestamp2:
+      return ReadTimestamp2(in, fsp, &ignored, &micro);
+    case kTypeDatetime2:
+      return ReadDatetime2(in, fsp, &ignored, &micro);
     case kTypeTimestamp:
-      if (fsp) {
-        in.Skip(4);
-        const uint64_t frac = in.FixedBE(kHiresFracBytes[fsp]);
-        if (!in.ok()) return Truncated(in, type);
-        if (frac * kPow10[6 - fsp] > 999999) {
-          return absl::DataLossError("hires TIMESTAMP fraction out of range");
-        }
-        return absl::OkStatus();
-      }
+      if (fsp) return ReadTimestampHires(in, fsp, &ignored, &micro);
       [[fallthrough]];
     default:
       in.Skip(size);

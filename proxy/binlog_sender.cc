@@ -296,13 +296,8 @@ absl::Status BinlogSender::RouteMysqlGtid(const protocol::EventView& ev, std::st
   if (!skip_group_ &&
       (ev.type() == protocol::kGtidEvent || ev.type() == protocol::kGtidTaggedEvent)) {
     BR_ASSIGN_OR_RETURN(protocol::MysqlGtid g, protocol::ParseMysqlGtid(ev));
-    // Every GTID of the dump is checked (the set may have gaps), but the
-    // server's uuid rarely changes: format it only when it does.
-    if (last_sid_text_.empty() || g.sid != last_sid_) {
-      last_sid_ = g.sid;
-      last_sid_text_ = protocol::UuidToString(g.sid);
-    }
-    if (mysql_executed_.Contains(last_sid_text_, g.tag, static_cast<uint64_t>(g.gno))) {
+    // Every GTID of the dump is checked (the set may have gaps).
+    if (mysql_executed_.Contains(uuid_text_.Of(g.sid), g.tag, static_cast<uint64_t>(g.gno))) {
       skip_group_ = true;
       boundary_.Reset(replication::BinlogPosition{reader_->position().file, ev.offset});
     }

@@ -34,7 +34,6 @@
 #pragma once
 
 #include <chrono>
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -49,6 +48,7 @@
 #include "proxy/dump_stream.h"
 #include "proxy/maria_dump_filter.h"
 #include "proxy/source_view.h"
+#include "protocol/gtid_events.h"
 #include "replication/store_read_side.h"
 #include "replication/gtid_set.h"
 #include "replication/store_reader.h"
@@ -135,8 +135,7 @@ class BinlogSender : public DumpStream {
 
   // MySQL GTID dumps: groups are skipped until the start position is passed.
   replication::MysqlGtidSet mysql_executed_;
-  std::array<uint8_t, 16> last_sid_{};  // the last GTID's uuid, and as text
-  std::string last_sid_text_;
+  protocol::UuidText uuid_text_;
   replication::TransactionBoundary boundary_;
   bool skip_group_ = false;
   bool heartbeat_after_skip_ = false;

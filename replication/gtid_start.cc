@@ -1,6 +1,5 @@
 #include "replication/gtid_start.h"
 
-#include <array>
 #include <memory>
 #include <optional>
 
@@ -30,8 +29,7 @@ absl::StatusOr<BinlogPosition> FirstTransactionNotIn(const StoreReadSide& store,
   BR_ASSIGN_OR_RETURN(std::unique_ptr<StoreReader> reader,
                       StoreReader::Open(&store, BinlogPosition{file, 4}));
   BR_RETURN_IF_ERROR(reader->PeekAt(4).status());  // the file's format
-  std::array<uint8_t, 16> last_sid{};
-  std::string last_sid_text;  // formatted only when the uuid changes
+  protocol::UuidText uuid_text;
   while (true) {
     protocol::EventView ev;
     BR_ASSIGN_OR_RETURN(StoreReader::Step step, reader->Next(&ev));
@@ -48,11 +46,8 @@ absl::StatusOr<BinlogPosition> FirstTransactionNotIn(const StoreReadSide& store,
       }
     } else if (type == protocol::kGtidEvent || type == protocol::kGtidTaggedEvent) {
       BR_ASSIGN_OR_RETURN(protocol::MysqlGtid g, protocol::ParseMysqlGtid(ev));
-      if (last_sid_text.empty() || g.sid != last_sid) {
-        last_sid = g.sid;
-        last_sid_text = protocol::UuidToString(g.sid);
-      }
-      contained = mysql && mysql->Contains(last_sid_text, g.tag, static_cast<uint64_t>(g.gno));
+      contained =
+          mysql && mysql->Contains(uuid_text.Of(g.sid), g.tag, static_cast<uint64_t>(g.gno));
     } else if (type == protocol::kAnonymousGtidEvent) {
       contained = false;
     } else {

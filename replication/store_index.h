@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "replication/binlog_position.h"
 
 namespace binrelay::replication {
 
@@ -33,6 +34,11 @@ struct StoreFileEntry {
 // Binlog names share a base and differ in a zero-padded counter whose width
 // can grow: compare by length first, then bytes.
 int CompareBinlogNames(std::string_view a, std::string_view b);
+// a comes before b in the stream: an older file, or the same file earlier.
+inline bool PositionBefore(const BinlogPosition& a, const BinlogPosition& b) {
+  const int c = CompareBinlogNames(a.file, b.file);
+  return c < 0 || (c == 0 && a.offset < b.offset);
+}
 
 // A name from the wire becomes a path: refuse anything that is not a plain
 // file name (empty, "/", "." / "..", control bytes, the index's own name).
