@@ -39,6 +39,15 @@ ApplyTable MakeApplyTable(TableShape source, TableShape target) {
     AppendIdentifier(c.name, &t.replace_head);
   }
   t.replace_head.append(") VALUES ");
+  t.bulk_replace = t.replace_head;
+  t.bulk_replace.push_back('(');
+  for (const ShapeColumn& c : target.columns) {
+    if (c.generated) continue;
+    if (t.bulk_params > 0) t.bulk_replace.push_back(',');
+    t.bulk_replace.push_back('?');
+    ++t.bulk_params;
+  }
+  t.bulk_replace.push_back(')');
   t.delete_head = absl::StrCat("DELETE FROM ", t.qualified, " WHERE ");
   for (const ShapeColumn& c : target.columns) t.styles.push_back(ColumnStyle(c.data_type));
   t.source = std::move(source);
@@ -174,6 +183,84 @@ absl::Status BuildReplaces(const ApplyTable& t, const BufferedRow* const* rows, 
                            size_t max_rows, size_t max_bytes,
                            absl::FunctionRef<absl::Status(std::string_view, size_t)> emit) {
   return BuildBatches(t, rows, n, max_rows, max_bytes, false, emit);
+}
+
+namespace {
+
+absl::Status AddBulkValue(const protocol::ValueView* v, LiteralStyle style,
+                          protocol::BulkExecuteBuilder* bulk) {
+  using protocol::ValueKind;
+  if (v == nullptr || v->kind == ValueKind::kNull) {
+    bulk->AddNull();
+    return absl::OkStatus();
+  }
+  switch (v->kind) {
+    case ValueKind::kSigned:
+      return bulk->AddInt(v->i);
+    case ValueKind::kUnsigned:
+    case ValueKind::kYear:
+    case ValueKind::kEnum:
+    case ValueKind::kSet:
+      return bulk->AddUnsigned(v->u);
+    case ValueKind::kFloat:
+    case ValueKind::kDouble:
+      return bulk->AddDouble(v->d);
+    case ValueKind::kFormatted:
+      return style == LiteralStyle::kExactNumber ? bulk->AddDecimalText(v->bytes)
+                                                 : bulk->AddString(v->bytes);
+    case ValueKind::kJsonText:
+    case ValueKind::kText:
+    case ValueKind::kBinary:
+    case ValueKind::kNull:
+      break;
+  }
+  return bulk->AddBlob(v->bytes);
+}
+
+absl::Status AddBulkRow(const ApplyTable& t, std::string_view image, std::string* scratch,
+                        protocol::BulkExecuteBuilder* bulk) {
+  absl::Status added;
+  BR_RETURN_IF_ERROR(protocol::ForEachImageValue(
+      image, t.def, scratch, [&](size_t i, const protocol::ValueView* v) {
+        if (t.target.columns[i].generated) return true;
+        added = AddBulkValue(v, t.styles[i], bulk);
+        return added.ok();
+      }));
+  BR_RETURN_IF_ERROR(added);
+  return bulk->EndRow();
+}
+
+}  // namespace
+
+absl::Status BuildBulkReplaces(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
+                               size_t max_rows, size_t max_bytes,
+                               protocol::BulkExecuteBuilder* bulk,
+                               absl::FunctionRef<absl::Status(size_t rows)> emit) {
+  std::string scratch;
+  bulk->Start(0, t.bulk_params);
+  for (size_t i = 0; i < n; ++i) {
+    const protocol::BulkExecuteBuilder::Mark before = bulk->mark();
+    BR_RETURN_IF_ERROR(AddBulkRow(t, rows[i]->image, &scratch, bulk));
+    if (before.rows > 0 && (bulk->size() > max_bytes || bulk->size() > t.max_statement_bytes)) {
+      // This row starts the next command.
+      bulk->TruncateTo(before);
+      BR_RETURN_IF_ERROR(emit(bulk->rows()));
+      bulk->Start(0, t.bulk_params);
+      BR_RETURN_IF_ERROR(AddBulkRow(t, rows[i]->image, &scratch, bulk));
+    }
+    if (bulk->size() > t.max_statement_bytes) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "a row of ", t.Name(), " needs a command of ", bulk->size(),
+          " bytes, more than the target's max_allowed_packet allows (", t.max_statement_bytes,
+          "); raise max_allowed_packet on the target"));
+    }
+    if (bulk->rows() >= max_rows) {
+      BR_RETURN_IF_ERROR(emit(bulk->rows()));
+      bulk->Start(0, t.bulk_params);
+    }
+  }
+  if (bulk->rows() > 0) BR_RETURN_IF_ERROR(emit(bulk->rows()));
+  return absl::OkStatus();
 }
 
 absl::Status BuildDeletes(const ApplyTable& t, const BufferedRow* const* rows, size_t n,

@@ -21,6 +21,7 @@
 #include "apply/table_buffer.h"
 #include "apply/sql_literal.h"
 #include "apply/table_shape.h"
+#include "protocol/bulk_execute.h"
 #include "protocol/column_def.h"
 
 namespace binrelay::apply {
@@ -35,6 +36,10 @@ struct ApplyTable {
   std::string qualified;    // `db`.`table` on the target
   std::string replace_head;  // REPLACE INTO `db`.`t` (`a`,`b`) VALUES
   std::string delete_head;   // DELETE FROM `db`.`t` WHERE
+  // REPLACE INTO `db`.`t` (`a`,`b`) VALUES (?,?): one row's statement, run
+  // over many rows by COM_STMT_BULK_EXECUTE.
+  std::string bulk_replace;
+  uint16_t bulk_params = 0;  // columns written (generated ones are not)
   // How each target column's values are written (sql_literal.h).
   std::vector<LiteralStyle> styles;
   // The target's max_allowed_packet less room for the packet header.
@@ -73,6 +78,22 @@ absl::Status BuildReplaces(const ApplyTable& t, const BufferedRow* const* rows, 
 absl::Status BuildDeletes(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
                           size_t max_rows, size_t max_bytes,
                           absl::FunctionRef<absl::Status(std::string_view sql, size_t rows)> emit);
+
+// The same rows as BuildReplaces, as COM_STMT_BULK_EXECUTE commands of
+// t.bulk_replace (MariaDB targets): values travel in binary form, so the
+// target parses no literals and string bytes are never re-encoded
+// (protocol/bulk_execute.h). Integers, YEAR, ENUM and SET go as 8-byte
+// integers; FLOAT and DOUBLE as doubles (a FLOAT widened exactly, so it
+// rounds back to itself); DECIMAL as decimal text; temporal values as the
+// same text as their SQL literals; everything else (character and binary
+// strings, BIT, JSON text, GEOMETRY) as binary strings, which the target
+// stores unconverted into a column of any charset. Batches are cut as
+// BuildReplaces cuts them, with the command's bytes in place of SQL's.
+// `bulk` is the caller's scratch; `emit` runs the command it holds.
+absl::Status BuildBulkReplaces(const ApplyTable& t, const BufferedRow* const* rows, size_t n,
+                               size_t max_rows, size_t max_bytes,
+                               protocol::BulkExecuteBuilder* bulk,
+                               absl::FunctionRef<absl::Status(size_t rows)> emit);
 
 // Flush partitioning for a table with UNIQUE secondary indexes: picks the
 // unique index whose leading column has the fewest distinct values among

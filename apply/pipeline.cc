@@ -505,6 +505,14 @@ absl::Status ApplyPipeline::Prepare() {
 
   // The tables: every source table the pattern matches, checked against
   // the target's.
+  bulk_ = false;
+  if (options_.bulk_replace) {
+    BR_ASSIGN_OR_RETURN(bulk_, target.SupportsBulk());
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    status_.upsert_protocol = bulk_ ? "bulk" : "text";
+  }
   BR_ASSIGN_OR_RETURN(protocol::QueryResult packet, target.Query("SELECT @@max_allowed_packet"));
   size_t max_statement = 16u << 20;
   if (!packet.rows.empty() && packet.rows[0][0]) {
@@ -784,8 +792,13 @@ void ApplyPipeline::DrainLoop() {
 }
 
 absl::Status ApplyPipeline::Execute(TargetSession& session, std::string_view sql, size_t rows) {
+  return RunWithRetry(session, sql, rows, [&] { return session.Execute(sql); });
+}
+
+absl::Status ApplyPipeline::RunWithRetry(TargetSession& session, std::string_view what,
+                                         size_t rows, absl::FunctionRef<absl::Status()> run) {
   for (int attempt = 0;; ++attempt) {
-    absl::Status s = session.Execute(sql);
+    absl::Status s = run();
     ErrorClass c = Classify(s);
     if (c == ErrorClass::kNone) {
       rows_written_.fetch_add(rows, std::memory_order_relaxed);
@@ -799,8 +812,8 @@ absl::Status ApplyPipeline::Execute(TargetSession& session, std::string_view sql
     if (c == ErrorClass::kHard) {
       return Annotate(s, absl::StrCat("apply pipeline ", options_.name, ", target ",
                                       session.peer(), ", statement ",
-                                      std::string(sql.substr(0, 200)),
-                                      sql.size() > 200 ? "..." : ""));
+                                      std::string(what.substr(0, 200)),
+                                      what.size() > 200 ? "..." : ""));
     }
     const int code = ServerErrorCode(s) != 0 ? ServerErrorCode(s) : 2013;
     {
@@ -824,6 +837,21 @@ absl::Status ApplyPipeline::Execute(TargetSession& session, std::string_view sql
     }
     if (!Sleep(wait)) return absl::CancelledError("stopping");
   }
+}
+
+absl::Status ApplyPipeline::Replace(TargetSession& session, const ApplyTable& t,
+                                    const BufferedRow* const* rows, size_t n, size_t max_rows,
+                                    size_t max_bytes) {
+  if (!bulk_) {
+    return BuildReplaces(t, rows, n, max_rows, max_bytes, [&](std::string_view sql, size_t k) {
+      return Execute(session, sql, k);
+    });
+  }
+  protocol::BulkExecuteBuilder bulk;
+  return BuildBulkReplaces(t, rows, n, max_rows, max_bytes, &bulk, [&](size_t k) {
+    return RunWithRetry(session, t.bulk_replace, k,
+                        [&] { return session.ExecuteBulk(t.bulk_replace, bulk); });
+  });
 }
 
 absl::Status ApplyPipeline::RunJobs(
@@ -907,10 +935,7 @@ absl::Status ApplyPipeline::Flush(Drain& drain) {
       const bool odd = b % 2 == 1 && !t->target.unique_keys.empty();
       (odd ? odd_upserts : upserts)
           .push_back([this, t, rows, n, batch_rows, batch_bytes](TargetSession& s) {
-            return BuildReplaces(*t, rows, n, batch_rows, batch_bytes, [&](std::string_view sql,
-                                                                           size_t k) {
-              return Execute(s, sql, k);
-            });
+            return Replace(s, *t, rows, n, batch_rows, batch_bytes);
           });
     }
     for (size_t at = 0; at < r.deletes.size(); at += batch_rows) {
@@ -933,8 +958,8 @@ absl::Status ApplyPipeline::Flush(Drain& drain) {
           auto emit = [&](std::string_view sql, size_t k) { return Execute(s, sql, k); };
           BR_RETURN_IF_ERROR(del ? BuildDeletes(*t, rows->data() + i, j - i, batch_rows,
                                                 batch_bytes, emit)
-                                 : BuildReplaces(*t, rows->data() + i, j - i, batch_rows,
-                                                 batch_bytes, emit));
+                                 : Replace(s, *t, rows->data() + i, j - i, batch_rows,
+                                           batch_bytes));
           i = j;
         }
         return absl::OkStatus();

@@ -85,6 +85,9 @@ struct PipelineStatus {
   double last_flush_seconds = 0;
   uint64_t concurrency = 0;    // current
   uint64_t batch_rows = 0;     // current
+  // How upserts reach the target: "bulk" (COM_STMT_BULK_EXECUTE) or "text"
+  // (multi-row REPLACE); "" until the target was checked.
+  std::string upsert_protocol;
   std::map<int, uint64_t> retries;  // by server error code (2013: connection)
 };
 
@@ -116,6 +119,15 @@ class ApplyPipeline {
   absl::Status Flush(Drain& drain);
   absl::Status RunJobs(std::vector<std::function<absl::Status(TargetSession&)>>& jobs);
   absl::Status Execute(TargetSession& session, std::string_view sql, size_t rows);
+  // Upserts rows[0, n) of `t`: bulk commands if bulk_, else REPLACE text.
+  absl::Status Replace(TargetSession& session, const ApplyTable& t,
+                       const BufferedRow* const* rows, size_t n, size_t max_rows,
+                       size_t max_bytes);
+  // Runs `run` (one statement or command on `session`) until it succeeds,
+  // retrying contention and lost connections with backoff; `what` names it
+  // in a hard error.
+  absl::Status RunWithRetry(TargetSession& session, std::string_view what, size_t rows,
+                            absl::FunctionRef<absl::Status()> run);
   absl::Status WriteCheckpoint(TargetSession& session, const replication::BinlogPosition& at);
   // Hands the buffers to the drainer (waits if one is in flight).
   absl::Status HandOff();
@@ -152,6 +164,7 @@ class ApplyPipeline {
 
   // Drainer state.
   std::vector<std::unique_ptr<TargetSession>> sessions_;
+  bool bulk_ = false;  // options_.bulk_replace and the target takes it
   size_t cur_concurrency_;
   size_t cur_batch_rows_;
   size_t clean_drains_ = 0;

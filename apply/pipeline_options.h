@@ -27,6 +27,9 @@ struct PipelineOptions {
   size_t batch_bytes = 1 << 20;
   size_t concurrency = 8;
   size_t soft_limit_bytes = 256u << 20;
+  // Upserts as COM_STMT_BULK_EXECUTE where the target takes it (MariaDB),
+  // else (and if false) as multi-row REPLACE text.
+  bool bulk_replace = true;
   int lock_wait_timeout_seconds = 5;
   std::string checkpoint_schema = "binrelay";
 };

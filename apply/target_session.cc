@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/capabilities.h"
 #include "protocol/server_error.h"
 #include "protocol/status_macros.h"
 
@@ -63,27 +64,61 @@ absl::Status TargetSession::EnsureOpen() {
   auto q = c->Query(absl::StrCat("SET SESSION max_statement_time = ", limit_s));
   if (!q.ok() && ServerErrorCode(q.status()) != 1193) return q.status();
   connection_id_ = c->server_info().connection_id;
+  prepared_.clear();
   conn_ = std::move(c);
   return absl::OkStatus();
+}
+
+absl::Status TargetSession::AfterFailure(absl::Status status) {
+  if (Classify(status) != ErrorClass::kConnection) return status;
+  Reset();
+  if (absl::IsDeadlineExceeded(status)) {
+    // The server may still be running it: end it before anything is
+    // retried, so it cannot commit after a later statement.
+    absl::Status killed = KillConnection(connection_id_);
+    if (!killed.ok()) {
+      return absl::UnavailableError(absl::StrCat(
+          "a statement timed out on ", peer(), " and its connection ", connection_id_,
+          " could not be killed (", killed.message(), "); retrying once it can be"));
+    }
+  }
+  return status;
 }
 
 absl::StatusOr<protocol::QueryResult> TargetSession::Query(std::string_view sql) {
   BR_RETURN_IF_ERROR(EnsureOpen());
   auto r = conn_->Query(sql);
-  if (!r.ok() && Classify(r.status()) == ErrorClass::kConnection) {
-    conn_.reset();
-    if (absl::IsDeadlineExceeded(r.status())) {
-      // The server may still be running it: end it before anything is
-      // retried, so it cannot commit after a later statement.
-      absl::Status killed = KillConnection(connection_id_);
-      if (!killed.ok()) {
-        return absl::UnavailableError(absl::StrCat(
-            "a statement timed out on ", peer(), " and its connection ", connection_id_,
-            " could not be killed (", killed.message(), "); retrying once it can be"));
-      }
-    }
-  }
+  if (!r.ok()) return AfterFailure(r.status());
   return r;
+}
+
+absl::StatusOr<bool> TargetSession::SupportsBulk() {
+  BR_RETURN_IF_ERROR(EnsureOpen());
+  return (conn_->server_info().capabilities & protocol::cap::kMariaDbStmtBulk) != 0;
+}
+
+absl::Status TargetSession::ExecuteBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk) {
+  BR_ASSIGN_OR_RETURN(bool bulk_ok, SupportsBulk());
+  if (!bulk_ok) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("target ", peer(), " (", conn_->server_info().version,
+                     ") does not take COM_STMT_BULK_EXECUTE; set bulk_replace = off"));
+  }
+  auto it = prepared_.find(AV(sql));
+  if (it == prepared_.end()) {
+    auto p = conn_->Prepare(sql);
+    if (!p.ok()) return AfterFailure(p.status());
+    if (p->params != bulk.params()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("target ", peer(), " prepared ", AV(sql), " with ", p->params,
+                       " parameters, not ", bulk.params()));
+    }
+    it = prepared_.emplace(std::string(sql), *p).first;
+  }
+  bulk.SetStatementId(it->second.id);
+  auto r = conn_->RunCommand(bulk.payload());
+  if (!r.ok()) return AfterFailure(r.status());
+  return absl::OkStatus();
 }
 
 absl::Status TargetSession::KillConnection(uint32_t id) {

@@ -25,7 +25,9 @@
 #include <string>
 #include <string_view>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "protocol/bulk_execute.h"
 #include "protocol/client_connection.h"
 
 namespace binrelay::apply {
@@ -40,13 +42,23 @@ int ServerErrorCode(const absl::Status& status);
 class TargetSession {
  public:
   TargetSession(protocol::ConnectOptions options, int lock_wait_timeout_seconds)
-      : options_(std::move(options)), lock_wait_timeout_(lock_wait_timeout_seconds) {}
+      : options_(std::move(options)), lock_wait_timeout_(lock_wait_timeout_seconds) {
+    options_.bulk_operations = true;
+  }
 
   // Runs one statement, connecting first if needed. A connection-level
   // failure closes the session; the next call reconnects.
   absl::Status Execute(std::string_view sql);
   absl::StatusOr<protocol::QueryResult> Query(std::string_view sql);
-  void Close() { conn_.reset(); }
+  // Runs `bulk` as COM_STMT_BULK_EXECUTE of `sql` (one row's statement with
+  // `?` markers), prepared on first use on each connection; the command's
+  // statement id is filled in here. FailedPrecondition if the target does
+  // not take bulk commands.
+  absl::Status ExecuteBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk);
+  // Connects if needed; whether the target takes COM_STMT_BULK_EXECUTE
+  // (MariaDB >= 10.2).
+  absl::StatusOr<bool> SupportsBulk();
+  void Close() { Reset(); }
   // KILL CONNECTION `id` over a new connection (a statement of a session
   // that timed out, or of an earlier binrelay process).
   absl::Status KillConnection(uint32_t id);
@@ -54,11 +66,20 @@ class TargetSession {
 
  private:
   absl::Status EnsureOpen();
+  void Reset() {
+    conn_.reset();
+    prepared_.clear();
+  }
+  // After a failed command: a lost connection is dropped, and one that
+  // timed out is also killed (see Query).
+  absl::Status AfterFailure(absl::Status status);
 
   protocol::ConnectOptions options_;
   int lock_wait_timeout_;
   std::unique_ptr<protocol::ClientConnection> conn_;
   uint32_t connection_id_ = 0;
+  // Statements prepared on conn_, by SQL text.
+  absl::flat_hash_map<std::string, protocol::ClientConnection::Prepared> prepared_;
 };
 
 }  // namespace binrelay::apply

@@ -7,6 +7,7 @@
 #
 #   bench/apply_bench.sh                 # SCALE=0.3: 300k insert rows, 3k rows x 100 updates, 600 wide rows
 #   SCALE=0.05 bench/apply_bench.sh      # quick check
+#   BULK=off bench/apply_bench.sh        # the main column with bulk_replace = off too
 #
 # Every server and binrelay is a child of this script on free loopback ports,
 # stopped by pid on exit. Results: stdout and bench/results-apply-DATE.md.
@@ -138,7 +139,7 @@ checksum() { on "$1" -N -e "CHECKSUM TABLE $2" | cut -f2; }
 # with one pipeline from the workload's start, until its checkpoint passes
 # the workload's end.
 time_pipeline() {
-  local w=$1 name="b$RANDOM"
+  local w=$1 bulk=${2:-on} name="b$RANDOM"
   on target -e "DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed; INSERT INTO $w.t SELECT * FROM $w.t_seed"
   local cnf=$TMP/pipe.cnf
   sed "s/^port = $LISTEN/port = $(free_port)/; s/^address = 127.0.0.1:$HTTP/address = 127.0.0.1:$(free_port)/" \
@@ -154,6 +155,7 @@ tables = $w.t
 start = ${START[$w]}
 concurrency = $CONC
 flush_interval = 100ms
+bulk_replace = $bulk
 CNF
   sed -i "s|^dir = .*|dir = $TMP/store|" "$cnf"
   local pid peak
@@ -172,10 +174,21 @@ CNF
   # CPU from the pipeline and the target on this 2-core machine): timed
   # from the moment binrelay answers (its own start is not apply work)
   # until the checkpoint passes the workload's end; also peak RSS.
-  local endf endo res; endf=$(file_of "${END[$w]}"); endo=$(offset_of "${END[$w]}")
-  res=$(python3 - "$http" "$pid" "$endf" "$endo" <<'PY'
-import json, sys, time, urllib.request
-port, pid, endf, endo = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+  local endf endo res tperf=""; endf=$(file_of "${END[$w]}"); endo=$(offset_of "${END[$w]}")
+  if [ -n "${TARGET_PERF_DIR:-}" ]; then  # the target's side: perf report -i $TARGET_PERF_DIR/WORKLOAD-BULK.data
+    mkdir -p "$TARGET_PERF_DIR"
+    perf record -F 999 -g -p "${PIDS[target]}" -o "$TARGET_PERF_DIR/$w-$bulk.data" 2>/dev/null &
+    tperf=$!
+  fi
+  res=$(python3 - "$http" "$pid" "$endf" "$endo" "${PIDS[target]}" <<'PY'
+import json, os, sys, time, urllib.request
+port, pid, endf, endo, tpid = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+def cpu(p):  # user + system seconds of process p
+    try:
+        f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
 url = f"http://127.0.0.1:{port}/status"
 def status():
     try:
@@ -194,7 +207,7 @@ def rss():
 for _ in range(6000):
     if status() is not None: break
     time.sleep(0.01)
-t0 = time.monotonic(); peak = 0
+t0 = time.monotonic(); peak = 0; c0 = (cpu(pid), cpu(tpid))
 while True:
     peak = max(peak, rss())
     s = status()
@@ -203,9 +216,12 @@ while True:
     p = s["pipelines"][0]
     if (p["flushed_file"], p["flushed_offset"]) >= (endf, endo): break
     time.sleep(0.025)
+print(f"pipeline cpu: binrelay {cpu(pid) - c0[0]:.2f} s, target {cpu(tpid) - c0[1]:.2f} s",
+      file=sys.stderr)
 print(round(time.monotonic() - t0, 2), peak)
 PY
 )
+  [ -n "$tperf" ] && { kill -INT "$tperf"; wait "$tperf" 2>/dev/null || true; }
   [ "$res" = died ] && log "pipeline serve died: $(tail -3 "$TMP/pipe-$w.err")"
   local elapsed=${res%% *}; peak=${res##* }
   local stats; stats=$(curl -s "http://127.0.0.1:$http/status" | python3 -c 'import json,sys; p=json.load(sys.stdin)["pipelines"][0]; print(p["changes_read"], p["rows_written"])')
@@ -280,28 +296,29 @@ for s in target replica; do
 done
 
 DATE=$(date +%Y-%m-%d)
-REPORT=bench/results-apply-$DATE.md
+REPORT=${REPORT:-bench/results-apply-$DATE.md}
 {
   echo "# apply benchmark, $DATE (SCALE=$SCALE, $CONC connections, $(nproc) cores, shared machine)"
   echo
   echo "binrelay $(git rev-parse --short HEAD 2>/dev/null); MariaDB $(on source -N -e 'SELECT VERSION()')."
   echo "Seconds to bring the target to the source's state from the same stored binlog; lower is better."
   echo
-  echo "| workload | binrelay pipeline | replica 1 thread | replica 4 threads optimistic | REPLACE x$CONC (target's limit) | pipeline vs 1-thread replica | pipeline vs parallel replica | pipeline vs limit | rows written / changes read | pipeline peak RSS |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| workload | binrelay pipeline | pipeline, bulk_replace=off | replica 1 thread | replica 4 threads optimistic | REPLACE x$CONC (target's limit) | pipeline vs 1-thread replica | pipeline vs parallel replica | pipeline vs limit | bulk vs text pipeline | rows written / changes read | pipeline peak RSS |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$REPORT"
 for w in ${WORKLOADS:-ins hot wide}; do
   for run in $(seq 1 "$RUNS"); do
-    log "$w: pipeline"; read -r tp rss changes written < <(time_pipeline "$w")
+    log "$w: pipeline"; read -r tp rss changes written < <(time_pipeline "$w" "${BULK:-on}")
     if [ -n "${PERF_DIR:-}${CALLGRIND_DIR:-}" ]; then echo "$w pipeline $tp s (profiled)" | tee -a "$REPORT"; continue; fi
+    log "$w: pipeline, bulk_replace=off"; read -r ttext _ _ _ < <(time_pipeline "$w" off)
     start_relay
     log "$w: replica, 1 thread"; tr1=$(time_replica "$w" 0)
     log "$w: replica, 4 threads"; tr4=$(time_replica "$w" 4)
     stop_relay
     log "$w: REPLACE x$CONC"; tl=$(time_replace "$w")
     line=$(python3 -c "
-tp,tr1,tr4,tl=$tp,$tr1,$tr4,$tl
-print(f'| $w | {tp} | {tr1} | {tr4} | {tl} | {tr1/tp:.2f}x | {tr4/tp:.2f}x | {tp/tl:.2f}x of the limit\'s time | {$written}/{$changes} = {$written/max(1,$changes):.3f} | {$rss} MiB |')")
+tp,ttext,tr1,tr4,tl=$tp,$ttext,$tr1,$tr4,$tl
+print(f'| $w | {tp} | {ttext} | {tr1} | {tr4} | {tl} | {tr1/tp:.2f}x | {tr4/tp:.2f}x | {tp/tl:.2f}x of the limit\'s time | {ttext/tp:.2f}x | {$written}/{$changes} = {$written/max(1,$changes):.3f} | {$rss} MiB |')")
     echo "$line" | tee -a "$REPORT"
   done
 done

@@ -154,6 +154,7 @@ class ServeStatus : public proxy::StatusProvider {
         a.buffered_bytes = ps.buffered_bytes;
         a.parked = ps.parked;
         a.xa_held = ps.xa_held;
+        a.upsert_protocol = ps.upsert_protocol;
         a.changes_read = ps.changes_read;
         a.rows_written = ps.rows_written;
         a.drains = ps.drains;

@@ -273,6 +273,16 @@ absl::Status ParseApply(const Section& s, std::string name, ServeConfig* c) {
     }
     p.soft_limit_bytes = *b;
   }
+  if (const IniFile::Value* v = s.Get("bulk_replace")) {
+    const std::string b = absl::AsciiStrToLower(absl::StripAsciiWhitespace(AV(v->text)));
+    if (b == "on" || b == "1" || b == "true") {
+      p.bulk_replace = true;
+    } else if (b == "off" || b == "0" || b == "false") {
+      p.bulk_replace = false;
+    } else {
+      return s.Invalid("bulk_replace", "expected on or off");
+    }
+  }
   BR_ASSIGN_OR_RETURN(uint32_t lock_wait, s.Number<uint32_t>("lock_wait_timeout", 5, 1, 3600));
   p.lock_wait_timeout_seconds = static_cast<int>(lock_wait);
   p.checkpoint_schema = s.Optional("checkpoint_schema", "binrelay");

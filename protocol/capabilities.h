@@ -71,6 +71,8 @@ inline constexpr uint8_t kSetOption = 0x1B;
 inline constexpr uint8_t kStmtFetch = 0x1C;
 inline constexpr uint8_t kBinlogDumpGtid = 0x1E;
 inline constexpr uint8_t kResetConnection = 0x1F;
+// MariaDB: sql/sql_parse.cc, include/mysql_com.h COM_STMT_BULK_EXECUTE.
+inline constexpr uint8_t kStmtBulkExecute = 0xFA;
 }  // namespace command
 
 namespace server_status {

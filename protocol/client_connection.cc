@@ -57,6 +57,7 @@ absl::Status ClientConnection::Handshake(Clock::time_point deadline) {
   uint64_t caps = cap::kClientDefault & hs->capabilities;
   if (!options_.database.empty()) caps |= cap::kConnectWithDb & hs->capabilities;
   caps |= cap::kConnectAttrs & hs->capabilities;
+  if (options_.bulk_operations) caps |= cap::kMariaDbStmtBulk & hs->capabilities;
 
   const bool server_tls = hs->capabilities & cap::kSsl;
   if (options_.tls == ConnectOptions::Tls::kRequired && !server_tls) {
@@ -240,6 +241,62 @@ absl::StatusOr<QueryResult> ClientConnection::Query(std::string_view sql) {
     BR_RETURN_IF_ERROR(ReadResult(&ignored, &more));
   }
   return result;
+}
+
+absl::StatusOr<ClientConnection::Prepared> ClientConnection::Prepare(std::string_view sql) {
+  std::string payload;
+  payload.reserve(sql.size() + 1);
+  payload.push_back(static_cast<char>(command::kStmtPrepare));
+  payload.append(sql);
+  BR_RETURN_IF_ERROR(WriteCommand(payload));
+  BR_ASSIGN_OR_RETURN(std::string_view first, ReadForQuery());
+  if (ClassifyResponse(first) == ResponseKind::kErr) return ErrPacketToStatus(first, peer());
+  // COM_STMT_PREPARE_OK: 0x00, id (4), columns (2), params (2), filler (1),
+  // warnings (2) (sql/sql_prepare.cc send_prep_stmt).
+  ByteCursor c(first);
+  Prepared p;
+  const uint8_t status = c.U8();
+  p.id = static_cast<uint32_t>(c.Fixed(4));
+  p.columns = static_cast<uint16_t>(c.Fixed(2));
+  p.params = static_cast<uint16_t>(c.Fixed(2));
+  if (!c.ok() || status != 0) {
+    return Fail(absl::DataLossError(absl::StrCat("malformed COM_STMT_PREPARE reply from ", peer(),
+                                                 " (", first.size(), " bytes)")));
+  }
+  // Definitions of the parameters, then of the columns, each list ended by
+  // an EOF packet (DEPRECATE_EOF is never negotiated).
+  for (int list = 0; list < 2; ++list) {
+    const uint32_t n = list == 0 ? p.params : p.columns;
+    if (n == 0) continue;
+    for (uint32_t i = 0; i <= n; ++i) BR_RETURN_IF_ERROR(ReadForQuery().status());
+  }
+  return p;
+}
+
+absl::StatusOr<uint64_t> ClientConnection::RunCommand(std::string_view command) {
+  BR_RETURN_IF_ERROR(WriteCommand(command));
+  BR_ASSIGN_OR_RETURN(std::string_view reply, ReadForQuery());
+  switch (ClassifyResponse(reply)) {
+    case ResponseKind::kOk: {
+      BR_ASSIGN_OR_RETURN(OkPacket ok, ParseOkPacket(reply));
+      return ok.affected_rows;
+    }
+    case ResponseKind::kErr:
+      return ErrPacketToStatus(reply, peer());
+    default:
+      // A result set would leave packets we do not read: the connection
+      // cannot be reused.
+      return Fail(absl::DataLossError(
+          absl::StrCat("unexpected result set from ", peer(), " for command 0x",
+                       absl::Hex(command.empty() ? 0 : static_cast<uint8_t>(command[0])))));
+  }
+}
+
+absl::Status ClientConnection::CloseStatement(uint32_t id) {
+  std::string payload;
+  payload.push_back(static_cast<char>(command::kStmtClose));
+  AppendFixed(&payload, id, 4);
+  return WriteCommand(payload);
 }
 
 absl::Status ClientConnection::Ping() {

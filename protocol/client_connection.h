@@ -40,6 +40,9 @@ struct ConnectOptions {
   std::string tls_ca_file;  // verify the server certificate and host name if set
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds io_timeout{60000};
+  // Announce MARIADB_CLIENT_STMT_BULK_OPERATIONS (if the server offers it),
+  // which COM_STMT_BULK_EXECUTE needs (bulk_execute.h).
+  bool bulk_operations = false;
 };
 
 struct ServerInfo {
@@ -68,6 +71,21 @@ class ClientConnection {
   // and dropped.
   absl::StatusOr<QueryResult> Query(std::string_view sql);
   absl::Status Ping();  // COM_PING
+
+  // COM_STMT_PREPARE. The parameter and column definitions that follow are
+  // read and dropped.
+  struct Prepared {
+    uint32_t id = 0;
+    uint16_t params = 0;
+    uint16_t columns = 0;
+  };
+  absl::StatusOr<Prepared> Prepare(std::string_view sql);
+  // Sends `command` (a whole command payload, e.g. from BulkExecuteBuilder)
+  // and reads its OK or ERR reply; returns the affected rows. For
+  // statements without a result set.
+  absl::StatusOr<uint64_t> RunCommand(std::string_view command);
+  // COM_STMT_CLOSE (the server sends no reply).
+  absl::Status CloseStatement(uint32_t id);
   void Quit();          // COM_QUIT, then close; errors are ignored
 
   // Sends a command packet: sequence id reset to 0, split if >= 16 MiB.

@@ -107,6 +107,7 @@ std::string RenderStatusJson(const RelayStatus& s) {
     Dbl(&out, "last_flush_seconds", p.last_flush_seconds);
     Num(&out, "concurrency", p.concurrency);
     Num(&out, "batch_rows", p.batch_rows);
+    Str(&out, "upsert_protocol", p.upsert_protocol);
     Key(&out, "retries");
     out.push_back('{');
     for (const auto& [code, n] : p.retries) {

@@ -333,6 +333,64 @@ TEST(ApplyTableTest, ReplaceAndDeleteBatchesFollowTheLimits) {
   EXPECT_NE(k1, k2);
 }
 
+// Guards the bulk path's batching and values: commands that ignore
+// batch_rows, batch_bytes or max_allowed_packet, a row split across two
+// commands or sent twice at a cut, generated columns given a parameter, and
+// values sent as the wrong type (a signed id as unsigned, a string as text
+// that the server would re-encode from character_set_client).
+TEST(ApplyTableTest, BulkReplacesFollowTheLimitsAndSendBinaryValues) {
+  ApplyTable t = TwoColumnTable();
+  EXPECT_EQ(t.bulk_replace, "REPLACE INTO `app`.`t` (`id`,`name`) VALUES (?,?)");
+  EXPECT_EQ(t.bulk_params, 2);
+  std::vector<BufferedRow> rows = {{false, Image(1, "a")}, {false, Image(-2, std::nullopt)},
+                                   {false, Image(3, "c")}};
+  std::vector<const BufferedRow*> ptrs;
+  for (auto& r : rows) ptrs.push_back(&r);
+  protocol::BulkExecuteBuilder bulk;
+  std::vector<std::string> cmds;
+  std::vector<size_t> counts;
+  auto emit = [&](size_t n) {
+    cmds.emplace_back(bulk.payload());
+    counts.push_back(n);
+    EXPECT_EQ(n, bulk.rows());
+    return absl::OkStatus();
+  };
+  BR_ASSERT_OK(BuildBulkReplaces(t, ptrs.data(), ptrs.size(), 2, 1 << 20, &bulk, emit));
+  ASSERT_EQ(counts, (std::vector<size_t>{2, 1}));
+  auto b = [](std::initializer_list<int> v) {
+    std::string s;
+    for (int x : v) s.push_back(static_cast<char>(x));
+    return s;
+  };
+  const std::string header = b({0xFA, 0, 0, 0, 0, 0x80, 0, 8, 0, 252, 0});
+  EXPECT_EQ(cmds[0], header + b({0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 'a'}) +
+                         b({0, 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1}));
+  EXPECT_EQ(cmds[1], header + b({0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 1, 'c'}));
+
+  cmds.clear();
+  counts.clear();
+  BR_ASSERT_OK(BuildBulkReplaces(t, ptrs.data(), ptrs.size(), 1000, 20, &bulk, emit));
+  EXPECT_EQ(counts, (std::vector<size_t>{1, 1, 1})) << "each command past batch_bytes holds one row";
+
+  ApplyTable small = TwoColumnTable();
+  small.max_statement_bytes = 34;  // the header (11) and the first two rows (12 + 10)
+  cmds.clear();
+  counts.clear();
+  BR_ASSERT_OK(BuildBulkReplaces(small, ptrs.data(), ptrs.size(), 1000, 1 << 20, &bulk, emit));
+  EXPECT_EQ(counts, (std::vector<size_t>{2, 1})) << "max_allowed_packet caps commands";
+  std::vector<BufferedRow> huge = {{false, Image(9, std::string(60, 'x'))}};
+  const BufferedRow* huge_ptr = &huge[0];
+  absl::Status too_big = BuildBulkReplaces(small, &huge_ptr, 1, 10, 1 << 20, &bulk, emit);
+  EXPECT_TRUE(absl::IsFailedPrecondition(too_big)) << too_big;
+  EXPECT_NE(too_big.message().find("max_allowed_packet"), std::string::npos);
+
+  ApplyTable g = TwoColumnTable(/*generated_second=*/true);
+  EXPECT_EQ(g.bulk_replace, "REPLACE INTO `app`.`t` (`id`) VALUES (?)");
+  cmds.clear();
+  BR_ASSERT_OK(BuildBulkReplaces(g, ptrs.data(), 1, 10, 1 << 20, &bulk, emit));
+  EXPECT_EQ(cmds[0], b({0xFA, 0, 0, 0, 0, 0x80, 0, 8, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}));
+}
+
 }  // namespace
 }  // namespace binrelay::apply
 

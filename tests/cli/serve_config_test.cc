@@ -206,6 +206,13 @@ TEST(ServeConfigTest, ApplySectionsWithDefaultsAndOverrides) {
   EXPECT_EQ(p.flush_interval.count(), 1000);
   EXPECT_EQ(p.checkpoint_schema, "binrelay");
   EXPECT_EQ(p.start.kind, replication::StartSpec::Kind::kCurrent);
+  EXPECT_TRUE(p.bulk_replace);
+  auto text = Parse(base + "bulk_replace = off\n");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_FALSE(text->apply[0].bulk_replace);
+  auto bad_bulk = Parse(base + "bulk_replace = maybe\n");
+  ASSERT_FALSE(bad_bulk.ok());
+  EXPECT_TRUE(absl::StrContains(bad_bulk.status().message(), "bulk_replace")) << bad_bulk.status();
   auto typo = Parse(base + "batch_row = 5\n");
   ASSERT_FALSE(typo.ok());
   EXPECT_TRUE(absl::StrContains(typo.status().message(), "batch_row")) << typo.status();

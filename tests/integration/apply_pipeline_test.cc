@@ -149,6 +149,17 @@ class ApplyPipelineTest : public ::testing::Test {
            << (serve ? serve->StderrTail(30) : "");
   }
 
+  // A counter of the target's SHOW GLOBAL STATUS (0 if unreadable).
+  static uint64_t TargetCounter(const std::string& name) {
+    auto rows = target_->Query("SHOW GLOBAL STATUS LIKE '" + name + "'");
+    if (!rows.ok() || rows->empty() || (*rows)[0].size() < 2 || !(*rows)[0][1]) return 0;
+    return std::stoull(*(*rows)[0][1]);
+  }
+
+  // Test bodies run with bulk_replace = `bulk` (on or off).
+  void KeyChangesAndEveryColumnType(const std::string& db, const std::string& bulk);
+  void QuotesAndTrailBytes(const std::string& db, const std::string& bulk);
+
   // The pipeline `name` in /status, or nullptr.
   static std::optional<JsonValue> PipelineStatus(ServeProcess& serve, const std::string& name) {
     std::string body = HttpGet(serve.http_port(), "/status");
@@ -277,48 +288,69 @@ TEST_F(ApplyPipelineTest, SwapPairsAndRotationsConvergeWithoutDuplicateKeyErrors
 // encoded ambiguously, an insert-delete-insert of one key collapsing to the
 // wrong state, and any column type written inexactly (CHECKSUM TABLE
 // compares every byte).
-TEST_F(ApplyPipelineTest, KeyChangesAndEveryColumnTypeConverge) {
-  CreateOnBoth({"CREATE DATABASE keys1 CHARACTER SET utf8mb4",
-                "CREATE TABLE keys1.single (id INT PRIMARY KEY, v INT)",
-                "CREATE TABLE keys1.composite (a INT, b VARBINARY(10), v INT, PRIMARY KEY (a, b))",
-                EveryTypeTableDdl("keys1.types")});
-  auto serve = StartServe({{"keys", "keys1.*", "", {}}});
+void ApplyPipelineTest::KeyChangesAndEveryColumnType(const std::string& db, const std::string& bulk) {
+  CreateOnBoth({"CREATE DATABASE " + db + " CHARACTER SET utf8mb4",
+                "CREATE TABLE " + db + ".single (id INT PRIMARY KEY, v INT)",
+                "CREATE TABLE " + db + ".composite (a INT, b VARBINARY(10), v INT, PRIMARY KEY (a, b))",
+                EveryTypeTableDdl(db + ".types")});
+  const uint64_t prepares = TargetCounter("Com_stmt_prepare");
+  // Pipeline names differ per run: a checkpoint left on the target by one
+  // would be resumed by the other.
+  const std::string name = "keys_" + bulk;
+  auto serve = StartServe({{name, db + ".*", "", {"bulk_replace = " + bulk}}});
   ASSERT_NE(serve, nullptr);
-  BR_ASSERT_OK(source_->Execute("INSERT INTO keys1.single VALUES (1,1),(2,2),(3,3)"));
-  BR_ASSERT_OK(source_->Execute("UPDATE keys1.single SET id = id + 100 WHERE id < 3"));
-  BR_ASSERT_OK(source_->Execute("UPDATE keys1.single SET id = 1 WHERE id = 101"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO " + db + ".single VALUES (1,1),(2,2),(3,3)"));
+  BR_ASSERT_OK(source_->Execute("UPDATE " + db + ".single SET id = id + 100 WHERE id < 3"));
+  BR_ASSERT_OK(source_->Execute("UPDATE " + db + ".single SET id = 1 WHERE id = 101"));
   BR_ASSERT_OK(source_->Execute(
-      "INSERT INTO keys1.composite VALUES (1,'a-b',1),(1,'a',2),(2,'x',3)"));
-  BR_ASSERT_OK(source_->Execute("UPDATE keys1.composite SET b = 'a-c' WHERE a = 1 AND b = 'a-b'"));
-  BR_ASSERT_OK(source_->Execute("UPDATE keys1.composite SET a = 3 WHERE b = 'x'"));
+      "INSERT INTO " + db + ".composite VALUES (1,'a-b',1),(1,'a',2),(2,'x',3)"));
+  BR_ASSERT_OK(source_->Execute("UPDATE " + db + ".composite SET b = 'a-c' WHERE a = 1 AND b = 'a-b'"));
+  BR_ASSERT_OK(source_->Execute("UPDATE " + db + ".composite SET a = 3 WHERE b = 'x'"));
   // Insert, delete, insert of one key, in separate transactions.
-  BR_ASSERT_OK(source_->Execute("INSERT INTO keys1.single VALUES (50, 1)"));
-  BR_ASSERT_OK(source_->Execute("DELETE FROM keys1.single WHERE id = 50"));
-  BR_ASSERT_OK(source_->Execute("INSERT INTO keys1.single VALUES (50, 2)"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO " + db + ".single VALUES (50, 1)"));
+  BR_ASSERT_OK(source_->Execute("DELETE FROM " + db + ".single WHERE id = 50"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO " + db + ".single VALUES (50, 2)"));
   // Every type: inserted, updated, two deleted, two kept.
   BR_ASSERT_OK(source_->Execute("SET NAMES utf8mb4"));
   BR_ASSERT_OK(source_->Execute("SET time_zone = '+00:00'"));
   BR_ASSERT_OK(source_->Execute("SET sql_mode = ''"));
   std::vector<std::string> nulls(Columns().size(), "NULL");
   BR_ASSERT_OK(source_->Execute(absl::StrCat(
-      "INSERT INTO keys1.types VALUES ", RowValues(1, kMins), ", ", RowValues(2, kMaxes), ", ",
+      "INSERT INTO " + db + ".types VALUES ", RowValues(1, kMins), ", ", RowValues(2, kMaxes), ", ",
       RowValues(3, kMisc), ", ", RowValues(4, nulls), ", ", RowValues(5, kOther))));
-  BR_ASSERT_OK(source_->Execute(absl::StrCat("UPDATE keys1.types SET ", SetClause(kOther),
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("UPDATE " + db + ".types SET ", SetClause(kOther),
                                              " WHERE id = 1")));
-  BR_ASSERT_OK(source_->Execute(absl::StrCat("UPDATE keys1.types SET ", SetClause(kMaxes),
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("UPDATE " + db + ".types SET ", SetClause(kMaxes),
                                              " WHERE id = 4")));
-  BR_ASSERT_OK(source_->Execute(absl::StrCat("UPDATE keys1.types SET ", SetClause(nulls),
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("UPDATE " + db + ".types SET ", SetClause(nulls),
                                              " WHERE id = 5")));
-  BR_ASSERT_OK(source_->Execute("DELETE FROM keys1.types WHERE id IN (2, 3)"));
-  EXPECT_TRUE(Converges("keys1", "keys1", seconds(60), serve.get()));
-  auto rows = target_->Query("SELECT id FROM keys1.single ORDER BY id");
+  BR_ASSERT_OK(source_->Execute("DELETE FROM " + db + ".types WHERE id IN (2, 3)"));
+  EXPECT_TRUE(Converges(db, db, seconds(60), serve.get()));
+  auto rows = target_->Query("SELECT id FROM " + db + ".single ORDER BY id");
   BR_ASSERT_OK(rows.status());
   std::vector<std::string> ids;
   for (const auto& r : *rows) ids.push_back(*r[0]);
   EXPECT_EQ(ids, (std::vector<std::string>{"1", "3", "50", "102"}));
-  auto p = PipelineStatus(*serve, "keys");
+  auto p = PipelineStatus(*serve, name);
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->Find("last_error")->text, "");
+  // The setting took effect: bulk commands need prepared statements on the
+  // target; REPLACE text prepares none.
+  EXPECT_EQ(p->Find("upsert_protocol")->text, bulk == "on" ? "bulk" : "text");
+  if (bulk == "on") {
+    EXPECT_GT(TargetCounter("Com_stmt_prepare"), prepares);
+  } else {
+    EXPECT_EQ(TargetCounter("Com_stmt_prepare"), prepares);
+  }
+}
+
+TEST_F(ApplyPipelineTest, KeyChangesAndEveryColumnTypeConvergeThroughBulkCommands) {
+  KeyChangesAndEveryColumnType("keys1", "on");
+}
+
+// The same through REPLACE text, as MySQL targets (no bulk commands) get it.
+TEST_F(ApplyPipelineTest, KeyChangesAndEveryColumnTypeConvergeThroughReplaceText) {
+  KeyChangesAndEveryColumnType("keys2", "off");
 }
 
 // Guards: keys that differ in bytes but are one row under the collation
@@ -634,28 +666,37 @@ TEST_F(ApplyPipelineTest, CheckpointsNeverFallInsideATransactionCutByTheSoftLimi
 // byte is 0x5C (a backslash to a lexer reading the wrong charset), JSON
 // with escapes, and binary primary keys holding such bytes, which DELETE
 // and REPLACE must match exactly.
-TEST_F(ApplyPipelineTest, QuotesBackslashesAndTrailBytesArriveExactly) {
-  CreateOnBoth({"CREATE DATABASE quot1",
-                "CREATE TABLE quot1.t (id INT PRIMARY KEY, l VARCHAR(50) CHARACTER SET latin1, "
+void ApplyPipelineTest::QuotesAndTrailBytes(const std::string& db, const std::string& bulk) {
+  CreateOnBoth({"CREATE DATABASE " + db,
+                "CREATE TABLE " + db + ".t (id INT PRIMARY KEY, l VARCHAR(50) CHARACTER SET latin1, "
                 "u VARCHAR(50) CHARACTER SET utf8mb4, s VARCHAR(50) CHARACTER SET sjis, "
                 "g VARCHAR(50) CHARACTER SET gbk, b VARBINARY(50), bl BLOB, j JSON)",
-                "CREATE TABLE quot1.k (k VARBINARY(16) PRIMARY KEY, v INT)"});
-  auto serve = StartServe({{"quot", "quot1.*", "", {}}});
+                "CREATE TABLE " + db + ".k (k VARBINARY(16) PRIMARY KEY, v INT)"});
+  auto serve = StartServe({{"quot_" + bulk, db + ".*", "", {"bulk_replace = " + bulk}}});
   ASSERT_NE(serve, nullptr);
-  for (const char* sql : {
-           "INSERT INTO quot1.t VALUES (1, X'275C00E9', X'697427732061205C206261636B205C2720F09F8E89', X'955C955C', "
+  for (const std::string& sql : std::vector<std::string>{
+           "INSERT INTO " + db + ".t VALUES (1, X'275C00E9', X'697427732061205C206261636B205C2720F09F8E89', X'955C955C', "
            "X'815C815C', X'00275C22FF', X'5C5C27005C', "
            "JSON_OBJECT('a', CONCAT('x', CHAR(34), 'y', CHAR(92), 'z', CHAR(39))))",
-           "INSERT INTO quot1.t VALUES (2, X'5C', X'27', X'5C', X'5C', X'5C', X'27', "
+           "INSERT INTO " + db + ".t VALUES (2, X'5C', X'27', X'5C', X'5C', X'5C', X'27', "
            "JSON_ARRAY(CHAR(92)))",
-           "UPDATE quot1.t SET l = X'5C27', s = X'835C', g = X'8A5C' WHERE id = 2",
-           "INSERT INTO quot1.k VALUES (X'27', 1), (X'5C', 2), (X'00', 3), (X'5C27005C', 4)",
-           "UPDATE quot1.k SET v = v + 10 WHERE k = X'5C'",
-           "DELETE FROM quot1.k WHERE k = X'27'",
-           "UPDATE quot1.k SET k = X'5C5C' WHERE k = X'5C27005C'"}) {
+           "UPDATE " + db + ".t SET l = X'5C27', s = X'835C', g = X'8A5C' WHERE id = 2",
+           "INSERT INTO " + db + ".k VALUES (X'27', 1), (X'5C', 2), (X'00', 3), (X'5C27005C', 4)",
+           "UPDATE " + db + ".k SET v = v + 10 WHERE k = X'5C'",
+           "DELETE FROM " + db + ".k WHERE k = X'27'",
+           "UPDATE " + db + ".k SET k = X'5C5C' WHERE k = X'5C27005C'"}) {
     BR_ASSERT_OK(source_->Execute(sql));
   }
-  EXPECT_TRUE(Converges("quot1", "quot1", seconds(30), serve.get()));
+  EXPECT_TRUE(Converges(db, db, seconds(30), serve.get()));
+}
+
+TEST_F(ApplyPipelineTest, QuotesBackslashesAndTrailBytesArriveExactlyThroughBulkCommands) {
+  QuotesAndTrailBytes("quot1", "on");
+}
+
+// The same through quoted literals in REPLACE text (MySQL targets).
+TEST_F(ApplyPipelineTest, QuotesBackslashesAndTrailBytesArriveExactlyThroughReplaceText) {
+  QuotesAndTrailBytes("quot2", "off");
 }
 
 // Guards: rows of an XA transaction applied at its XA PREPARE (a later XA

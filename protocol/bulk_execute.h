@@ -1,0 +1,93 @@
+// COM_STMT_BULK_EXECUTE (MariaDB >= 10.2): one prepared statement run over
+// many rows of parameters in a single command. An INSERT or REPLACE runs as
+// one statement over every row, without the parse of a multi-row VALUES list
+// (sql/sql_prepare.cc mysqld_stmt_bulk_execute and insert_bulk_params;
+// libmariadb's mysql_stmt_execute_generate_bulk_request builds the same
+// layout):
+//
+//   0xFA, statement id (4), flags (2) = STMT_BULK_FLAG_CLIENT_SEND_TYPES,
+//   per parameter: type (1), flags (1: 0x80 unsigned),
+//   per row, per parameter: indicator (1: 0 value, 1 NULL), then the value
+//   in the binary protocol's form (8-byte integers and doubles; lengths
+//   first for strings).
+//
+// The server accepts it only from a client that announced
+// MARIADB_CLIENT_STMT_BULK_OPERATIONS (cap::kMariaDbStmtBulk).
+//
+// Parameter types are not declared up front: the first non-NULL value of
+// each parameter sets its type in the header, and later rows must agree (a
+// parameter that is NULL in every row keeps MYSQL_TYPE_NULL).
+//
+// Thread safety: one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace binrelay::protocol {
+
+// Binary protocol type codes (include/mysql_com.h enum_field_types).
+enum class ParamType : uint8_t {
+  kLongLong = 8,
+  kDouble = 5,
+  kNull = 6,
+  kNewDecimal = 246,
+  kBlob = 252,
+  kString = 254,
+};
+
+class BulkExecuteBuilder {
+ public:
+  // Starts a command for statement `id` with `params` parameters; keeps the
+  // buffer's capacity from earlier commands.
+  void Start(uint32_t id, uint16_t params);
+
+  // One value of the current row, in parameter order. Each returns
+  // Internal if the parameter had another type in an earlier row.
+  void AddNull();
+  absl::Status AddInt(int64_t v) { return AddInteger(static_cast<uint64_t>(v), false); }
+  absl::Status AddUnsigned(uint64_t v) { return AddInteger(v, true); }
+  absl::Status AddDouble(double d);
+  // DECIMAL text: the server reads it as an exact decimal.
+  absl::Status AddDecimalText(std::string_view digits);
+  // Text in the connection's character_set_client (ASCII temporal text).
+  absl::Status AddString(std::string_view text);
+  // Bytes taken as a binary string: never converted from
+  // character_set_client (Item_param::setup_conversion_blob), so a
+  // latin1 or sjis column receives exactly these bytes.
+  absl::Status AddBlob(std::string_view bytes);
+  // Ends a row; Internal if it did not hold exactly `params` values.
+  absl::Status EndRow();
+
+  // A point between rows, and going back to it (a batch is cut before a
+  // row that made it too large).
+  struct Mark {
+    size_t bytes = 0;
+    size_t rows = 0;
+  };
+  Mark mark() const { return {buf_.size(), rows_}; }
+  void TruncateTo(Mark mark);
+
+  // The statement the command runs (a reconnect prepares it anew).
+  void SetStatementId(uint32_t id);
+  uint16_t params() const { return params_; }
+  size_t rows() const { return rows_; }
+  size_t size() const { return buf_.size(); }
+  std::string_view payload() const { return buf_; }
+
+ private:
+  absl::Status AddInteger(uint64_t v, bool is_unsigned);
+  absl::Status SetType(ParamType type, bool is_unsigned);
+  absl::Status AddLengthPrefixed(ParamType type, std::string_view bytes);
+
+  std::string buf_;
+  uint16_t params_ = 0;
+  uint16_t next_ = 0;  // parameter index within the current row
+  size_t rows_ = 0;
+};
+
+}  // namespace binrelay::protocol
