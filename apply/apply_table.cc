@@ -206,6 +206,16 @@ absl::Status AddBulkValue(const protocol::ValueView* v, LiteralStyle style,
     case ValueKind::kDouble:
       return bulk->AddDouble(v->d);
     case ValueKind::kFormatted:
+      if (v->has_temporal) {
+        switch (v->temporal_form) {
+          case protocol::TemporalForm::kDate:
+            return bulk->AddDate(v->temporal);
+          case protocol::TemporalForm::kDatetime:
+            return bulk->AddDatetime(v->temporal);
+          case protocol::TemporalForm::kTime:
+            return bulk->AddTime(v->temporal);
+        }
+      }
       return style == LiteralStyle::kExactNumber ? bulk->AddDecimalText(v->bytes)
                                                  : bulk->AddString(v->bytes);
     case ValueKind::kJsonText:
@@ -225,7 +235,8 @@ absl::Status AddBulkRow(const ApplyTable& t, std::string_view image, std::string
         if (t.target.columns[i].generated) return true;
         added = AddBulkValue(v, t.styles[i], bulk);
         return added.ok();
-      }));
+      },
+      protocol::ImageValues::kTemporalParts));
   BR_RETURN_IF_ERROR(added);
   return bulk->EndRow();
 }

@@ -84,8 +84,9 @@ absl::Status BuildDeletes(const ApplyTable& t, const BufferedRow* const* rows, s
 // target parses no literals and string bytes are never re-encoded
 // (protocol/bulk_execute.h). Integers, YEAR, ENUM and SET go as 8-byte
 // integers; FLOAT and DOUBLE as doubles (a FLOAT widened exactly, so it
-// rounds back to itself); DECIMAL as decimal text; temporal values as the
-// same text as their SQL literals; everything else (character and binary
+// rounds back to itself); DECIMAL as decimal text; temporal values as
+// MYSQL_TIME structures (DATE, DATETIME for DATETIME and TIMESTAMP, TIME),
+// from the same parts their text is printed from; everything else (character and binary
 // strings, BIT, JSON text, GEOMETRY) as binary strings, which the target
 // stores unconverted into a column of any charset. Batches are cut as
 // BuildReplaces cuts them, with the command's bytes in place of SQL's.

@@ -31,24 +31,30 @@ void BulkExecuteBuilder::Start(uint32_t id, uint16_t params) {
   rows_ = 0;
 }
 
-absl::Status BulkExecuteBuilder::SetType(ParamType type, bool is_unsigned) {
+absl::StatusOr<char*> BulkExecuteBuilder::Claim(ParamType type, bool is_unsigned,
+                                                size_t value_bytes) {
   if (next_ >= params_) {
     return absl::InternalError(absl::StrCat("bulk row has more than ", params_, " values"));
   }
   char* slot = buf_.data() + kHeader + 2 * size_t{next_};
   const auto want = static_cast<char>(type);
   const char flags = is_unsigned ? static_cast<char>(kUnsignedFlag) : '\0';
-  if (slot[0] == static_cast<char>(ParamType::kNull)) {
+  if (slot[0] != want || slot[1] != flags) {
+    if (slot[0] != static_cast<char>(ParamType::kNull)) {
+      return absl::InternalError(absl::StrCat("bulk parameter ", next_, " has type ",
+                                              static_cast<uint8_t>(slot[0]),
+                                              " in an earlier row and ",
+                                              static_cast<uint8_t>(type), " now"));
+    }
     slot[0] = want;
     slot[1] = flags;
-  } else if (slot[0] != want || slot[1] != flags) {
-    return absl::InternalError(absl::StrCat("bulk parameter ", next_, " has type ",
-                                            static_cast<uint8_t>(slot[0]), " in an earlier row and ",
-                                            static_cast<uint8_t>(type), " now"));
   }
-  buf_.push_back(kIndicatorValue);
   ++next_;
-  return absl::OkStatus();
+  const size_t at = buf_.size();
+  buf_.resize(at + 1 + value_bytes);
+  char* p = buf_.data() + at;
+  *p = kIndicatorValue;
+  return p + 1;
 }
 
 void BulkExecuteBuilder::AddNull() {
@@ -56,24 +62,93 @@ void BulkExecuteBuilder::AddNull() {
   ++next_;
 }
 
+namespace {
+void StoreLE(char* p, uint64_t v, size_t width) {
+  for (size_t i = 0; i < width; ++i) p[i] = static_cast<char>(v >> (8 * i));
+}
+}  // namespace
+
 absl::Status BulkExecuteBuilder::AddInteger(uint64_t v, bool is_unsigned) {
-  if (absl::Status s = SetType(ParamType::kLongLong, is_unsigned); !s.ok()) return s;
-  AppendFixed(&buf_, v, 8);
+  absl::StatusOr<char*> p = Claim(ParamType::kLongLong, is_unsigned, 8);
+  if (!p.ok()) return p.status();
+  StoreLE(*p, v, 8);
   return absl::OkStatus();
 }
 
 absl::Status BulkExecuteBuilder::AddDouble(double d) {
-  if (absl::Status s = SetType(ParamType::kDouble, false); !s.ok()) return s;
+  absl::StatusOr<char*> p = Claim(ParamType::kDouble, false, 8);
+  if (!p.ok()) return p.status();
   uint64_t bits;
   std::memcpy(&bits, &d, sizeof bits);
-  AppendFixed(&buf_, bits, 8);  // float8store: IEEE 754, little-endian
+  StoreLE(*p, bits, 8);  // float8store: IEEE 754, little-endian
+  return absl::OkStatus();
+}
+
+absl::Status BulkExecuteBuilder::AddDate(const TemporalParts& t) {
+  absl::StatusOr<char*> p = Claim(ParamType::kDate, false, 5);
+  if (!p.ok()) return p.status();
+  char* at = *p;
+  at[0] = 4;
+  StoreLE(at + 1, t.year, 2);
+  at[3] = static_cast<char>(t.month);
+  at[4] = static_cast<char>(t.day);
+  return absl::OkStatus();
+}
+
+absl::Status BulkExecuteBuilder::AddDatetime(const TemporalParts& t) {
+  absl::StatusOr<char*> p = Claim(ParamType::kDatetime, false, 12);
+  if (!p.ok()) return p.status();
+  char* at = *p;
+  at[0] = 11;
+  StoreLE(at + 1, t.year, 2);
+  at[3] = static_cast<char>(t.month);
+  at[4] = static_cast<char>(t.day);
+  at[5] = static_cast<char>(t.hour);
+  at[6] = static_cast<char>(t.minute);
+  at[7] = static_cast<char>(t.second);
+  StoreLE(at + 8, t.micro, 4);
+  return absl::OkStatus();
+}
+
+absl::Status BulkExecuteBuilder::AddTime(const TemporalParts& t) {
+  absl::StatusOr<char*> p = Claim(ParamType::kTime, false, 13);
+  if (!p.ok()) return p.status();
+  char* at = *p;
+  at[0] = 12;
+  at[1] = t.negative ? 1 : 0;
+  StoreLE(at + 2, t.hour / 24, 4);
+  at[6] = static_cast<char>(t.hour % 24);
+  at[7] = static_cast<char>(t.minute);
+  at[8] = static_cast<char>(t.second);
+  StoreLE(at + 9, t.micro, 4);
   return absl::OkStatus();
 }
 
 absl::Status BulkExecuteBuilder::AddLengthPrefixed(ParamType type, std::string_view bytes) {
-  if (absl::Status s = SetType(type, false); !s.ok()) return s;
-  AppendLenenc(&buf_, bytes.size());
-  buf_.append(bytes);
+  // The length as a length-encoded integer (byte_cursor.h AppendLenenc).
+  const uint64_t n = bytes.size();
+  const size_t len_bytes = n < 251 ? 1 : n < (1u << 16) ? 3 : n < (1u << 24) ? 4 : 9;
+  absl::StatusOr<char*> p = Claim(type, false, len_bytes + bytes.size());
+  if (!p.ok()) return p.status();
+  char* at = *p;
+  switch (len_bytes) {
+    case 1:
+      *at = static_cast<char>(n);
+      break;
+    case 3:
+      *at = static_cast<char>(0xFC);
+      StoreLE(at + 1, n, 2);
+      break;
+    case 4:
+      *at = static_cast<char>(0xFD);
+      StoreLE(at + 1, n, 3);
+      break;
+    default:
+      *at = static_cast<char>(0xFE);
+      StoreLE(at + 1, n, 8);
+      break;
+  }
+  if (!bytes.empty()) std::memcpy(at + len_bytes, bytes.data(), bytes.size());
   return absl::OkStatus();
 }
 

@@ -27,6 +27,8 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "protocol/temporal.h"
 
 namespace binrelay::protocol {
 
@@ -35,6 +37,9 @@ enum class ParamType : uint8_t {
   kLongLong = 8,
   kDouble = 5,
   kNull = 6,
+  kDate = 10,
+  kTime = 11,
+  kDatetime = 12,
   kNewDecimal = 246,
   kBlob = 252,
   kString = 254,
@@ -60,6 +65,13 @@ class BulkExecuteBuilder {
   // character_set_client (Item_param::setup_conversion_blob), so a
   // latin1 or sjis column receives exactly these bytes.
   absl::Status AddBlob(std::string_view bytes);
+  // Temporal values in the binary protocol's MYSQL_TIME layouts
+  // (sql_prepare.cc set_param_date, set_param_datetime, set_param_time):
+  // no text for the server to parse. A DATETIME parameter stored into a
+  // TIMESTAMP column is read in the session's time zone.
+  absl::Status AddDate(const TemporalParts& t);
+  absl::Status AddDatetime(const TemporalParts& t);
+  absl::Status AddTime(const TemporalParts& t);  // hours past 23 become days
   // Ends a row; Internal if it did not hold exactly `params` values.
   absl::Status EndRow();
 
@@ -81,7 +93,9 @@ class BulkExecuteBuilder {
 
  private:
   absl::Status AddInteger(uint64_t v, bool is_unsigned);
-  absl::Status SetType(ParamType type, bool is_unsigned);
+  // Checks (or sets) the current parameter's type, then makes room for its
+  // indicator and `value_bytes` more: returns where the value goes.
+  absl::StatusOr<char*> Claim(ParamType type, bool is_unsigned, size_t value_bytes);
   absl::Status AddLengthPrefixed(ParamType type, std::string_view bytes);
 
   std::string buf_;

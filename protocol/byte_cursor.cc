@@ -50,7 +50,10 @@ std::string_view ByteCursor::NulString() {
 }
 
 void AppendFixed(std::string* out, uint64_t v, size_t width) {
-  for (size_t i = 0; i < width; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  const size_t at = out->size();
+  out->resize(at + width);
+  char* p = out->data() + at;
+  for (size_t i = 0; i < width; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
 }
 
 void AppendLenenc(std::string* out, uint64_t v) {

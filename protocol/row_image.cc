@@ -109,7 +109,8 @@ absl::Status RowImageSplitter::Split(const RowsEventView& ev, const TableDef& ta
 
 absl::Status ForEachImageValue(std::string_view image, const TableDef& table,
                                std::string* scratch,
-                               absl::FunctionRef<bool(size_t, const ValueView*)> on_value) {
+                               absl::FunctionRef<bool(size_t, const ValueView*)> on_value,
+                               ImageValues mode) {
   ByteCursor c(image);
   const size_t n = table.columns.size();
   std::string_view nulls = c.Bytes((n + 7) / 8);
@@ -123,7 +124,15 @@ absl::Status ForEachImageValue(std::string_view image, const TableDef& table,
       continue;
     }
     ValueView v;
-    absl::Status s = DecodeValue(c, table.columns[i], scratch, &v);
+    const ColumnDef& col = table.columns[i];
+    absl::Status s;
+    if (mode == ImageValues::kTemporalParts && IsTemporalType(col.type)) {
+      s = DecodeTemporalParts(c, col.type, col.meta, &v.temporal, &v.temporal_form);
+      v.kind = ValueKind::kFormatted;
+      v.has_temporal = true;
+    } else {
+      s = DecodeValue(c, col, scratch, &v);
+    }
     if (!s.ok()) {
       return Annotate(s, absl::StrCat("row image of `", AV(table.db), "`.`", AV(table.table),
                                       "`, column ", i + 1, " `", AV(table.columns[i].name), "`"));

@@ -53,11 +53,17 @@ class RowImageSplitter {
   std::string scratch_;  // SkipValue's, for JSON and compressed columns
 };
 
+// How ForEachImageValue hands out temporal values: as their text (as
+// DecodeValue does), or split into parts without formatting (ValueView's
+// `temporal`), for writers that send them in binary form.
+enum class ImageValues : uint8_t { kText, kTemporalParts };
+
 // Calls `on_value(i, v)` for the table's columns in order, stopping early
 // when it returns false; v is null for SQL NULL. `image` must be a full
 // image of `table` (as RowImageSplitter produced it). `scratch` is reused.
 absl::Status ForEachImageValue(std::string_view image, const TableDef& table,
                                std::string* scratch,
-                               absl::FunctionRef<bool(size_t, const ValueView*)> on_value);
+                               absl::FunctionRef<bool(size_t, const ValueView*)> on_value,
+                               ImageValues mode = ImageValues::kText);
 
 }  // namespace binrelay::protocol

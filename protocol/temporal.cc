@@ -92,54 +92,48 @@ absl::Status Truncated(ByteCursor& in, uint8_t type) {
   return in.status(absl::StrCat(AV(ColumnTypeName(type)), " value"));
 }
 
-absl::Status DecodeDate(ByteCursor& in, std::string* out) {
+absl::Status ReadDate(ByteCursor& in, TemporalParts* t) {
   uint32_t v = in.U24();
   if (!in.ok()) return Truncated(in, kTypeDate);
-  TemporalParts t;
-  t.day = v & 31;
-  t.month = (v >> 5) & 15;
-  t.year = v >> 9;
-  AppendDateText(t, out);
+  t->day = v & 31;
+  t->month = (v >> 5) & 15;
+  t->year = v >> 9;
   return absl::OkStatus();
 }
 
 // Classic TIME: 3-byte LE signed integer [-]HHMMSS.
-absl::Status DecodeTimeClassic(ByteCursor& in, std::string* out) {
+absl::Status ReadTimeClassic(ByteCursor& in, TemporalParts* t) {
   int32_t v = static_cast<int32_t>(in.U24());
   if (!in.ok()) return Truncated(in, kTypeTime);
   if (v & 0x800000) v -= 0x1000000;
-  TemporalParts t;
-  t.negative = v < 0;
+  t->negative = v < 0;
   uint32_t a = static_cast<uint32_t>(v < 0 ? -v : v);
-  t.hour = a / 10000;
-  t.minute = a / 100 % 100;
-  t.second = a % 100;
-  AppendTimeText(t, 0, out);
+  t->hour = a / 10000;
+  t->minute = a / 100 % 100;
+  t->second = a % 100;
   return absl::OkStatus();
 }
 
 // Classic DATETIME: 8-byte LE integer YYYYMMDDhhmmss.
-absl::Status DecodeDatetimeClassic(ByteCursor& in, std::string* out) {
+absl::Status ReadDatetimeClassic(ByteCursor& in, TemporalParts* t) {
   uint64_t v = in.U64();
   if (!in.ok()) return Truncated(in, kTypeDatetime);
   uint64_t date = v / 1000000, time = v % 1000000;
-  TemporalParts t;
-  t.year = static_cast<uint32_t>(date / 10000 % 100000);
-  t.month = static_cast<uint32_t>(date / 100 % 100);
-  t.day = static_cast<uint32_t>(date % 100);
-  t.hour = static_cast<uint32_t>(time / 10000);
-  t.minute = static_cast<uint32_t>(time / 100 % 100);
-  t.second = static_cast<uint32_t>(time % 100);
-  AppendDatetimeText(t, 0, out);
+  t->year = static_cast<uint32_t>(date / 10000 % 100000);
+  t->month = static_cast<uint32_t>(date / 100 % 100);
+  t->day = static_cast<uint32_t>(date % 100);
+  t->hour = static_cast<uint32_t>(time / 10000);
+  t->minute = static_cast<uint32_t>(time / 100 % 100);
+  t->second = static_cast<uint32_t>(time % 100);
   return absl::OkStatus();
 }
 
-void AppendTimestamp(uint64_t seconds, uint32_t micro, int fsp, std::string* out) {
+TemporalParts TimestampParts(uint64_t seconds, uint32_t micro) {
   // Epoch 0 is the zero timestamp; SELECT shows it as the zero datetime.
   TemporalParts t;
   if (seconds != 0) t = CivilFromEpochSeconds(seconds);
   t.micro = seconds != 0 ? micro : 0;
-  AppendDatetimeText(t, fsp, out);
+  return t;
 }
 
 // The layouts whose content can be invalid are read (and checked) here,
@@ -181,33 +175,31 @@ absl::Status ReadTimestampHires(ByteCursor& in, int fsp, uint64_t* secs, uint32_
   return absl::OkStatus();
 }
 
-absl::Status DecodeTimestamp2(ByteCursor& in, int fsp, std::string* out) {
+absl::Status ReadTimestamp2Parts(ByteCursor& in, int fsp, TemporalParts* t) {
   uint64_t secs;
   uint32_t micro;
   BR_RETURN_IF_ERROR(ReadTimestamp2(in, fsp, &secs, &micro));
-  AppendTimestamp(secs, micro, fsp, out);
+  *t = TimestampParts(secs, micro);
   return absl::OkStatus();
 }
 
-absl::Status DecodeDatetime2(ByteCursor& in, int fsp, std::string* out) {
+absl::Status ReadDatetime2Parts(ByteCursor& in, int fsp, TemporalParts* t) {
   uint64_t v;
   uint32_t micro;
   BR_RETURN_IF_ERROR(ReadDatetime2(in, fsp, &v, &micro));
   uint64_t ymd = v >> 17, hms = v & 0x1FFFF;
   uint64_t ym = ymd >> 5;
-  TemporalParts t;
-  t.day = ymd & 31;
-  t.month = static_cast<uint32_t>(ym % 13);
-  t.year = static_cast<uint32_t>(ym / 13);
-  t.hour = static_cast<uint32_t>(hms >> 12);
-  t.minute = (hms >> 6) & 63;
-  t.second = hms & 63;
-  t.micro = micro;
-  AppendDatetimeText(t, fsp, out);
+  t->day = ymd & 31;
+  t->month = static_cast<uint32_t>(ym % 13);
+  t->year = static_cast<uint32_t>(ym / 13);
+  t->hour = static_cast<uint32_t>(hms >> 12);
+  t->minute = (hms >> 6) & 63;
+  t->second = hms & 63;
+  t->micro = micro;
   return absl::OkStatus();
 }
 
-absl::Status DecodeTime2(ByteCursor& in, int fsp, std::string* out) {
+absl::Status ReadTime2Parts(ByteCursor& in, int fsp, TemporalParts* t) {
   int64_t packed;
   if (fsp >= 5) {
     packed = static_cast<int64_t>(in.FixedBE(6)) - 0x800000000000LL;
@@ -229,25 +221,25 @@ absl::Status DecodeTime2(ByteCursor& in, int fsp, std::string* out) {
     packed = intpart * (int64_t{1} << 24) + frac;
   }
   if (!in.ok()) return Truncated(in, kTypeTime2);
-  AppendTimeText(UnpackTimePacked(packed), fsp, out);
+  *t = UnpackTimePacked(packed);
   return absl::OkStatus();
 }
 
-absl::Status DecodeTimestampHires(ByteCursor& in, int fsp, std::string* out) {
+absl::Status ReadTimestampHiresParts(ByteCursor& in, int fsp, TemporalParts* t) {
   uint64_t secs;
   uint32_t micro;
   BR_RETURN_IF_ERROR(ReadTimestampHires(in, fsp, &secs, &micro));
-  AppendTimestamp(secs, micro, fsp, out);
+  *t = TimestampParts(secs, micro);
   return absl::OkStatus();
 }
 
 // MariaDB 5.3 hires DATETIME(fsp): BE unsigned of
 // ((((year*13+month)*32+day)*24+hour)*60+minute)*60+second)*10^6+µs, divided by 10^(6-fsp).
-absl::Status DecodeDatetimeHires(ByteCursor& in, int fsp, std::string* out) {
+absl::Status ReadDatetimeHires(ByteCursor& in, int fsp, TemporalParts* out) {
   uint64_t v = in.FixedBE(kHiresDatetimeBytes[fsp]);
   if (!in.ok()) return Truncated(in, kTypeDatetime);
   v *= kPow10[6 - fsp];
-  TemporalParts t;
+  TemporalParts& t = *out;
   t.micro = static_cast<uint32_t>(v % 1000000);
   v /= 1000000;
   t.second = static_cast<uint32_t>(v % 60);
@@ -260,18 +252,17 @@ absl::Status DecodeDatetimeHires(ByteCursor& in, int fsp, std::string* out) {
   v /= 32;
   t.month = static_cast<uint32_t>(v % 13);
   t.year = static_cast<uint32_t>(v / 13);
-  AppendDatetimeText(t, fsp, out);
   return absl::OkStatus();
 }
 
 // MariaDB 5.3 hires TIME(fsp): BE unsigned of (signed µs / 10^(6-fsp)) + zero point.
-absl::Status DecodeTimeHires(ByteCursor& in, int fsp, std::string* out) {
+absl::Status ReadTimeHires(ByteCursor& in, int fsp, TemporalParts* out) {
   uint64_t raw = in.FixedBE(kHiresTimeBytes[fsp]);
   if (!in.ok()) return Truncated(in, kTypeTime);
   const int64_t scale = kPow10[6 - fsp];
   const int64_t zero = kHiresTimeZeroSeconds * 1000000 / scale;
   int64_t v = (static_cast<int64_t>(raw) - zero) * scale;
-  TemporalParts t;
+  TemporalParts& t = *out;
   t.negative = v < 0;
   uint64_t a = static_cast<uint64_t>(v < 0 ? -v : v);
   t.micro = static_cast<uint32_t>(a % 1000000);
@@ -279,7 +270,6 @@ absl::Status DecodeTimeHires(ByteCursor& in, int fsp, std::string* out) {
   t.second = static_cast<uint32_t>(a % 60);
   t.minute = static_cast<uint32_t>(a / 60 % 60);
   t.hour = static_cast<uint32_t>(a / 3600);
-  AppendTimeText(t, fsp, out);
   return absl::OkStatus();
 }
 
@@ -356,38 +346,81 @@ TemporalParts CivilFromEpochSeconds(uint64_t seconds) {
   return t;
 }
 
-absl::Status DecodeTemporalText(ByteCursor& in, uint8_t type, uint16_t meta, std::string* out) {
+bool IsTemporalType(uint8_t type) {
+  switch (type) {
+    case kTypeDate:
+    case kTypeNewDate:
+    case kTypeTime:
+    case kTypeDatetime:
+    case kTypeTimestamp:
+    case kTypeTimestamp2:
+    case kTypeDatetime2:
+    case kTypeTime2:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::Status DecodeTemporalParts(ByteCursor& in, uint8_t type, uint16_t meta, TemporalParts* out,
+                                 TemporalForm* form) {
   if (meta > 6) {
     return absl::InvalidArgumentError(absl::StrCat(
         "fractional-second precision ", meta, " > 6 in metadata of ", AV(ColumnTypeName(type))));
   }
   const int fsp = meta;
+  *out = TemporalParts();
   switch (type) {
     case kTypeDate:
     case kTypeNewDate:
-      return DecodeDate(in, out);
+      *form = TemporalForm::kDate;
+      return ReadDate(in, out);
     case kTypeTime:
-      return fsp ? DecodeTimeHires(in, fsp, out) : DecodeTimeClassic(in, out);
+      *form = TemporalForm::kTime;
+      return fsp ? ReadTimeHires(in, fsp, out) : ReadTimeClassic(in, out);
     case kTypeDatetime:
-      return fsp ? DecodeDatetimeHires(in, fsp, out) : DecodeDatetimeClassic(in, out);
+      *form = TemporalForm::kDatetime;
+      return fsp ? ReadDatetimeHires(in, fsp, out) : ReadDatetimeClassic(in, out);
     case kTypeTimestamp:
-      if (fsp) return DecodeTimestampHires(in, fsp, out);
+      *form = TemporalForm::kDatetime;
+      if (fsp) return ReadTimestampHiresParts(in, fsp, out);
       {
         uint64_t secs = in.U32();
         if (!in.ok()) return Truncated(in, type);
-        AppendTimestamp(secs, 0, 0, out);
+        *out = TimestampParts(secs, 0);
       }
       return absl::OkStatus();
     case kTypeTimestamp2:
-      return DecodeTimestamp2(in, fsp, out);
+      *form = TemporalForm::kDatetime;
+      return ReadTimestamp2Parts(in, fsp, out);
     case kTypeDatetime2:
-      return DecodeDatetime2(in, fsp, out);
+      *form = TemporalForm::kDatetime;
+      return ReadDatetime2Parts(in, fsp, out);
     case kTypeTime2:
-      return DecodeTime2(in, fsp, out);
+      *form = TemporalForm::kTime;
+      return ReadTime2Parts(in, fsp, out);
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("type ", type, " (", AV(ColumnTypeName(type)), ") is not temporal"));
   }
+}
+
+absl::Status DecodeTemporalText(ByteCursor& in, uint8_t type, uint16_t meta, std::string* out) {
+  TemporalParts t;
+  TemporalForm form;
+  BR_RETURN_IF_ERROR(DecodeTemporalParts(in, type, meta, &t, &form));
+  switch (form) {
+    case TemporalForm::kDate:
+      AppendDateText(t, out);
+      break;
+    case TemporalForm::kDatetime:
+      AppendDatetimeText(t, meta, out);
+      break;
+    case TemporalForm::kTime:
+      AppendTimeText(t, meta, out);
+      break;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<size_t> TemporalBinarySize(uint8_t type, uint16_t meta) {

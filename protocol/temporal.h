@@ -30,6 +30,9 @@ struct TemporalParts {
   uint32_t micro = 0;
 };
 
+// True for the types DecodeTemporalText reads.
+bool IsTemporalType(uint8_t type);
+
 // Reads one value of temporal column type `type` (7, 10, 11, 12, 14, 17, 18,
 // 19) with metadata `meta` and appends its text to `out`.
 //
@@ -41,6 +44,14 @@ struct TemporalParts {
 // OutOfRange when the input is short; InvalidArgument for fsp > 6 or a type
 // that is not temporal.
 absl::Status DecodeTemporalText(ByteCursor& in, uint8_t type, uint16_t meta, std::string* out);
+
+// How a temporal value prints: DATE; DATETIME (also TIMESTAMP, as its UTC
+// civil time, the zero timestamp as the zero datetime); TIME.
+enum class TemporalForm : uint8_t { kDate, kDatetime, kTime };
+// Reads one value as DecodeTemporalText does (same checks, same errors),
+// into its parts; the text is `form`'s rendering of them with fsp = meta.
+absl::Status DecodeTemporalParts(ByteCursor& in, uint8_t type, uint16_t meta, TemporalParts* out,
+                                 TemporalForm* form);
 
 // The stored size of one value of that type and metadata, for walking a row
 // image without formatting it: the layouts DecodeTemporalText reads.

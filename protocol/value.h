@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "protocol/byte_cursor.h"
 #include "protocol/column_def.h"
+#include "protocol/temporal.h"
 
 namespace binrelay::protocol {
 
@@ -48,6 +49,11 @@ struct ValueView {
   std::string_view bytes;
   uint32_t collation = 0;
   bool names_known = false;  // for kEnum/kSet: bytes holds member name(s)
+  // Temporal values read with ImageValues::kTemporalParts: kind is
+  // kFormatted, bytes is empty and the value is in `temporal`.
+  bool has_temporal = false;
+  TemporalForm temporal_form = TemporalForm::kDatetime;
+  TemporalParts temporal;
 };
 
 // Reads one non-NULL value of column `col` from `in` (metadata conventions in

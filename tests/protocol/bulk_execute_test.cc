@@ -58,6 +58,52 @@ TEST(BulkExecuteBuilderTest, DoublesAndTextValues) {
   EXPECT_TRUE(d == 0 && std::signbit(d)) << "negative zero keeps its sign";
   EXPECT_EQ(p.substr(22, 6), Bytes({0, 5, '-', '1', '.', '5'}));
   EXPECT_EQ(p.substr(29, 2), Bytes({0, 21}));
+
+  // Lengths of 251 and more take the 0xFC / 0xFD prefixes.
+  b.Start(9, 2);
+  ASSERT_TRUE(b.AddBlob(std::string(300, 'x')).ok());
+  ASSERT_TRUE(b.AddBlob(std::string(70000, 'y')).ok());
+  ASSERT_TRUE(b.EndRow().ok());
+  p = b.payload();
+  EXPECT_EQ(p.substr(11, 4), Bytes({0, 0xFC, 0x2C, 0x01}));
+  EXPECT_EQ(p.substr(15 + 300, 5), Bytes({0, 0xFD, 0x70, 0x11, 0x01}));
+  EXPECT_EQ(p.size(), 15u + 300 + 5 + 70000);
+}
+
+// Guards the MYSQL_TIME layouts set_param_date/datetime/time read
+// (sql/sql_prepare.cc): a field in the wrong byte, hours of a long TIME not
+// carried into days (the server adds days * 24), the sign of a negative
+// TIME lost, microseconds dropped.
+TEST(BulkExecuteBuilderTest, TemporalLayouts) {
+  BulkExecuteBuilder b;
+  b.Start(1, 3);
+  TemporalParts d;
+  d.year = 2024;
+  d.month = 2;
+  d.day = 29;
+  d.hour = 23;
+  d.minute = 59;
+  d.second = 58;
+  d.micro = 123456;
+  ASSERT_TRUE(b.AddDate(d).ok());
+  ASSERT_TRUE(b.AddDatetime(d).ok());
+  TemporalParts t;
+  t.negative = true;
+  t.hour = 838;
+  t.minute = 59;
+  t.second = 59;
+  t.micro = 500000;
+  ASSERT_TRUE(b.AddTime(t).ok());
+  ASSERT_TRUE(b.EndRow().ok());
+  std::string_view p = b.payload();
+  EXPECT_EQ(p.substr(7, 6), Bytes({10, 0, 12, 0, 11, 0}));
+  EXPECT_EQ(p.substr(13, 6), Bytes({0, 4, 0xE8, 0x07, 2, 29}));
+  EXPECT_EQ(p.substr(19, 13),
+            Bytes({0, 11, 0xE8, 0x07, 2, 29, 23, 59, 58, 0x40, 0xE2, 0x01, 0x00}));
+  // 838 h = 34 days + 22 h.
+  EXPECT_EQ(p.substr(32, 14),
+            Bytes({0, 12, 1, 34, 0, 0, 0, 22, 59, 59, 0x20, 0xA1, 0x07, 0x00}));
+  EXPECT_EQ(p.size(), 46u);
 }
 
 // Guards: a parameter whose type changes between rows (the server would
