@@ -644,16 +644,26 @@ absl::Status ApplyPipeline::ReadLoop() {
   SetState("running");
   ddl_stop_ = absl::OkStatus();
   bool caught_up_state = false;
+  // A lost pin or a failed drain is noticed within this many events (both
+  // checks take a lock: not once per event), and at every file change and
+  // every wait at the end of the store.
+  constexpr uint32_t kCheckEvery = 256;
+  uint32_t until_check = 0;
   while (!stopping_) {
-    if (pin_.lost()) return absl::DataLossError(pin_.lost_reason());
-    {
+    if (until_check-- == 0) {
+      until_check = kCheckEvery;
+      if (pin_.lost()) return absl::DataLossError(pin_.lost_reason());
       std::lock_guard<std::mutex> l(mu_);
       if (!drain_error_.ok()) return drain_error_;
     }
     protocol::EventView event;
     BR_ASSIGN_OR_RETURN(replication::StoreReader::Step step, reader->Next(&event));
-    if (step == replication::StoreReader::Step::kNextFile) continue;
+    if (step == replication::StoreReader::Step::kNextFile) {
+      until_check = 0;
+      continue;
+    }
     if (step == replication::StoreReader::Step::kCaughtUp) {
+      until_check = 0;
       const bool have_rows = buffered_bytes_ > 0;
       const bool moved = !(last_commit_ == handed_checkpoint_);
       if (have_rows || (moved && absl::Now() - last_handoff_ >= absl::FromChrono(options_.flush_interval))) {

@@ -7,8 +7,13 @@
 namespace binrelay::apply {
 namespace {
 
-void AppendBigEndian(uint64_t v, std::string* out) {
-  for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
+// `tag` then v's 8 bytes, most significant first, in one append (keys are
+// encoded for every row change).
+void AppendTagged(char tag, uint64_t v, std::string* out) {
+  char buf[9];
+  buf[0] = tag;
+  for (int i = 0; i < 8; ++i) buf[1 + i] = static_cast<char>(v >> (56 - 8 * i));
+  out->append(buf, sizeof buf);
 }
 
 void AppendVarint(uint64_t v, std::string* out) {
@@ -29,22 +34,19 @@ void AppendKeyComponent(const protocol::ValueView* v, std::string* out) {
   }
   switch (v->kind) {
     case ValueKind::kSigned:
-      out->push_back('i');
-      AppendBigEndian(static_cast<uint64_t>(v->i), out);
+      AppendTagged('i', static_cast<uint64_t>(v->i), out);
       return;
     case ValueKind::kUnsigned:
     case ValueKind::kYear:
     case ValueKind::kEnum:
     case ValueKind::kSet:
-      out->push_back('u');
-      AppendBigEndian(v->u, out);
+      AppendTagged('u', v->u, out);
       return;
     case ValueKind::kFloat:
     case ValueKind::kDouble: {
       uint64_t bits = 0;
       std::memcpy(&bits, &v->d, sizeof(bits));
-      out->push_back('d');
-      AppendBigEndian(bits, out);
+      AppendTagged('d', bits, out);
       return;
     }
     default:
