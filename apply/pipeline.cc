@@ -505,13 +505,27 @@ absl::Status ApplyPipeline::Prepare() {
 
   // The tables: every source table the pattern matches, checked against
   // the target's.
-  bulk_ = false;
+  bool bulk = false;
+  std::string why_text = options_.bulk_replace ? "" : " (bulk_replace = off)";
   if (options_.bulk_replace) {
-    BR_ASSIGN_OR_RETURN(bulk_, target.SupportsBulk());
+    BR_ASSIGN_OR_RETURN(bulk, target.SupportsBulk());
+    if (!bulk) why_text = " (the target has no bulk commands)";
   }
+  if (bulk) {
+    // A bulk command is logged by the statement it prepared, markers and
+    // all, when the target writes a STATEMENT-format binlog (MariaDB only
+    // switches bulk operations to row format under MIXED; sql_class.cc
+    // THD::decide_logging_format): its replicas could not run that. Where
+    // the session could not switch to ROW (TargetSession), REPLACE text.
+    if (target.logs_statements()) {
+      bulk = false;
+      why_text = " (the target logs statements: binlog_format is STATEMENT)";
+    }
+  }
+  bulk_ = bulk;
   {
     std::lock_guard<std::mutex> l(mu_);
-    status_.upsert_protocol = bulk_ ? "bulk" : "text";
+    status_.upsert_protocol = bulk ? "bulk" : absl::StrCat("text", why_text);
   }
   BR_ASSIGN_OR_RETURN(protocol::QueryResult packet, target.Query("SELECT @@max_allowed_packet"));
   size_t max_statement = 16u << 20;
@@ -802,7 +816,32 @@ void ApplyPipeline::DrainLoop() {
 }
 
 absl::Status ApplyPipeline::Execute(TargetSession& session, std::string_view sql, size_t rows) {
-  return RunWithRetry(session, sql, rows, [&] { return session.Execute(sql); });
+  uint16_t warnings = 0;
+  BR_RETURN_IF_ERROR(
+      RunWithRetry(session, sql, rows, [&] { return session.Execute(sql, &warnings); }));
+  if (warnings > 0) NoteWarnings(session, sql, warnings);
+  return absl::OkStatus();
+}
+
+void ApplyPipeline::NoteWarnings(TargetSession& session, std::string_view what,
+                                 uint16_t warnings) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++status_.target_warnings;
+    if (warnings_logged_ >= 10) return;
+    ++warnings_logged_;
+  }
+  std::string shown;
+  auto w = session.Query("SHOW WARNINGS LIMIT 3");
+  if (w.ok()) {
+    for (const auto& row : w->rows) {
+      if (row.size() < 3) continue;
+      absl::StrAppend(&shown, shown.empty() ? "" : "; ", row[1].value_or(""), " ",
+                      row[2].value_or(""));
+    }
+  }
+  spdlog::warn("apply pipeline {}: target {} ran {} with {} warning(s): {}", options_.name,
+               session.peer(), SV(AV(what.substr(0, 120))), warnings, shown);
 }
 
 absl::Status ApplyPipeline::RunWithRetry(TargetSession& session, std::string_view what,
@@ -820,10 +859,14 @@ absl::Status ApplyPipeline::RunWithRetry(TargetSession& session, std::string_vie
     }
     if (stopping_) return absl::CancelledError("stopping");
     if (c == ErrorClass::kHard) {
+      // 1665: a STATEMENT-format binlog the applier may not switch to ROW.
+      const char* hint = ServerErrorCode(s) != 1665 ? ""
+                         : "; grant the applier BINLOG ADMIN (binrelay then logs its writes "
+                           "as rows) or set binlog_format = MIXED or ROW on the target";
       return Annotate(s, absl::StrCat("apply pipeline ", options_.name, ", target ",
                                       session.peer(), ", statement ",
                                       std::string(what.substr(0, 200)),
-                                      what.size() > 200 ? "..." : ""));
+                                      what.size() > 200 ? "..." : "", hint));
     }
     const int code = ServerErrorCode(s) != 0 ? ServerErrorCode(s) : 2013;
     {
@@ -852,16 +895,37 @@ absl::Status ApplyPipeline::RunWithRetry(TargetSession& session, std::string_vie
 absl::Status ApplyPipeline::Replace(TargetSession& session, const ApplyTable& t,
                                     const BufferedRow* const* rows, size_t n, size_t max_rows,
                                     size_t max_bytes) {
-  if (!bulk_) {
+  auto text = [&] {
     return BuildReplaces(t, rows, n, max_rows, max_bytes, [&](std::string_view sql, size_t k) {
       return Execute(session, sql, k);
     });
-  }
+  };
+  // A table whose columns are all generated has nothing to bind.
+  if (!bulk_ || t.bulk_params == 0) return text();
   protocol::BulkExecuteBuilder bulk;
-  return BuildBulkReplaces(t, rows, n, max_rows, max_bytes, &bulk, [&](size_t k) {
-    return RunWithRetry(session, t.bulk_replace, k,
-                        [&] { return session.ExecuteBulk(t.bulk_replace, bulk); });
+  absl::Status s = BuildBulkReplaces(t, rows, n, max_rows, max_bytes, &bulk, [&](size_t k) {
+    uint16_t warnings = 0;
+    BR_RETURN_IF_ERROR(RunWithRetry(session, t.bulk_replace, k, [&] {
+      return session.ExecuteBulk(t.bulk_replace, bulk, &warnings);
+    }));
+    if (warnings > 0) NoteWarnings(session, t.bulk_replace, warnings);
+    return absl::OkStatus();
   });
+  if (s.ok() || absl::IsCancelled(s) || Classify(s) != ErrorClass::kHard) return s;
+  // The target refused a bulk command (one it does not support, too many
+  // prepared statements, a server that lost the capability, or a value it
+  // will not take that way). Nothing of that command was applied (it is one
+  // statement), and REPLACE text is authoritative: the rest of this run
+  // uses it, starting with these rows, and a real problem with the rows
+  // fails there with their values in the message.
+  if (bulk_.exchange(false)) {
+    spdlog::warn("apply pipeline {}: target {} refused a bulk command for {} ({}); using "
+                 "REPLACE text from now on",
+                 options_.name, session.peer(), t.Name(), SV(s.message()));
+    std::lock_guard<std::mutex> l(mu_);
+    status_.upsert_protocol = absl::StrCat("text (bulk refused: ", s.message(), ")");
+  }
+  return text();
 }
 
 absl::Status ApplyPipeline::RunJobs(

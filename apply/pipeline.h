@@ -76,6 +76,9 @@ struct PipelineStatus {
   uint64_t buffered_keys = 0;
   uint64_t buffered_bytes = 0;
   uint64_t parked = 0;         // times the reader waited on soft_limit_bytes
+  // Statements the target ran with warnings (a value it changed, e.g.
+  // truncated, would show here): logged, never silent.
+  uint64_t target_warnings = 0;
   // Prepared XA transactions with rows of these tables, not yet decided on
   // the source: the checkpoint waits before the oldest.
   uint64_t xa_held = 0;
@@ -164,7 +167,13 @@ class ApplyPipeline {
 
   // Drainer state.
   std::vector<std::unique_ptr<TargetSession>> sessions_;
-  bool bulk_ = false;  // options_.bulk_replace and the target takes it
+  // options_.bulk_replace and the target takes it; cleared (for the rest of
+  // the run) when the target refuses a bulk command. Flush threads read it.
+  std::atomic<bool> bulk_{false};
+  // Called after a statement or command the target ran with warnings: counts
+  // them and logs the first few (SHOW WARNINGS), naming `what`.
+  void NoteWarnings(TargetSession& session, std::string_view what, uint16_t warnings);
+  uint32_t warnings_logged_ = 0;  // under mu_
   size_t cur_concurrency_;
   size_t cur_batch_rows_;
   size_t clean_drains_ = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/capabilities.h"
 #include "protocol/server_error.h"
@@ -63,6 +64,18 @@ absl::Status TargetSession::EnsureOpen() {
       1, std::chrono::duration_cast<std::chrono::seconds>(options_.io_timeout).count() / 2);
   auto q = c->Query(absl::StrCat("SET SESSION max_statement_time = ", limit_s));
   if (!q.ok() && ServerErrorCode(q.status()) != 1193) return q.status();
+  // A target writing a STATEMENT-format binlog cannot log this session's
+  // writes as statements (READ COMMITTED: InnoDB refuses, error 1665; and a
+  // bulk command would be logged with its ? markers). Its rows are logged as
+  // rows where the applier may say so (BINLOG ADMIN or SUPER); MIXED would
+  // log them as rows too.
+  logs_statements_ = false;
+  auto fmt = c->Query("SELECT @@log_bin, @@session.binlog_format");
+  if (fmt.ok() && !fmt->rows.empty() && fmt->rows[0].size() == 2 && fmt->rows[0][0] &&
+      fmt->rows[0][1] && *fmt->rows[0][0] == "1" &&
+      absl::EqualsIgnoreCase(*fmt->rows[0][1], "STATEMENT")) {
+    logs_statements_ = !c->Query("SET SESSION binlog_format = 'ROW'").ok();
+  }
   connection_id_ = c->server_info().connection_id;
   prepared_.clear();
   conn_ = std::move(c);
@@ -97,28 +110,48 @@ absl::StatusOr<bool> TargetSession::SupportsBulk() {
   return (conn_->server_info().capabilities & protocol::cap::kMariaDbStmtBulk) != 0;
 }
 
-absl::Status TargetSession::ExecuteBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk) {
+absl::Status TargetSession::ExecuteBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk,
+                                        uint16_t* warnings) {
   BR_ASSIGN_OR_RETURN(bool bulk_ok, SupportsBulk());
   if (!bulk_ok) {
     return absl::FailedPreconditionError(
         absl::StrCat("target ", peer(), " (", conn_->server_info().version,
-                     ") does not take COM_STMT_BULK_EXECUTE; set bulk_replace = off"));
+                     ") does not take COM_STMT_BULK_EXECUTE"));
   }
-  auto it = prepared_.find(AV(sql));
-  if (it == prepared_.end()) {
-    auto p = conn_->Prepare(sql);
-    if (!p.ok()) return AfterFailure(p.status());
-    if (p->params != bulk.params()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("target ", peer(), " prepared ", AV(sql), " with ", p->params,
-                       " parameters, not ", bulk.params()));
+  // Statements stay prepared for the connection's life; a session writing
+  // more tables than this starts again rather than holding handles against
+  // the server-wide max_prepared_stmt_count.
+  constexpr size_t kMaxPrepared = 64;
+  for (int attempt = 0;; ++attempt) {
+    auto it = prepared_.find(AV(sql));
+    if (it == prepared_.end()) {
+      if (prepared_.size() >= kMaxPrepared) CloseAllPrepared();
+      auto p = conn_->Prepare(sql);
+      if (!p.ok()) return AfterFailure(p.status());
+      if (p->params != bulk.params()) {
+        (void)conn_->CloseStatement(p->id);
+        return absl::FailedPreconditionError(
+            absl::StrCat("target ", peer(), " prepared ", AV(sql), " with ", p->params,
+                         " parameters, not ", bulk.params()));
+      }
+      it = prepared_.emplace(std::string(sql), *p).first;
     }
-    it = prepared_.emplace(std::string(sql), *p).first;
+    bulk.SetStatementId(it->second.id);
+    auto r = conn_->RunCommand(bulk.payload());
+    if (!r.ok() && ServerErrorCode(r.status()) == 1243 && attempt == 0) {
+      // ER_UNKNOWN_STMT_HANDLER: the server no longer knows the handle.
+      prepared_.erase(it);
+      continue;
+    }
+    if (!r.ok()) return AfterFailure(r.status());
+    if (warnings != nullptr) *warnings = r->warnings;
+    return absl::OkStatus();
   }
-  bulk.SetStatementId(it->second.id);
-  auto r = conn_->RunCommand(bulk.payload());
-  if (!r.ok()) return AfterFailure(r.status());
-  return absl::OkStatus();
+}
+
+void TargetSession::CloseAllPrepared() {
+  for (const auto& [sql, p] : prepared_) (void)conn_->CloseStatement(p.id);
+  prepared_.clear();
 }
 
 absl::Status TargetSession::KillConnection(uint32_t id) {
@@ -130,6 +163,11 @@ absl::Status TargetSession::KillConnection(uint32_t id) {
   return absl::OkStatus();
 }
 
-absl::Status TargetSession::Execute(std::string_view sql) { return Query(sql).status(); }
+absl::Status TargetSession::Execute(std::string_view sql, uint16_t* warnings) {
+  auto r = Query(sql);
+  if (!r.ok()) return r.status();
+  if (warnings != nullptr) *warnings = r->warnings;
+  return absl::OkStatus();
+}
 
 }  // namespace binrelay::apply

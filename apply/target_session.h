@@ -48,16 +48,21 @@ class TargetSession {
 
   // Runs one statement, connecting first if needed. A connection-level
   // failure closes the session; the next call reconnects.
-  absl::Status Execute(std::string_view sql);
+  absl::Status Execute(std::string_view sql, uint16_t* warnings = nullptr);
   absl::StatusOr<protocol::QueryResult> Query(std::string_view sql);
   // Runs `bulk` as COM_STMT_BULK_EXECUTE of `sql` (one row's statement with
   // `?` markers), prepared on first use on each connection; the command's
   // statement id is filled in here. FailedPrecondition if the target does
   // not take bulk commands.
-  absl::Status ExecuteBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk);
+  // `*warnings` (if given) receives the OK packet's warning count.
+  absl::Status ExecuteBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk,
+                           uint16_t* warnings = nullptr);
   // Connects if needed; whether the target takes COM_STMT_BULK_EXECUTE
   // (MariaDB >= 10.2).
   absl::StatusOr<bool> SupportsBulk();
+  // After a connect: the target logs this session's writes as statements
+  // (binlog_format STATEMENT, and the applier may not change it).
+  bool logs_statements() const { return logs_statements_; }
   void Close() { Reset(); }
   // KILL CONNECTION `id` over a new connection (a statement of a session
   // that timed out, or of an earlier binrelay process).
@@ -66,6 +71,7 @@ class TargetSession {
 
  private:
   absl::Status EnsureOpen();
+  void CloseAllPrepared();  // COM_STMT_CLOSE for each (no replies to read)
   void Reset() {
     conn_.reset();
     prepared_.clear();
@@ -78,6 +84,7 @@ class TargetSession {
   int lock_wait_timeout_;
   std::unique_ptr<protocol::ClientConnection> conn_;
   uint32_t connection_id_ = 0;
+  bool logs_statements_ = false;
   // Statements prepared on conn_, by SQL text.
   absl::flat_hash_map<std::string, protocol::ClientConnection::Prepared> prepared_;
 };

@@ -153,6 +153,7 @@ class ServeStatus : public proxy::StatusProvider {
         a.buffered_keys = ps.buffered_keys;
         a.buffered_bytes = ps.buffered_bytes;
         a.parked = ps.parked;
+        a.target_warnings = ps.target_warnings;
         a.xa_held = ps.xa_held;
         a.upsert_protocol = ps.upsert_protocol;
         a.changes_read = ps.changes_read;

@@ -186,6 +186,7 @@ absl::Status ClientConnection::ReadResult(QueryResult* out, bool* more_results) 
     case ResponseKind::kOk: {
       BR_ASSIGN_OR_RETURN(OkPacket ok, ParseOkPacket(first));
       out->affected_rows = ok.affected_rows;
+      out->warnings = ok.warnings;
       *more_results = ok.status_flags & server_status::kMoreResultsExist;
       return absl::OkStatus();
     }
@@ -273,13 +274,14 @@ absl::StatusOr<ClientConnection::Prepared> ClientConnection::Prepare(std::string
   return p;
 }
 
-absl::StatusOr<uint64_t> ClientConnection::RunCommand(std::string_view command) {
+absl::StatusOr<ClientConnection::CommandResult> ClientConnection::RunCommand(
+    std::string_view command) {
   BR_RETURN_IF_ERROR(WriteCommand(command));
   BR_ASSIGN_OR_RETURN(std::string_view reply, ReadForQuery());
   switch (ClassifyResponse(reply)) {
     case ResponseKind::kOk: {
       BR_ASSIGN_OR_RETURN(OkPacket ok, ParseOkPacket(reply));
-      return ok.affected_rows;
+      return CommandResult{ok.affected_rows, ok.warnings};
     }
     case ResponseKind::kErr:
       return ErrPacketToStatus(reply, peer());

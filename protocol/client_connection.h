@@ -58,6 +58,7 @@ struct QueryResult {
   std::vector<std::string> columns;
   std::vector<std::vector<std::optional<std::string>>> rows;
   uint64_t affected_rows = 0;
+  uint16_t warnings = 0;  // of the (last) OK packet
 };
 
 class ClientConnection {
@@ -81,9 +82,12 @@ class ClientConnection {
   };
   absl::StatusOr<Prepared> Prepare(std::string_view sql);
   // Sends `command` (a whole command payload, e.g. from BulkExecuteBuilder)
-  // and reads its OK or ERR reply; returns the affected rows. For
-  // statements without a result set.
-  absl::StatusOr<uint64_t> RunCommand(std::string_view command);
+  // and reads its OK or ERR reply. For statements without a result set.
+  struct CommandResult {
+    uint64_t affected_rows = 0;
+    uint16_t warnings = 0;
+  };
+  absl::StatusOr<CommandResult> RunCommand(std::string_view command);
   // COM_STMT_CLOSE (the server sends no reply).
   absl::Status CloseStatement(uint32_t id);
   void Quit();          // COM_QUIT, then close; errors are ignored

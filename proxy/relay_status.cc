@@ -99,6 +99,7 @@ std::string RenderStatusJson(const RelayStatus& s) {
     Num(&out, "buffered_keys", p.buffered_keys);
     Num(&out, "buffered_bytes", p.buffered_bytes);
     Num(&out, "parked", p.parked);
+    Num(&out, "target_warnings", p.target_warnings);
     Num(&out, "xa_held", p.xa_held);
     Num(&out, "changes_read", p.changes_read);
     Num(&out, "rows_written", p.rows_written);
@@ -186,6 +187,9 @@ std::string RenderPrometheus(const RelayStatus& s) {
        [](const ApplyStatus& p) { return absl::StrCat(p.buffered_bytes); }},
       {"binrelay_apply_parked_total", "counter", "Times reading waited on soft_limit_bytes.",
        [](const ApplyStatus& p) { return absl::StrCat(p.parked); }},
+      {"binrelay_apply_target_warnings_total", "counter",
+       "Statements or bulk commands the target ran with warnings (see the log).",
+       [](const ApplyStatus& p) { return absl::StrCat(p.target_warnings); }},
       {"binrelay_apply_xa_held", "gauge",
        "Prepared XA transactions not yet decided on the source whose rows a pipeline holds.",
        [](const ApplyStatus& p) { return absl::StrCat(p.xa_held); }},

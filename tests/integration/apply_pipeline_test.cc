@@ -336,7 +336,9 @@ void ApplyPipelineTest::KeyChangesAndEveryColumnType(const std::string& db, cons
   EXPECT_EQ(p->Find("last_error")->text, "");
   // The setting took effect: bulk commands need prepared statements on the
   // target; REPLACE text prepares none.
-  EXPECT_EQ(p->Find("upsert_protocol")->text, bulk == "on" ? "bulk" : "text");
+  EXPECT_EQ(p->Find("upsert_protocol")->text,
+            bulk == "on" ? "bulk" : "text (bulk_replace = off)");
+  EXPECT_EQ(p->Find("target_warnings")->text, "0") << "the target changed no value";
   if (bulk == "on") {
     EXPECT_GT(TargetCounter("Com_stmt_prepare"), prepares);
   } else {
@@ -394,6 +396,70 @@ TEST_F(ApplyPipelineTest, TargetSchemaOnTheSourceServer) {
   BR_ASSERT_OK(source_->Execute("UPDATE same1.t SET v = 'changed' WHERE id % 3 = 0"));
   BR_ASSERT_OK(source_->Execute("DELETE FROM same1.t WHERE id % 5 = 0"));
   EXPECT_TRUE(Converges("same1", "same1_copy", seconds(60), serve.get(), source_));
+}
+
+// Guards: writes to a target that logs statements. Under READ COMMITTED
+// InnoDB refuses statement logging (1665), and a bulk command would be
+// logged as its prepared `VALUES (?,?)` text, which the target's own
+// replicas cannot run. The apply session (whose applier may) logs its rows
+// as rows instead; the target's binlog must hold no statement of ours.
+TEST_F(ApplyPipelineTest, StatementFormatTargetLogsTheAppliedRowsAsRows) {
+  CreateOnBoth({"CREATE DATABASE stmtfmt", "CREATE TABLE stmtfmt.t (id INT PRIMARY KEY, v VARCHAR(20))"});
+  BR_ASSERT_OK(target_->Execute("SET GLOBAL binlog_format = 'STATEMENT'"));
+  struct Restore {
+    ~Restore() { (void)target_->Execute("SET GLOBAL binlog_format = 'ROW'"); }
+  } restore;
+  BR_ASSERT_OK_AND_ASSIGN(std::string from, CurrentBinlogPosition(*target_));
+  auto serve = StartServe({{"stmtfmt", "stmtfmt.t", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK(source_->Execute("INSERT INTO stmtfmt.t VALUES (1, 'a'), (2, 'b'), (3, 'c')"));
+  BR_ASSERT_OK(source_->Execute("UPDATE stmtfmt.t SET v = 'x' WHERE id = 2"));
+  EXPECT_TRUE(Converges("stmtfmt", "stmtfmt", seconds(60), serve.get()));
+  auto status = PipelineStatus(*serve, "stmtfmt");
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->Find("upsert_protocol")->text, "bulk");
+  BR_ASSERT_OK_AND_ASSIGN(auto conn, SqlConn::Open(*target_));
+  BR_ASSERT_OK_AND_ASSIGN(
+      auto events, conn->QueryNamed(absl::StrCat(
+                       "SHOW BINLOG EVENTS IN '", from.substr(0, from.find(':')), "' FROM ",
+                       from.substr(from.find(':') + 1))));
+  size_t maps = 0;
+  for (auto& e : events) {
+    const std::string info = e["Info"].value_or("");
+    // (Annotate_rows events quote the statement beside its row events.)
+    if (e["Event_type"].value_or("") == "Query") {
+      EXPECT_EQ(info.find("REPLACE INTO `stmtfmt`"), std::string::npos) << info;
+    }
+    if (e["Event_type"].value_or("") == "Table_map" &&
+        info.find("(stmtfmt.t)") != std::string::npos) {
+      ++maps;
+    }
+  }
+  EXPECT_GT(maps, 0u) << "the applied rows are in the target's binlog as row events";
+}
+
+// Guards: a target that refuses bulk commands (here: no prepared statements
+// allowed, max_prepared_stmt_count = 0, as a server at its limit would)
+// stopping the pipeline, although REPLACE text would work. The batch and
+// everything after it must go through as text, and status must say so.
+TEST_F(ApplyPipelineTest, RefusedBulkCommandsFallBackToReplaceText) {
+  CreateOnBoth({"CREATE DATABASE nobulk", "CREATE TABLE nobulk.t (id INT PRIMARY KEY, v INT)"});
+  BR_ASSERT_OK(target_->Execute("SET GLOBAL max_prepared_stmt_count = 0"));
+  struct Restore {
+    ~Restore() { (void)target_->Execute("SET GLOBAL max_prepared_stmt_count = 16382"); }
+  } restore;
+  auto serve = StartServe({{"nobulk", "nobulk.t", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK(source_->Execute("INSERT INTO nobulk.t SELECT seq, seq FROM nobulk.seq_1_to_500"));
+  BR_ASSERT_OK(source_->Execute("UPDATE nobulk.t SET v = v + 1 WHERE id % 7 = 0"));
+  EXPECT_TRUE(Converges("nobulk", "nobulk", seconds(60), serve.get()));
+  auto status = PipelineStatus(*serve, "nobulk");
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(absl::StartsWith(status->Find("upsert_protocol")->text, "text (bulk refused: "))
+      << status->Find("upsert_protocol")->text;
+  EXPECT_NE(status->Find("upsert_protocol")->text.find("1461"), std::string::npos)
+      << "the target's own error is shown";
+  EXPECT_EQ(status->Find("last_error")->text, "");
 }
 
 // Guards: a target that refuses (wrong password, a missing table, a column
