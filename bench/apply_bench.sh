@@ -216,20 +216,23 @@ while True:
     p = s["pipelines"][0]
     if (p["flushed_file"], p["flushed_offset"]) >= (endf, endo): break
     time.sleep(0.025)
-print(f"pipeline cpu: binrelay {cpu(pid) - c0[0]:.2f} s, target {cpu(tpid) - c0[1]:.2f} s",
-      file=sys.stderr)
-print(round(time.monotonic() - t0, 2), peak)
+cb, ct = cpu(pid) - c0[0], cpu(tpid) - c0[1]
+print(f"pipeline cpu: binrelay {cb:.2f} s, target {ct:.2f} s", file=sys.stderr)
+print(round(time.monotonic() - t0, 2), peak, round(cb + ct, 2))
 PY
 )
   [ -n "$tperf" ] && { kill -INT "$tperf"; wait "$tperf" 2>/dev/null || true; }
   [ "$res" = died ] && log "pipeline serve died: $(tail -3 "$TMP/pipe-$w.err")"
-  local elapsed=${res%% *}; peak=${res##* }
+  local elapsed peak cpu; read -r elapsed peak cpu <<<"$res"
   local stats; stats=$(curl -s "http://127.0.0.1:$http/status" | python3 -c 'import json,sys; p=json.load(sys.stdin)["pipelines"][0]; print(p["changes_read"], p["rows_written"])')
   curl -s "http://127.0.0.1:$http/status" | python3 -c 'import json,sys; p=json.load(sys.stdin)["pipelines"][0]; print("pipeline:", {k: p[k] for k in ("drains","last_flush_seconds","concurrency","batch_rows","retries","parked")})' >&2
   kill -INT "$pid"; wait "$pid" 2>/dev/null || true
   [ "$(checksum target "$w.t")" = "$(checksum source "$w.t")" ] || log "WARNING: $w target differs from source"
-  echo "$elapsed $((peak / 1024)) $stats"
+  echo "$elapsed $((peak / 1024)) $stats $cpu"
 }
+
+# CPU seconds (user + system) process $1 has used so far.
+cpu_of() { awk -v t="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print ($12 + $13) / t}' "/proc/$1/stat"; }
 
 # time_replica WORKLOAD THREADS: the replica's copy reset, START SLAVE UNTIL
 # the workload's end from its start, until the SQL thread has executed it.
@@ -241,7 +244,7 @@ time_replica() {
   on replica -e "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$LISTEN, MASTER_USER='b',
     MASTER_PASSWORD='b', MASTER_LOG_FILE='$(file_of "${START[$w]}")', MASTER_LOG_POS=$(offset_of "${START[$w]}"),
     MASTER_USE_GTID=no"
-  local t0 t1; t0=$(now)
+  local t0 t1 c0; t0=$(now); c0=$(cpu_of "${PIDS[replica]}")
   on replica -e "START SLAVE UNTIL MASTER_LOG_FILE='$(file_of "${END[$w]}")', MASTER_LOG_POS=$(offset_of "${END[$w]}")"
   # MASTER_POS_WAIT blocks until the SQL thread has executed up to the
   # workload's end: no polling process competes with the replica. It is
@@ -259,8 +262,9 @@ time_replica() {
   t1=$(now)
   local st; st=$(on replica -e 'SHOW SLAVE STATUS\G')
   grep -q 'Last_SQL_Errno: 0' <<<"$st" || log "replica error: $(grep Last_SQL_Error <<<"$st")"
+  local c1; c1=$(cpu_of "${PIDS[replica]}")
   [ "$(checksum replica "$w.t")" = "$(checksum source "$w.t")" ] || log "WARNING: $w replica differs from source"
-  python3 -c "print(round($t1-$t0,2))"
+  python3 -c "print(round($t1-$t0,2), round($c1-$c0,2))"
 }
 
 # time_replace WORKLOAD: the source's final rows, dumped as multi-row
@@ -303,22 +307,22 @@ REPORT=${REPORT:-bench/results-apply-$DATE.md}
   echo "binrelay $(git rev-parse --short HEAD 2>/dev/null); MariaDB $(on source -N -e 'SELECT VERSION()')."
   echo "Seconds to bring the target to the source's state from the same stored binlog; lower is better."
   echo
-  echo "| workload | binrelay pipeline | pipeline, bulk_replace=off | replica 1 thread | replica 4 threads optimistic | REPLACE x$CONC (target's limit) | pipeline vs 1-thread replica | pipeline vs parallel replica | pipeline vs limit | bulk vs text pipeline | rows written / changes read | pipeline peak RSS |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| workload | binrelay pipeline | pipeline, bulk_replace=off | replica 1 thread | replica 4 threads optimistic | REPLACE x$CONC (target's limit) | pipeline vs 1-thread replica | pipeline vs parallel replica | pipeline vs limit | bulk vs text pipeline | CPU s: pipeline (binrelay + target) / replica 1 / replica 4 | rows written / changes read | pipeline peak RSS |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$REPORT"
 for w in ${WORKLOADS:-ins hot wide}; do
   for run in $(seq 1 "$RUNS"); do
-    log "$w: pipeline"; read -r tp rss changes written < <(time_pipeline "$w" "${BULK:-on}")
+    log "$w: pipeline"; read -r tp rss changes written cp < <(time_pipeline "$w" "${BULK:-on}")
     if [ -n "${PERF_DIR:-}${CALLGRIND_DIR:-}" ]; then echo "$w pipeline $tp s (profiled)" | tee -a "$REPORT"; continue; fi
     log "$w: pipeline, bulk_replace=off"; read -r ttext _ _ _ < <(time_pipeline "$w" off)
     start_relay
-    log "$w: replica, 1 thread"; tr1=$(time_replica "$w" 0)
-    log "$w: replica, 4 threads"; tr4=$(time_replica "$w" 4)
+    log "$w: replica, 1 thread"; read -r tr1 cr1 < <(time_replica "$w" 0)
+    log "$w: replica, 4 threads"; read -r tr4 cr4 < <(time_replica "$w" 4)
     stop_relay
     log "$w: REPLACE x$CONC"; tl=$(time_replace "$w")
     line=$(python3 -c "
-tp,ttext,tr1,tr4,tl=$tp,$ttext,$tr1,$tr4,$tl
-print(f'| $w | {tp} | {ttext} | {tr1} | {tr4} | {tl} | {tr1/tp:.2f}x | {tr4/tp:.2f}x | {tp/tl:.2f}x of the limit\'s time | {ttext/tp:.2f}x | {$written}/{$changes} = {$written/max(1,$changes):.3f} | {$rss} MiB |')")
+tp,ttext,tr1,tr4,tl,cp,cr1,cr4=$tp,$ttext,$tr1,$tr4,$tl,$cp,$cr1,$cr4
+print(f'| $w | {tp} | {ttext} | {tr1} | {tr4} | {tl} | {tr1/tp:.2f}x | {tr4/tp:.2f}x | {tp/tl:.2f}x of the limit\'s time | {ttext/tp:.2f}x | {cp} / {cr1} / {cr4} | {$written}/{$changes} = {$written/max(1,$changes):.3f} | {$rss} MiB |')")
     echo "$line" | tee -a "$REPORT"
   done
 done
