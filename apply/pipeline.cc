@@ -902,15 +902,45 @@ absl::Status ApplyPipeline::Replace(TargetSession& session, const ApplyTable& t,
   };
   // A table whose columns are all generated has nothing to bind.
   if (!bulk_ || t.bulk_params == 0) return text();
-  protocol::BulkExecuteBuilder bulk;
-  absl::Status s = BuildBulkReplaces(t, rows, n, max_rows, max_bytes, &bulk, [&](size_t k) {
+  // One command in flight on the session: each is sent, the next is built
+  // while the target runs it, and its reply is read before the next is sent
+  // (so batches still reach the target in order, one at a time).
+  protocol::BulkExecuteBuilder bulk, inflight;
+  size_t inflight_rows = 0;
+  bool sent = false;  // `inflight` went out; its reply is unread
+  auto finish = [&]() -> absl::Status {
+    if (inflight_rows == 0) return absl::OkStatus();
     uint16_t warnings = 0;
-    BR_RETURN_IF_ERROR(RunWithRetry(session, t.bulk_replace, k, [&] {
-      return session.ExecuteBulk(t.bulk_replace, bulk, &warnings);
-    }));
+    bool pending = sent;
+    absl::Status s = RunWithRetry(session, t.bulk_replace, inflight_rows, [&] {
+      if (pending) {
+        pending = false;
+        absl::Status r = session.FinishBulk(&warnings);
+        // 1243: the handle was gone (FinishBulk forgot it): prepare again.
+        if (ServerErrorCode(r) != 1243) return r;
+      }
+      return session.ExecuteBulk(t.bulk_replace, inflight, &warnings);  // a retry: whole
+    });
+    inflight_rows = 0;
+    sent = false;
+    BR_RETURN_IF_ERROR(s);
     if (warnings > 0) NoteWarnings(session, t.bulk_replace, warnings);
     return absl::OkStatus();
+  };
+  absl::Status s = BuildBulkReplaces(t, rows, n, max_rows, max_bytes, &bulk, [&](size_t k) {
+    BR_RETURN_IF_ERROR(finish());
+    // BuildBulkReplaces starts the next command in `bulk`, reusing the
+    // buffer of the one just finished.
+    std::swap(bulk, inflight);
+    inflight_rows = k;
+    // A send that fails is retried whole (or classified) by finish().
+    sent = session.SendBulk(t.bulk_replace, inflight).ok();
+    return absl::OkStatus();
   });
+  // The last command, or the one in flight when building failed: its reply
+  // must be read before the session runs anything else.
+  absl::Status last = finish();
+  if (s.ok()) s = last;
   if (s.ok() || absl::IsCancelled(s) || Classify(s) != ErrorClass::kHard) return s;
   // The target refused a bulk command (one it does not support, too many
   // prepared statements, a server that lost the capability, or a value it

@@ -112,6 +112,17 @@ absl::StatusOr<bool> TargetSession::SupportsBulk() {
 
 absl::Status TargetSession::ExecuteBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk,
                                         uint16_t* warnings) {
+  for (int attempt = 0;; ++attempt) {
+    BR_RETURN_IF_ERROR(SendBulk(sql, bulk));
+    absl::Status s = FinishBulk(warnings);
+    // ER_UNKNOWN_STMT_HANDLER: the server no longer knows the handle
+    // (FinishBulk dropped it); prepare it again, once.
+    if (!s.ok() && ServerErrorCode(s) == 1243 && attempt == 0) continue;
+    return s;
+  }
+}
+
+absl::Status TargetSession::SendBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk) {
   BR_ASSIGN_OR_RETURN(bool bulk_ok, SupportsBulk());
   if (!bulk_ok) {
     return absl::FailedPreconditionError(
@@ -122,31 +133,34 @@ absl::Status TargetSession::ExecuteBulk(std::string_view sql, protocol::BulkExec
   // more tables than this starts again rather than holding handles against
   // the server-wide max_prepared_stmt_count.
   constexpr size_t kMaxPrepared = 64;
-  for (int attempt = 0;; ++attempt) {
-    auto it = prepared_.find(AV(sql));
-    if (it == prepared_.end()) {
-      if (prepared_.size() >= kMaxPrepared) CloseAllPrepared();
-      auto p = conn_->Prepare(sql);
-      if (!p.ok()) return AfterFailure(p.status());
-      if (p->params != bulk.params()) {
-        (void)conn_->CloseStatement(p->id);
-        return absl::FailedPreconditionError(
-            absl::StrCat("target ", peer(), " prepared ", AV(sql), " with ", p->params,
-                         " parameters, not ", bulk.params()));
-      }
-      it = prepared_.emplace(std::string(sql), *p).first;
+  auto it = prepared_.find(AV(sql));
+  if (it == prepared_.end()) {
+    if (prepared_.size() >= kMaxPrepared) CloseAllPrepared();
+    auto p = conn_->Prepare(sql);
+    if (!p.ok()) return AfterFailure(p.status());
+    if (p->params != bulk.params()) {
+      (void)conn_->CloseStatement(p->id);
+      return absl::FailedPreconditionError(
+          absl::StrCat("target ", peer(), " prepared ", AV(sql), " with ", p->params,
+                       " parameters, not ", bulk.params()));
     }
-    bulk.SetStatementId(it->second.id);
-    auto r = conn_->RunCommand(bulk.payload());
-    if (!r.ok() && ServerErrorCode(r.status()) == 1243 && attempt == 0) {
-      // ER_UNKNOWN_STMT_HANDLER: the server no longer knows the handle.
-      prepared_.erase(it);
-      continue;
-    }
-    if (!r.ok()) return AfterFailure(r.status());
-    if (warnings != nullptr) *warnings = r->warnings;
-    return absl::OkStatus();
+    it = prepared_.emplace(std::string(sql), *p).first;
   }
+  bulk.SetStatementId(it->second.id);
+  if (absl::Status s = conn_->WriteCommand(bulk.payload()); !s.ok()) return AfterFailure(s);
+  sent_sql_ = sql;
+  return absl::OkStatus();
+}
+
+absl::Status TargetSession::FinishBulk(uint16_t* warnings) {
+  if (!conn_) return absl::UnavailableError(absl::StrCat("connection to ", peer(), " lost"));
+  auto r = conn_->ReadCommandReply(protocol::command::kStmtBulkExecute);
+  if (!r.ok()) {
+    if (ServerErrorCode(r.status()) == 1243) prepared_.erase(AV(sent_sql_));
+    return AfterFailure(r.status());
+  }
+  if (warnings != nullptr) *warnings = r->warnings;
+  return absl::OkStatus();
 }
 
 void TargetSession::CloseAllPrepared() {

@@ -57,6 +57,12 @@ class TargetSession {
   // `*warnings` (if given) receives the OK packet's warning count.
   absl::Status ExecuteBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk,
                            uint16_t* warnings = nullptr);
+  // ExecuteBulk in two halves, so that the next command can be built while
+  // the target runs this one: SendBulk prepares `sql` if needed and sends;
+  // FinishBulk reads the reply. Nothing else may use the session between
+  // them. `sql` must outlive the FinishBulk.
+  absl::Status SendBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk);
+  absl::Status FinishBulk(uint16_t* warnings = nullptr);
   // Connects if needed; whether the target takes COM_STMT_BULK_EXECUTE
   // (MariaDB >= 10.2).
   absl::StatusOr<bool> SupportsBulk();
@@ -85,6 +91,7 @@ class TargetSession {
   std::unique_ptr<protocol::ClientConnection> conn_;
   uint32_t connection_id_ = 0;
   bool logs_statements_ = false;
+  std::string_view sent_sql_;  // of the bulk command whose reply is unread
   // Statements prepared on conn_, by SQL text.
   absl::flat_hash_map<std::string, protocol::ClientConnection::Prepared> prepared_;
 };

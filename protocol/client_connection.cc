@@ -277,6 +277,11 @@ absl::StatusOr<ClientConnection::Prepared> ClientConnection::Prepare(std::string
 absl::StatusOr<ClientConnection::CommandResult> ClientConnection::RunCommand(
     std::string_view command) {
   BR_RETURN_IF_ERROR(WriteCommand(command));
+  return ReadCommandReply(command.empty() ? 0 : static_cast<uint8_t>(command[0]));
+}
+
+absl::StatusOr<ClientConnection::CommandResult> ClientConnection::ReadCommandReply(
+    uint8_t command) {
   BR_ASSIGN_OR_RETURN(std::string_view reply, ReadForQuery());
   switch (ClassifyResponse(reply)) {
     case ResponseKind::kOk: {
@@ -288,9 +293,8 @@ absl::StatusOr<ClientConnection::CommandResult> ClientConnection::RunCommand(
     default:
       // A result set would leave packets we do not read: the connection
       // cannot be reused.
-      return Fail(absl::DataLossError(
-          absl::StrCat("unexpected result set from ", peer(), " for command 0x",
-                       absl::Hex(command.empty() ? 0 : static_cast<uint8_t>(command[0])))));
+      return Fail(absl::DataLossError(absl::StrCat("unexpected result set from ", peer(),
+                                                   " for command 0x", absl::Hex(command))));
   }
 }
 

@@ -88,6 +88,9 @@ class ClientConnection {
     uint16_t warnings = 0;
   };
   absl::StatusOr<CommandResult> RunCommand(std::string_view command);
+  // RunCommand's second half, after WriteCommand: the reply to a command
+  // sent earlier (the caller built its next command meanwhile).
+  absl::StatusOr<CommandResult> ReadCommandReply(uint8_t command);
   // COM_STMT_CLOSE (the server sends no reply).
   absl::Status CloseStatement(uint32_t id);
   void Quit();          // COM_QUIT, then close; errors are ignored
