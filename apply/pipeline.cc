@@ -841,7 +841,7 @@ void ApplyPipeline::NoteWarnings(TargetSession& session, std::string_view what,
     }
   }
   spdlog::warn("apply pipeline {}: target {} ran {} with {} warning(s): {}", options_.name,
-               session.peer(), SV(AV(what.substr(0, 120))), warnings, shown);
+               session.peer(), what.substr(0, 120), warnings, shown);
 }
 
 absl::Status ApplyPipeline::RunWithRetry(TargetSession& session, std::string_view what,

@@ -66,6 +66,13 @@ namespace {
 void StoreLE(char* p, uint64_t v, size_t width) {
   for (size_t i = 0; i < width; ++i) p[i] = static_cast<char>(v >> (8 * i));
 }
+// Year (2 bytes), month, day: the date part of MYSQL_TIME's DATE and
+// DATETIME layouts.
+void PutYmd(char* p, const TemporalParts& t) {
+  StoreLE(p, t.year, 2);
+  p[2] = static_cast<char>(t.month);
+  p[3] = static_cast<char>(t.day);
+}
 }  // namespace
 
 absl::Status BulkExecuteBuilder::AddInteger(uint64_t v, bool is_unsigned) {
@@ -87,11 +94,8 @@ absl::Status BulkExecuteBuilder::AddDouble(double d) {
 absl::Status BulkExecuteBuilder::AddDate(const TemporalParts& t) {
   absl::StatusOr<char*> p = Claim(ParamType::kDate, false, 5);
   if (!p.ok()) return p.status();
-  char* at = *p;
-  at[0] = 4;
-  StoreLE(at + 1, t.year, 2);
-  at[3] = static_cast<char>(t.month);
-  at[4] = static_cast<char>(t.day);
+  (*p)[0] = 4;
+  PutYmd(*p + 1, t);
   return absl::OkStatus();
 }
 
@@ -100,9 +104,7 @@ absl::Status BulkExecuteBuilder::AddDatetime(const TemporalParts& t) {
   if (!p.ok()) return p.status();
   char* at = *p;
   at[0] = 11;
-  StoreLE(at + 1, t.year, 2);
-  at[3] = static_cast<char>(t.month);
-  at[4] = static_cast<char>(t.day);
+  PutYmd(at + 1, t);
   at[5] = static_cast<char>(t.hour);
   at[6] = static_cast<char>(t.minute);
   at[7] = static_cast<char>(t.second);
