@@ -4,6 +4,8 @@
 #include "protocol/byte_cursor.h"
 #include "protocol/column_type.h"
 #include "protocol/event_type.h"
+#include "protocol/json_binary_writer.h"
+#include "protocol/json_diff.h"
 #include "protocol/mariadb_event_compression.h"
 #include "protocol/status_macros.h"
 
@@ -33,14 +35,10 @@ absl::Status RowImageSplitter::Walk(const RowsEventView& ev, const TableDef& tab
     return s;
   };
   const size_t width = ev.column_count;
+  std::string_view partial_bits;  // JSON columns whose after value is a diff
   if (ev.partial_json && after) {
     const uint64_t options = c.Lenenc();
-    if (options & kPartialJsonUpdates) {
-      return absl::UnimplementedError(absl::StrCat(
-          where(SIZE_MAX), ": a JSON partial update (binlog_row_value_options=PARTIAL_JSON) "
-          "carries diffs, not the row's after image; set binlog_row_value_options='' on the "
-          "source"));
-    }
+    if (options & kPartialJsonUpdates) partial_bits = c.Bytes((json_columns_ + 7) / 8);
   }
   size_t n_present = 0;
   *full = width == table.columns.size();
@@ -56,16 +54,68 @@ absl::Status RowImageSplitter::Walk(const RowsEventView& ev, const TableDef& tab
   if (!c.ok()) {
     return absl::OutOfRangeError(absl::StrCat(where(SIZE_MAX), ": NULL bitmap truncated"));
   }
+  if (!partial_bits.empty()) {
+    // The image is rebuilt: diffs become the patched documents.
+    synthesized_.assign(nulls);
+  }
   size_t ordinal = 0;
+  size_t json_ordinal = 0;  // among the table's JSON columns
   for (size_t i = 0; i < width; ++i) {
+    const bool is_json = table.columns[i].type == kTypeJson;
+    const size_t this_json = json_ordinal;
+    if (is_json) ++json_ordinal;
     if (!Bit(present, i)) continue;
     if (Bit(nulls, ordinal++)) continue;
-    // Checked but not formatted: the values are rendered when the image is
-    // flushed, so formatting them here would be wasted.
-    absl::Status s = SkipValue(c, table.columns[i], &scratch_);
+    const size_t at = c.position();
+    absl::Status s;
+    if (is_json && !partial_bits.empty() && Bit(partial_bits, this_json)) {
+      s = AppendPatchedJson(c, table.columns[i], this_json);
+    } else {
+      // Checked but not formatted: the values are rendered when the image is
+      // flushed, so formatting them here would be wasted.
+      s = SkipValue(c, table.columns[i], &scratch_);
+      if (s.ok() && !partial_bits.empty()) synthesized_.append(c.data().substr(at, c.position() - at));
+    }
     if (!s.ok()) return Annotate(s, where(i));
+    // PARTIAL_UPDATE_ROWS: the before image's documents, which the after
+    // image's diffs patch.
+    if (is_json && ev.partial_json && !after) json_before_[this_json] = c.data().substr(at, c.position() - at);
+  }
+  if (!partial_bits.empty()) {
+    *image = synthesized_;
+    return absl::OkStatus();
   }
   *image = c.data().substr(start, c.position() - start);
+  return absl::OkStatus();
+}
+
+absl::Status RowImageSplitter::AppendPatchedJson(ByteCursor& c, const ColumnDef& col,
+                                                 size_t json_index) {
+  BR_RETURN_IF_ERROR(ReadJsonDiffColumn(c, col, &diffs_));
+  if (json_before_[json_index].data() == nullptr) {
+    return absl::FailedPreconditionError(
+        "a JSON partial update (binlog_row_value_options=PARTIAL_JSON) whose before image "
+        "lacks the column cannot be applied: the document it patches is not in the binlog; "
+        "the source must log full images (binlog_row_image=FULL) or whole JSON values "
+        "(binlog_row_value_options='')");
+  }
+  ByteCursor before(json_before_[json_index]);
+  ValueView doc;
+  BR_RETURN_IF_ERROR(DecodeValue(before, col, &scratch_, &doc));
+  BR_RETURN_IF_ERROR(ApplyJsonDiffs(doc.bytes, diffs_, &patched_text_));
+  patched_binary_.clear();
+  BR_RETURN_IF_ERROR(EncodeJsonTextAsBinary(patched_text_, &patched_binary_));
+  // The column's own length prefix (pack length from the TABLE_MAP).
+  const size_t width = col.meta;
+  if (width < 1 || width > 4 || (width < 4 && patched_binary_.size() >= (size_t{1} << (8 * width)))) {
+    return absl::OutOfRangeError(absl::StrCat("the patched JSON document of ", patched_binary_.size(),
+                                              " bytes does not fit the column's ", width,
+                                              "-byte length"));
+  }
+  for (size_t i = 0; i < width; ++i) {
+    synthesized_.push_back(static_cast<char>((patched_binary_.size() >> (8 * i)) & 0xFF));
+  }
+  synthesized_.append(patched_binary_);
   return absl::OkStatus();
 }
 
@@ -87,10 +137,15 @@ absl::Status RowImageSplitter::Split(const RowsEventView& ev, const TableDef& ta
     }
     rows = inflated_;
   }
+  json_columns_ = 0;
+  if (ev.partial_json) {
+    for (const ColumnDef& col : table.columns) json_columns_ += col.type == kTypeJson;
+  }
   ByteCursor c(rows);
   RawRowImages r;
   for (size_t index = 0; !c.empty(); ++index) {
     r.index = index;
+    if (ev.partial_json) json_before_.assign(json_columns_, std::string_view());
     r.before = {};
     r.after = {};
     r.before_full = r.after_full = true;

@@ -17,10 +17,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "protocol/byte_cursor.h"
 #include "protocol/column_def.h"
+#include "protocol/json_diff.h"
 #include "protocol/rows_event.h"
 #include "protocol/value.h"
 
@@ -40,8 +43,11 @@ class RowImageSplitter {
   // rows first). Every value is checked (value.h SkipValue) while finding
   // where the image ends, so a malformed event fails here, naming db.table,
   // row, column and offset, before any of it reaches a buffer.
-  // PARTIAL_UPDATE_ROWS events whose after images carry JSON diffs are
-  // Unimplemented: their after image is not a row image.
+  // PARTIAL_UPDATE_ROWS events whose after images carry JSON diffs
+  // (MySQL binlog_row_value_options=PARTIAL_JSON) get a rebuilt after image:
+  // each diff is applied to the before image's document and the column holds
+  // the patched document in binary form, so consumers see a plain full image.
+  // FailedPrecondition when the before image lacks a patched column.
   absl::Status Split(const RowsEventView& ev, const TableDef& table,
                      absl::FunctionRef<absl::Status(const RawRowImages&)> on_row);
 
@@ -49,8 +55,19 @@ class RowImageSplitter {
   absl::Status Walk(const RowsEventView& ev, const TableDef& table, ByteCursor& c,
                     std::string_view present, size_t row, bool after, std::string_view* image,
                     bool* full);
+  absl::Status AppendPatchedJson(ByteCursor& c, const ColumnDef& col, size_t json_index);
+
   std::string inflated_;
   std::string scratch_;  // SkipValue's, for JSON and compressed columns
+  // PARTIAL_UPDATE_ROWS: per JSON column of the table, the current row's
+  // before-image value (length prefix included; null data when absent), and
+  // the rebuilt after image.
+  size_t json_columns_ = 0;
+  std::vector<std::string_view> json_before_;
+  std::vector<JsonDiff> diffs_;
+  std::string patched_text_;
+  std::string patched_binary_;
+  std::string synthesized_;
 };
 
 // How ForEachImageValue hands out temporal values: as their text (as
