@@ -1,5 +1,7 @@
 #include "protocol/blocking_transport.h"
 
+#include <array>
+
 #include <utility>  // Asio 1.18 headers use std::exchange without including it.
 
 #include <openssl/ssl.h>
@@ -214,6 +216,11 @@ absl::StatusOr<size_t> BlockingTransport::ReadSome(char* buf, size_t size,
 }
 
 absl::Status BlockingTransport::WriteAll(std::string_view data, Clock::time_point deadline) {
+  return WriteAll(data, std::string_view(), deadline);
+}
+
+absl::Status BlockingTransport::WriteAll(std::string_view head, std::string_view body,
+                                         Clock::time_point deadline) {
   Impl& m = *impl_;
   if (!m.socket().is_open()) {
     return absl::UnavailableError(absl::StrCat("connection to ", peer_, " is closed"));
@@ -224,10 +231,12 @@ absl::Status BlockingTransport::WriteAll(std::string_view data, Clock::time_poin
     ec = e;
     done = true;
   };
+  const std::array<asio::const_buffer, 2> buffers{asio::buffer(head.data(), head.size()),
+                                                  asio::buffer(body.data(), body.size())};
   if (m.tls) {
-    asio::async_write(m.stream, asio::buffer(data.data(), data.size()), handler);
+    asio::async_write(m.stream, buffers, handler);
   } else {
-    asio::async_write(m.socket(), asio::buffer(data.data(), data.size()), handler);
+    asio::async_write(m.socket(), buffers, handler);
   }
   if (!m.RunUntil(done, deadline, true)) return Timeout("write", peer_);
   if (ec) {

@@ -46,6 +46,9 @@ class BlockingTransport {
   // Reads at least one byte into buf[0..size). EOF is Unavailable.
   absl::StatusOr<size_t> ReadSome(char* buf, size_t size, Clock::time_point deadline);
   absl::Status WriteAll(std::string_view data, Clock::time_point deadline);
+  // `head` then `body` in one gathered write (writev on plain sockets), so a
+  // large body is sent without first being copied behind its header.
+  absl::Status WriteAll(std::string_view head, std::string_view body, Clock::time_point deadline);
   // Closes the socket (no TLS close_notify: the peer may be gone). Idempotent.
   void Close();
   bool is_open() const;

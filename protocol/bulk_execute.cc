@@ -130,7 +130,7 @@ absl::Status BulkExecuteBuilder::AddLengthPrefixed(ParamType type, std::string_v
   // The length as a length-encoded integer (byte_cursor.h AppendLenenc).
   const uint64_t n = bytes.size();
   const size_t len_bytes = n < 251 ? 1 : n < (1u << 16) ? 3 : n < (1u << 24) ? 4 : 9;
-  absl::StatusOr<char*> p = Claim(type, false, len_bytes + bytes.size());
+  absl::StatusOr<char*> p = Claim(type, false, len_bytes);
   if (!p.ok()) return p.status();
   char* at = *p;
   switch (len_bytes) {
@@ -150,7 +150,9 @@ absl::Status BulkExecuteBuilder::AddLengthPrefixed(ParamType type, std::string_v
       StoreLE(at + 1, n, 8);
       break;
   }
-  if (!bytes.empty()) std::memcpy(at + len_bytes, bytes.data(), bytes.size());
+  // Appended, not claimed: a claimed slot is zero-filled first, a second
+  // pass over what may be a 64 KiB value.
+  buf_.append(bytes.data(), bytes.size());
   return absl::OkStatus();
 }
 

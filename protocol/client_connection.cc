@@ -127,8 +127,19 @@ absl::Status ClientConnection::AuthError(std::string_view err_payload) {
 
 absl::Status ClientConnection::WritePacket(std::string_view payload,
                                            Clock::time_point deadline) {
-  write_buf_.clear();
   uint8_t seq = reader_.next_seq();
+  if (payload.size() < kMaxPacketChunk) {
+    // One packet: its header and the caller's bytes in one gathered write,
+    // with no copy of a payload that may be a megabyte of bulk rows.
+    const uint32_t len = static_cast<uint32_t>(payload.size());
+    const char head[kPacketHeaderSize] = {static_cast<char>(len & 0xFF),
+                                          static_cast<char>((len >> 8) & 0xFF),
+                                          static_cast<char>((len >> 16) & 0xFF),
+                                          static_cast<char>(seq)};
+    reader_.set_next_seq(static_cast<uint8_t>(seq + 1));
+    return transport_->WriteAll(std::string_view(head, sizeof head), payload, deadline);
+  }
+  write_buf_.clear();
   AppendFramedPacket(&write_buf_, payload, &seq);
   reader_.set_next_seq(seq);
   absl::Status s = transport_->WriteAll(write_buf_, deadline);
