@@ -62,18 +62,24 @@ struct ApplyPipeline::Drain {
 // Receives the decoder's raw row images for the subscribed tables.
 class ApplyPipeline::Sink : public ChangeSink {
  public:
-  explicit Sink(ApplyPipeline* p) : p_(p) {}
+  explicit Sink(ApplyPipeline* p) : p_(p), xa_(&p->xa_) {}
+  // A sink that only collects prepared XA transactions' rows into `holds`
+  // (ApplyPipeline::ReadBackXa): nothing reaches the buffers and no
+  // statement stops the pipeline.
+  Sink(ApplyPipeline* p, XaHolds* holds) : p_(p), xa_(holds), read_back_(true) {}
   bool wants_images() const override { return true; }
   void OnRestart() override {}
   // A transaction ended (called before the reader moves last_commit_): an
   // XA group still open ended as a plain commit.
   absl::Status OnCommit() override {
-    p_->xa_.EndTransaction();
-    if (!p_->xa_.in_group()) return absl::OkStatus();
-    return BufferAll(p_->xa_.TakeStaged());
+    xa_->EndTransaction();
+    if (!xa_->in_group()) return absl::OkStatus();
+    std::vector<HeldRow> rows = xa_->TakeStaged();
+    return read_back_ ? absl::OkStatus() : BufferAll(std::move(rows));
   }
 
   absl::Status OnStatement(const StatementSeen& s) override {
+    if (read_back_) return absl::OkStatus();
     for (const DdlTarget& t : DdlTables(s.db, s.query)) {
       if (t.db == p_->options_.checkpoint_schema) continue;
       bool ours = false;
@@ -107,6 +113,7 @@ class ApplyPipeline::Sink : public ChangeSink {
   }
 
   absl::Status OnRow(const RowChange& row) override {
+    if (read_back_ && !xa_->in_group()) return absl::OkStatus();
     const protocol::TableDef& map = *row.table;
     ApplyTable* t = Lookup(map);
     if (t == nullptr) {
@@ -130,15 +137,15 @@ class ApplyPipeline::Sink : public ChangeSink {
           " lack columns: the source must log full images (binlog_row_image=FULL); rows "
           "applied from partial images would lose the missing columns"));
     }
-    p_->changes_read_.fetch_add(1, std::memory_order_relaxed);
-    if (p_->xa_.in_group()) {
+    if (!read_back_) p_->changes_read_.fetch_add(1, std::memory_order_relaxed);
+    if (xa_->in_group()) {
       // Not the target's until the source commits it (xa_holds.h).
-      p_->xa_.Stage(HeldRow{t, row.op, std::string(row.before_image),
-                            std::string(row.after_image)});
-      if (p_->xa_.bytes() >= p_->options_.soft_limit_bytes) {
+      xa_->Stage(HeldRow{t, row.op, std::string(row.before_image),
+                         std::string(row.after_image)});
+      if (xa_->bytes() >= p_->options_.soft_limit_bytes) {
         return absl::ResourceExhaustedError(absl::StrCat(
             "apply pipeline ", p_->options_.name, ": prepared XA transactions hold ",
-            p_->xa_.bytes(), " bytes of rows of subscribed tables at ", AV(row.file), ":",
+            xa_->bytes(), " bytes of rows of subscribed tables at ", AV(row.file), ":",
             row.pos, ", more than soft_limit_bytes = ", p_->options_.soft_limit_bytes,
             "; raise soft_limit_bytes, or commit or roll back the XA transactions on the "
             "source (XA RECOVER lists them)"));
@@ -152,7 +159,7 @@ class ApplyPipeline::Sink : public ChangeSink {
   // transactions included), before the decoder handles it.
   absl::Status OnEvent(const protocol::EventView& ev,
                        const protocol::FormatDescription& fde) override {
-    XaHolds& xa = p_->xa_;
+    XaHolds& xa = *xa_;
     switch (ev.type()) {
       case protocol::kMariaGtidEvent: {
         BR_ASSIGN_OR_RETURN(protocol::MariaGtid g, protocol::ParseMariaGtid(ev));
@@ -173,16 +180,19 @@ class ApplyPipeline::Sink : public ChangeSink {
           case XaStatement::Kind::kPrepare:
             xa.Prepare(st.xid);
             return absl::OkStatus();
-          case XaStatement::Kind::kCommitOnePhase:
-            return BufferAll(xa.TakeStaged());
+          case XaStatement::Kind::kCommitOnePhase: {
+            std::vector<HeldRow> rows = xa.TakeStaged();
+            return read_back_ ? absl::OkStatus() : BufferAll(std::move(rows));
+          }
           case XaStatement::Kind::kCommit: {
             bool seen = false;
             std::vector<HeldRow> rows = xa.Commit(st.xid, &seen);
+            if (read_back_) return absl::OkStatus();
+            // Prepared before this read began (a pipeline started, or a
+            // checkpoint taken, while it was undecided): its rows are read
+            // back from the store.
             if (!seen) {
-              spdlog::warn("apply pipeline {}: XA COMMIT {} at {}: its XA PREPARE came before "
-                           "where this pipeline started reading; if it changed subscribed "
-                           "tables, those rows are not on the target",
-                           p_->options_.name, st.xid, p_->last_commit_.ToString());
+              BR_ASSIGN_OR_RETURN(rows, p_->ReadBackXa(st.xid));
             }
             return BufferAll(std::move(rows));
           }
@@ -196,7 +206,10 @@ class ApplyPipeline::Sink : public ChangeSink {
       }
       case protocol::kXaPrepareEvent: {
         BR_ASSIGN_OR_RETURN(protocol::XaPrepareEvent x, protocol::ParseXaPrepare(ev));
-        if (x.one_phase) return BufferAll(xa.TakeStaged());
+        if (x.one_phase) {
+          std::vector<HeldRow> rows = xa.TakeStaged();
+          return read_back_ ? absl::OkStatus() : BufferAll(std::move(rows));
+        }
         xa.Prepare(XaEventXid(x));
         return absl::OkStatus();
       }
@@ -262,6 +275,8 @@ class ApplyPipeline::Sink : public ChangeSink {
   }
 
   ApplyPipeline* p_;
+  XaHolds* xa_;
+  bool read_back_ = false;
   KeyEncoder keys_;
   std::string query_scratch_;
   std::string key_;
@@ -628,6 +643,54 @@ absl::Status ApplyPipeline::Prepare() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<HeldRow>> ApplyPipeline::ReadBackXa(const std::string& xid) {
+  const replication::BinlogPosition commit_at = last_commit_;
+  std::vector<replication::StoreFileEntry> files = store_->CommittedFiles();
+  // Not in the store (purged, or older than binrelay's first file): whether
+  // it changed subscribed tables cannot be known.
+  auto missing = [&](std::string_view why) -> std::vector<HeldRow> {
+    spdlog::warn("apply pipeline {}: XA COMMIT {} after {}: its XA PREPARE came before {}, "
+                 "where this pipeline started reading, and {}; if it changed subscribed "
+                 "tables, those rows are not on the target (compare the tables, or copy them "
+                 "again)",
+                 options_.name, xid, commit_at.ToString(), read_start_.ToString(), why);
+    return {};
+  };
+  if (files.empty() || !replication::PositionBefore({files.front().name, 4}, read_start_)) {
+    return missing("binrelay's store holds nothing before that");
+  }
+  const replication::BinlogPosition from{files.front().name, 4};
+  spdlog::info("apply pipeline {}: XA COMMIT {} after {}: its XA PREPARE came before {}, where "
+               "this pipeline started reading; reading the store from {} for its rows",
+               options_.name, xid, commit_at.ToString(), read_start_.ToString(), from.ToString());
+  auto opened = replication::StoreReader::Open(store_, from);
+  if (!opened.ok()) return missing(std::string(opened.status().message()));
+  std::unique_ptr<replication::StoreReader> reader = std::move(*opened);
+  BR_RETURN_IF_ERROR(reader->PeekAt(4).status());
+  XaHolds holds;
+  Sink sink(this, &holds);
+  ChangeDecoder decoder(&*exact_, nullptr, &sink);
+  replication::TransactionBoundary boundary;
+  boundary.Reset(from);
+  // Up to where the reading began: everything after it is being read now.
+  while (!stopping_ && replication::PositionBefore(reader->position(), read_start_)) {
+    protocol::EventView event;
+    BR_ASSIGN_OR_RETURN(replication::StoreReader::Step step, reader->Next(&event));
+    if (step == replication::StoreReader::Step::kNextFile) continue;
+    if (step == replication::StoreReader::Step::kCaughtUp) break;
+    const replication::BinlogPosition& end = reader->position();
+    BR_ASSIGN_OR_RETURN(bool ends, boundary.OnEvent(event, reader->format(), end));
+    BR_RETURN_IF_ERROR(decoder.OnEvent(replication::StreamEvent{event, reader->format(), end, ends}));
+  }
+  if (stopping_) return absl::CancelledError("stopping");
+  bool seen = false;
+  std::vector<HeldRow> rows = holds.Commit(xid, &seen);
+  if (!seen) return missing(absl::StrCat("the store from ", from.ToString(), " does not hold it"));
+  spdlog::info("apply pipeline {}: XA {}: {} row change(s) of subscribed tables read back",
+               options_.name, xid, rows.size());
+  return rows;
+}
+
 absl::Status ApplyPipeline::ReadLoop() {
   std::unique_ptr<replication::StoreReader> reader;
   while (true) {
@@ -650,6 +713,7 @@ absl::Status ApplyPipeline::ReadLoop() {
   BR_RETURN_IF_ERROR(reader->PeekAt(4).status());  // the file's format
   Sink sink(this);
   xa_ = XaHolds();  // what a previous read held is read again from position_
+  read_start_ = position_;
   ChangeDecoder decoder(&*exact_, nullptr, &sink);
   replication::TransactionBoundary boundary;
   boundary.Reset(position_);

@@ -141,6 +141,10 @@ class ApplyPipeline {
   // options_.start (gtid:...) as a position in the store.
   absl::StatusOr<replication::BinlogPosition> ResolveGtidStart() const;
   absl::Status WriteLocalCheckpoint(const replication::BinlogPosition& at);
+  // The rows of XA transaction `xid`, committed now but prepared before
+  // read_start_: read back from the oldest stored file up to read_start_.
+  // None, with a warning, when the store no longer holds its XA PREPARE.
+  absl::StatusOr<std::vector<HeldRow>> ReadBackXa(const std::string& xid);
 
   PipelineOptions options_;
   replication::StoreReadSide* store_;
@@ -156,6 +160,7 @@ class ApplyPipeline {
   absl::flat_hash_map<std::string, std::unique_ptr<ApplyTable>> tables_;  // "db\0t"
   absl::flat_hash_map<const ApplyTable*, std::unique_ptr<TableBuffer>> buffers_;
   replication::BinlogPosition position_;  // resume point (checkpoint)
+  replication::BinlogPosition read_start_;  // where the current read began
   replication::BinlogPosition last_commit_;
   replication::BinlogPosition handed_checkpoint_;  // of the last hand-off
   uint32_t last_commit_ts_ = 0;

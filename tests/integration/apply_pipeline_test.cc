@@ -807,6 +807,39 @@ TEST_F(ApplyPipelineTest, XaTransactionsApplyOnlyWhatTheSourceCommits) {
   EXPECT_TRUE(Converges("xa1", "xa1", seconds(30), serve.get()));
 }
 
+// Guards: an XA transaction prepared before a pipeline's start and committed
+// after it. The copy the pipeline starts from cannot hold its rows (they were
+// not committed), and the pipeline never read its XA PREPARE: without reading
+// the group back from the store at the XA COMMIT, its rows never reach the
+// target. A second one, rolled back, must leave nothing behind.
+TEST_F(ApplyPipelineTest, XaPreparedBeforeThePipelinesStartIsReadBackAtItsCommit) {
+  CreateOnBoth({"CREATE DATABASE xa2", "CREATE TABLE xa2.t (id INT PRIMARY KEY, v VARCHAR(20))"});
+  BR_ASSERT_OK(source_->Execute("INSERT INTO xa2.t VALUES (1, 'copied')"));
+  BR_ASSERT_OK(target_->Execute("INSERT INTO xa2.t VALUES (1, 'copied')"));
+  for (const std::vector<std::string>& group :
+       {std::vector<std::string>{"XA START 'early'", "INSERT INTO xa2.t VALUES (2, 'early')",
+                                 "UPDATE xa2.t SET v = 'changed early' WHERE id = 1",
+                                 "XA END 'early'", "XA PREPARE 'early'"},
+        std::vector<std::string>{"XA START 'undone'", "INSERT INTO xa2.t VALUES (3, 'undone')",
+                                 "XA END 'undone'", "XA PREPARE 'undone'"}}) {
+    BR_ASSERT_OK_AND_ASSIGN(auto session, SqlConn::Open(*source_));
+    for (const std::string& sql : group) BR_ASSERT_OK(session->Exec(sql));
+  }
+  // The pipeline starts at the source's current end: after both PREPAREs.
+  auto serve = StartServe({{"xaback", "xa2.t", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK(source_->Execute("INSERT INTO xa2.t VALUES (10, 'plain')"));
+  BR_ASSERT_OK_AND_ASSIGN(auto xa, SqlConn::Open(*source_));
+  BR_ASSERT_OK(xa->Exec("XA COMMIT 'early'"));
+  BR_ASSERT_OK(xa->Exec("XA ROLLBACK 'undone'"));
+  EXPECT_TRUE(Converges("xa2", "xa2", seconds(30), serve.get())) << serve->StderrTail(20);
+  BR_ASSERT_OK_AND_ASSIGN(auto target, SqlConn::Open(*target_));
+  BR_ASSERT_OK_AND_ASSIGN(auto rows, target->QueryNamed(
+      "SELECT GROUP_CONCAT(id, ':', v ORDER BY id) AS r FROM xa2.t"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["r"].value_or("NULL"), "1:changed early,2:early,10:plain");
+}
+
 // Guards: buffers growing without bound while the target is down (1 MiB
 // rows, an 8 MiB soft limit), and the pipeline not completing once the
 // target is back. Anonymous memory (not the page cache of the store's
