@@ -64,9 +64,12 @@ class ApplyPipeline::Sink : public ChangeSink {
  public:
   explicit Sink(ApplyPipeline* p) : p_(p), xa_(&p->xa_) {}
   // A sink that only collects prepared XA transactions' rows into `holds`
-  // (ApplyPipeline::ReadBackXa): nothing reaches the buffers and no
-  // statement stops the pipeline.
-  Sink(ApplyPipeline* p, XaHolds* holds) : p_(p), xa_(holds), read_back_(true) {}
+  // (ApplyPipeline::ReadBackXa): nothing reaches the buffers, no statement
+  // stops the pipeline and no live table state changes. A group whose rows
+  // cannot be applied today (logged before a DDL, partial images) is noted
+  // in `unusable` under its xid instead of failing the scan.
+  Sink(ApplyPipeline* p, XaHolds* holds, ReadBack* out)
+      : p_(p), xa_(holds), read_back_(true), out_(out) {}
   bool wants_images() const override { return true; }
   void OnRestart() override {}
   // A transaction ended (called before the reader moves last_commit_): an
@@ -113,7 +116,7 @@ class ApplyPipeline::Sink : public ChangeSink {
   }
 
   absl::Status OnRow(const RowChange& row) override {
-    if (read_back_ && !xa_->in_group()) return absl::OkStatus();
+    if (read_back_) return ReadBackRow(row);
     const protocol::TableDef& map = *row.table;
     ApplyTable* t = Lookup(map);
     if (t == nullptr) {
@@ -137,7 +140,7 @@ class ApplyPipeline::Sink : public ChangeSink {
           " lack columns: the source must log full images (binlog_row_image=FULL); rows "
           "applied from partial images would lose the missing columns"));
     }
-    if (!read_back_) p_->changes_read_.fetch_add(1, std::memory_order_relaxed);
+    p_->changes_read_.fetch_add(1, std::memory_order_relaxed);
     if (xa_->in_group()) {
       // Not the target's until the source commits it (xa_holds.h).
       xa_->Stage(HeldRow{t, row.op, std::string(row.before_image),
@@ -163,7 +166,10 @@ class ApplyPipeline::Sink : public ChangeSink {
     switch (ev.type()) {
       case protocol::kMariaGtidEvent: {
         BR_ASSIGN_OR_RETURN(protocol::MariaGtid g, protocol::ParseMariaGtid(ev));
-        if (g.flags2 & protocol::kMariaGtidPreparedXa) xa.BeginGroup(p_->last_commit_);
+        if (g.flags2 & protocol::kMariaGtidPreparedXa) {
+          xa.BeginGroup(p_->last_commit_);
+          group_problem_.clear();
+        }
         return absl::OkStatus();
       }
       case protocol::kQueryEvent:
@@ -176,9 +182,10 @@ class ApplyPipeline::Sink : public ChangeSink {
         switch (st.kind) {
           case XaStatement::Kind::kStart:
             xa.BeginGroup(p_->last_commit_);
+            group_problem_.clear();
             return absl::OkStatus();
           case XaStatement::Kind::kPrepare:
-            xa.Prepare(st.xid);
+            Prepare(st.xid);
             return absl::OkStatus();
           case XaStatement::Kind::kCommitOnePhase: {
             std::vector<HeldRow> rows = xa.TakeStaged();
@@ -187,7 +194,10 @@ class ApplyPipeline::Sink : public ChangeSink {
           case XaStatement::Kind::kCommit: {
             bool seen = false;
             std::vector<HeldRow> rows = xa.Commit(st.xid, &seen);
-            if (read_back_) return absl::OkStatus();
+            if (read_back_) {
+              out_->unusable.erase(st.xid);  // decided before the read began
+              return absl::OkStatus();
+            }
             // Prepared before this read began (a pipeline started, or a
             // checkpoint taken, while it was undecided): its rows are read
             // back from the store.
@@ -198,6 +208,12 @@ class ApplyPipeline::Sink : public ChangeSink {
           }
           case XaStatement::Kind::kRollback:
             xa.Rollback(st.xid);
+            if (read_back_) {
+              out_->unusable.erase(st.xid);
+            } else if (p_->read_back_) {
+              p_->read_back_->holds.Rollback(st.xid);  // read back, never needed
+              p_->read_back_->unusable.erase(st.xid);
+            }
             return absl::OkStatus();
           case XaStatement::Kind::kOther:
             return absl::OkStatus();
@@ -210,7 +226,7 @@ class ApplyPipeline::Sink : public ChangeSink {
           std::vector<HeldRow> rows = xa.TakeStaged();
           return read_back_ ? absl::OkStatus() : BufferAll(std::move(rows));
         }
-        xa.Prepare(XaEventXid(x));
+        Prepare(XaEventXid(x));
         return absl::OkStatus();
       }
       default:
@@ -267,6 +283,50 @@ class ApplyPipeline::Sink : public ChangeSink {
     return absl::OkStatus();
   }
 
+  void Prepare(const std::string& xid) {
+    xa_->Prepare(xid);
+    if (read_back_ && !group_problem_.empty()) out_->unusable[xid] = group_problem_;
+  }
+
+  // A row while reading back: staged if its group is an XA group and the
+  // table can take it as it is now. The shape a table not yet seen live
+  // would take is kept aside (ReadBack::defs), never written to the table.
+  absl::Status ReadBackRow(const RowChange& row) {
+    if (!xa_->in_group()) return absl::OkStatus();
+    const protocol::TableDef& map = *row.table;
+    ApplyTable* t = Lookup(map);
+    if (t == nullptr) return absl::OkStatus();  // the decoder passes checked tables only
+    const ApplyTable* shape = t;
+    if (!t->def_ready) {
+      auto [it, fresh] = out_->shapes.try_emplace(t, *t);
+      if (fresh && !MergeTableMap(map, &it->second).ok()) it->second.def_ready = false;
+      shape = &it->second;
+    }
+    std::string problem;
+    if (!SameTableMap(map, *shape)) {
+      problem = absl::StrCat("its rows of ", t->Name(), " at ", AV(row.file), ":", row.pos,
+                             " were logged with other column types than the table has now "
+                             "(a DDL since)");
+    } else if (row.partial) {
+      problem = absl::StrCat("its row images of ", t->Name(), " at ", AV(row.file), ":",
+                             row.pos, " lack columns (binlog_row_image was not FULL)");
+    }
+    if (!problem.empty()) {
+      if (group_problem_.empty()) group_problem_ = std::move(problem);
+      return absl::OkStatus();
+    }
+    xa_->Stage(HeldRow{t, row.op, std::string(row.before_image), std::string(row.after_image)});
+    if (xa_->bytes() >= p_->options_.soft_limit_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "apply pipeline ", p_->options_.name, ": XA transactions prepared before ",
+          p_->read_start_.ToString(), " and read back from the store hold ", xa_->bytes(),
+          " bytes of rows of subscribed tables at ", AV(row.file), ":", row.pos,
+          ", more than soft_limit_bytes = ", p_->options_.soft_limit_bytes,
+          "; raise soft_limit_bytes"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status BufferAll(std::vector<HeldRow> rows) {
     for (const HeldRow& r : rows) {
       BR_RETURN_IF_ERROR(Buffer(r.table, r.op, r.before_image, r.after_image));
@@ -277,6 +337,8 @@ class ApplyPipeline::Sink : public ChangeSink {
   ApplyPipeline* p_;
   XaHolds* xa_;
   bool read_back_ = false;
+  ReadBack* out_ = nullptr;
+  std::string group_problem_;  // read back: why the open group cannot be applied
   KeyEncoder keys_;
   std::string query_scratch_;
   std::string key_;
@@ -643,49 +705,97 @@ absl::Status ApplyPipeline::Prepare() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<HeldRow>> ApplyPipeline::ReadBackXa(const std::string& xid) {
-  const replication::BinlogPosition commit_at = last_commit_;
+absl::Status ApplyPipeline::ScanForXa() {
+  read_back_.emplace();
+  ReadBack& rb = *read_back_;
   std::vector<replication::StoreFileEntry> files = store_->CommittedFiles();
-  // Not in the store (purged, or older than binrelay's first file): whether
-  // it changed subscribed tables cannot be known.
-  auto missing = [&](std::string_view why) -> std::vector<HeldRow> {
+  if (files.empty() || !replication::PositionBefore({files.front().name, 4}, read_start_)) {
+    rb.missing = "binrelay's store holds nothing before it";
+    return absl::OkStatus();
+  }
+  const replication::BinlogPosition from{files.front().name, 4};
+  // Retention must not purge what is being read.
+  replication::StorePin pin =
+      store_->Pin(from, absl::StrCat("apply pipeline ", options_.name, " (reading back XA)"));
+  SetState(absl::StrCat("reading the store from ", from.ToString(), " to ",
+                        read_start_.ToString(), " for XA transactions prepared before it"));
+  spdlog::info("apply pipeline {}: reading the store from {} to {} for the rows of XA "
+               "transactions prepared before this pipeline started reading",
+               options_.name, from.ToString(), read_start_.ToString());
+  Sink sink(this, &rb.holds, &rb);
+  absl::Status s = [&]() -> absl::Status {
+    BR_ASSIGN_OR_RETURN(std::unique_ptr<replication::StoreReader> reader,
+                        replication::StoreReader::Open(store_, from));
+    BR_RETURN_IF_ERROR(reader->PeekAt(4).status());
+    ChangeDecoder decoder(&*exact_, nullptr, &sink);
+    replication::TransactionBoundary boundary;
+    boundary.Reset(from);
+    // Up to where the reading began: everything after it is being read now.
+    while (!stopping_ && replication::PositionBefore(reader->position(), read_start_)) {
+      if (pin.lost()) return absl::DataLossError(pin.lost_reason());
+      protocol::EventView event;
+      BR_ASSIGN_OR_RETURN(replication::StoreReader::Step step, reader->Next(&event));
+      if (step == replication::StoreReader::Step::kNextFile) continue;
+      if (step == replication::StoreReader::Step::kCaughtUp) break;
+      const replication::BinlogPosition& end = reader->position();
+      BR_ASSIGN_OR_RETURN(bool ends, boundary.OnEvent(event, reader->format(), end));
+      BR_RETURN_IF_ERROR(
+          decoder.OnEvent(replication::StreamEvent{event, reader->format(), end, ends}));
+    }
+    return absl::OkStatus();
+  }();
+  SetState("running");
+  if (stopping_) return absl::CancelledError("stopping");
+  if (absl::IsResourceExhausted(s)) return s;
+  if (!s.ok()) {
+    // Unreadable (purged meanwhile, damaged): as if not stored.
+    rb.holds = XaHolds();
+    rb.unusable.clear();
+    rb.missing = absl::StrCat("reading the store for it failed: ", s.message());
+    return absl::OkStatus();
+  }
+  spdlog::info("apply pipeline {}: {} XA transaction(s) with rows of subscribed tables were "
+               "undecided at {}",
+               options_.name, rb.holds.held(), read_start_.ToString());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<HeldRow>> ApplyPipeline::ReadBackXa(const std::string& xid) {
+  // One scan per read, on the first commit that needs one: it keeps every
+  // XA transaction still undecided where the read began.
+  if (!read_back_) BR_RETURN_IF_ERROR(ScanForXa());
+  ReadBack& rb = *read_back_;
+  if (auto it = rb.unusable.find(xid); it != rb.unusable.end()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "apply pipeline ", options_.name, ": XA COMMIT ", xid, " after ", last_commit_.ToString(),
+        " commits an XA transaction prepared before ", read_start_.ToString(),
+        " (where this pipeline started reading) that cannot be applied: ", it->second,
+        "; apply its changes to the target by hand, then move the checkpoint past this XA "
+        "COMMIT (UPDATE ", options_.checkpoint_schema, ".apply_checkpoint and remove ",
+        LocalCheckpointPath(), "), or copy the tables again"));
+  }
+  bool seen = false;
+  std::vector<HeldRow> rows = rb.holds.Commit(xid, &seen);
+  rb.holds.EndTransaction();
+  if (!seen) {
+    std::string why = rb.missing.empty() ? "the store does not hold its XA PREPARE" : rb.missing;
     spdlog::warn("apply pipeline {}: XA COMMIT {} after {}: its XA PREPARE came before {}, "
                  "where this pipeline started reading, and {}; if it changed subscribed "
                  "tables, those rows are not on the target (compare the tables, or copy them "
                  "again)",
-                 options_.name, xid, commit_at.ToString(), read_start_.ToString(), why);
-    return {};
-  };
-  if (files.empty() || !replication::PositionBefore({files.front().name, 4}, read_start_)) {
-    return missing("binrelay's store holds nothing before that");
+                 options_.name, xid, last_commit_.ToString(), read_start_.ToString(), why);
+    return rows;
   }
-  const replication::BinlogPosition from{files.front().name, 4};
-  spdlog::info("apply pipeline {}: XA COMMIT {} after {}: its XA PREPARE came before {}, where "
-               "this pipeline started reading; reading the store from {} for its rows",
-               options_.name, xid, commit_at.ToString(), read_start_.ToString(), from.ToString());
-  auto opened = replication::StoreReader::Open(store_, from);
-  if (!opened.ok()) return missing(std::string(opened.status().message()));
-  std::unique_ptr<replication::StoreReader> reader = std::move(*opened);
-  BR_RETURN_IF_ERROR(reader->PeekAt(4).status());
-  XaHolds holds;
-  Sink sink(this, &holds);
-  ChangeDecoder decoder(&*exact_, nullptr, &sink);
-  replication::TransactionBoundary boundary;
-  boundary.Reset(from);
-  // Up to where the reading began: everything after it is being read now.
-  while (!stopping_ && replication::PositionBefore(reader->position(), read_start_)) {
-    protocol::EventView event;
-    BR_ASSIGN_OR_RETURN(replication::StoreReader::Step step, reader->Next(&event));
-    if (step == replication::StoreReader::Step::kNextFile) continue;
-    if (step == replication::StoreReader::Step::kCaughtUp) break;
-    const replication::BinlogPosition& end = reader->position();
-    BR_ASSIGN_OR_RETURN(bool ends, boundary.OnEvent(event, reader->format(), end));
-    BR_RETURN_IF_ERROR(decoder.OnEvent(replication::StreamEvent{event, reader->format(), end, ends}));
+  // Tables not yet seen live take the shape their rows were read with, as
+  // the live reader would have from their first TABLE_MAP.
+  for (const HeldRow& r : rows) {
+    if (r.table->def_ready) continue;
+    auto it = rb.shapes.find(r.table);
+    if (it != rb.shapes.end() && it->second.def_ready) {
+      r.table->def = it->second.def;
+      r.table->def_ready = true;
+    }
   }
-  if (stopping_) return absl::CancelledError("stopping");
-  bool seen = false;
-  std::vector<HeldRow> rows = holds.Commit(xid, &seen);
-  if (!seen) return missing(absl::StrCat("the store from ", from.ToString(), " does not hold it"));
   spdlog::info("apply pipeline {}: XA {}: {} row change(s) of subscribed tables read back",
                options_.name, xid, rows.size());
   return rows;
@@ -714,6 +824,7 @@ absl::Status ApplyPipeline::ReadLoop() {
   Sink sink(this);
   xa_ = XaHolds();  // what a previous read held is read again from position_
   read_start_ = position_;
+  read_back_.reset();
   ChangeDecoder decoder(&*exact_, nullptr, &sink);
   replication::TransactionBoundary boundary;
   boundary.Reset(position_);
@@ -778,7 +889,9 @@ absl::Status ApplyPipeline::ReadLoop() {
           "tables, logged before it, are still undecided there, and the pipeline keeps its "
           "checkpoint before them: it cannot resume past this DDL by itself. Once they are "
           "decided, apply their outcome and the DDL to the target, then set the checkpoint "
-          "past the DDL (UPDATE ", options_.checkpoint_schema, ".apply_checkpoint and remove ",
+          "past the DDL and their XA COMMIT or XA ROLLBACK (a commit read from a checkpoint "
+          "before it is read back in the old shape and refused) (UPDATE ",
+          options_.checkpoint_schema, ".apply_checkpoint and remove ",
           LocalCheckpointPath(), "), or copy the tables again"));
     }
     if (!ddl_stop_.ok()) {
@@ -959,10 +1072,10 @@ absl::Status ApplyPipeline::RunWithRetry(TargetSession& session, std::string_vie
 absl::Status ApplyPipeline::Replace(TargetSession& session, const ApplyTable& t,
                                     const BufferedRow* const* rows, size_t n, size_t max_rows,
                                     size_t max_bytes) {
+  size_t applied = 0;  // rows[0, applied) are on the target
   auto text = [&] {
-    return BuildReplaces(t, rows, n, max_rows, max_bytes, [&](std::string_view sql, size_t k) {
-      return Execute(session, sql, k);
-    });
+    return BuildReplaces(t, rows + applied, n - applied, max_rows, max_bytes,
+                         [&](std::string_view sql, size_t k) { return Execute(session, sql, k); });
   };
   // A table whose columns are all generated has nothing to bind.
   if (!bulk_ || t.bulk_params == 0) return text();
@@ -985,9 +1098,11 @@ absl::Status ApplyPipeline::Replace(TargetSession& session, const ApplyTable& t,
       }
       return session.ExecuteBulk(t.bulk_replace, inflight, &warnings);  // a retry: whole
     });
+    const size_t done = inflight_rows;
     inflight_rows = 0;
     sent = false;
     BR_RETURN_IF_ERROR(s);
+    applied += done;
     if (warnings > 0) NoteWarnings(session, t.bulk_replace, warnings);
     return absl::OkStatus();
   };
@@ -1010,8 +1125,9 @@ absl::Status ApplyPipeline::Replace(TargetSession& session, const ApplyTable& t,
   // prepared statements, a server that lost the capability, or a value it
   // will not take that way). Nothing of that command was applied (it is one
   // statement), and REPLACE text is authoritative: the rest of this run
-  // uses it, starting with these rows, and a real problem with the rows
-  // fails there with their values in the message.
+  // uses it, starting with the refused command's rows (those before it are
+  // on the target), and a real problem with the rows fails there with
+  // their values in the message.
   if (bulk_.exchange(false)) {
     spdlog::warn("apply pipeline {}: target {} refused a bulk command for {} ({}); using "
                  "REPLACE text from now on",
@@ -1097,8 +1213,9 @@ absl::Status ApplyPipeline::Flush(Drain& drain) {
   for (TableRows& r : per_table) {
     const ApplyTable* t = r.table;
     if (t->target.unique_keys.empty()) {
-      // One contiguous run of keys per connection, each sent as batches in
-      // order (the next built while the target runs the last). Batches
+      // One contiguous run of the drain's rows per connection (first-change
+      // order: key order for ascending inserts), each sent as batches in
+      // order, the next built while the target runs the last. Batches
       // handed out in turn make every connection insert beside the others
       // at the same end of the primary key, contending for the same pages:
       // bench/apply_bench.sh insert-heavy (1M rows, 2 connections) took

@@ -142,9 +142,11 @@ class ApplyPipeline {
   absl::StatusOr<replication::BinlogPosition> ResolveGtidStart() const;
   absl::Status WriteLocalCheckpoint(const replication::BinlogPosition& at);
   // The rows of XA transaction `xid`, committed now but prepared before
-  // read_start_: read back from the oldest stored file up to read_start_.
-  // None, with a warning, when the store no longer holds its XA PREPARE.
+  // read_start_ (ScanForXa reads them back once per read). None, with a
+  // warning, when the store no longer holds its XA PREPARE;
+  // FailedPrecondition when they cannot be applied to the table as it is.
   absl::StatusOr<std::vector<HeldRow>> ReadBackXa(const std::string& xid);
+  absl::Status ScanForXa();
 
   PipelineOptions options_;
   replication::StoreReadSide* store_;
@@ -161,6 +163,15 @@ class ApplyPipeline {
   absl::flat_hash_map<const ApplyTable*, std::unique_ptr<TableBuffer>> buffers_;
   replication::BinlogPosition position_;  // resume point (checkpoint)
   replication::BinlogPosition read_start_;  // where the current read began
+  // XA transactions prepared before read_start_ and undecided there, read
+  // back from the store by the first XA COMMIT that needed one.
+  struct ReadBack {
+    XaHolds holds;
+    std::map<std::string, std::string> unusable;  // xid -> why it cannot be applied
+    std::map<const ApplyTable*, ApplyTable> shapes;  // for tables not yet seen live
+    std::string missing;  // why the store could not tell (empty: it could)
+  };
+  std::optional<ReadBack> read_back_;
   replication::BinlogPosition last_commit_;
   replication::BinlogPosition handed_checkpoint_;  // of the last hand-off
   uint32_t last_commit_ts_ = 0;

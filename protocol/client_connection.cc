@@ -128,7 +128,10 @@ absl::Status ClientConnection::AuthError(std::string_view err_payload) {
 absl::Status ClientConnection::WritePacket(std::string_view payload,
                                            Clock::time_point deadline) {
   uint8_t seq = reader_.next_seq();
-  if (payload.size() < kMaxPacketChunk) {
+  // TLS writes each buffer of a gathered write as a record of its own: a
+  // small command is copied behind its header instead.
+  constexpr size_t kGatherFrom = 16 << 10;
+  if (payload.size() < kMaxPacketChunk && (!transport_->tls() || payload.size() >= kGatherFrom)) {
     // One packet: its header and the caller's bytes in one gathered write,
     // with no copy of a payload that may be a megabyte of bulk rows.
     const uint32_t len = static_cast<uint32_t>(payload.size());

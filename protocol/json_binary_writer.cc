@@ -92,15 +92,17 @@ void PackDecimal(bool negative, std::string_view int_digits, std::string_view fr
   (*out)[start] = static_cast<char>((*out)[start] ^ 0x80);
 }
 
-// "-12.340" style text as an opaque DECIMAL; false when it is not plain
-// decimal text or does not fit DECIMAL(65,30).
+// "-12.340" or "123456789012345678901234567890" (a DECIMAL of scale 0
+// beyond 64 bits) as an opaque DECIMAL; false when it is not plain decimal
+// text or does not fit DECIMAL(65,30).
 bool EncodeDecimalText(std::string_view text, Encoded* e) {
   const bool negative = !text.empty() && text[0] == '-';
   if (negative) text.remove_prefix(1);
   const size_t dot = text.find('.');
-  if (dot == std::string_view::npos) return false;
   std::string_view int_digits = text.substr(0, dot);
-  std::string_view frac_digits = text.substr(dot + 1);
+  std::string_view frac_digits =
+      dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
+  if (int_digits.empty()) return false;
   for (std::string_view part : {int_digits, frac_digits}) {
     for (char ch : part) {
       if (ch < '0' || ch > '9') return false;
@@ -165,8 +167,9 @@ void EncodeNumber(std::string_view text, Encoded* e) {
   AppendMysqlJsonDouble(d, &printed);
   if (printed == text) return EncodeDouble(d, e);
   if (EncodeDecimalText(text, e)) return;
-  // Neither prints back (an integer beyond 64 bits, an exponent a double
-  // does not reproduce): stored as the double MySQL's parser would make.
+  // Neither prints back (an exponent a double does not reproduce, an
+  // integer of more than 65 digits): stored as the double MySQL's parser
+  // would make.
   EncodeDouble(d, e);
 }
 

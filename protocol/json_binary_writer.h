@@ -10,7 +10,10 @@
 // rebuilt image must hold it in the column's own binary form.
 //
 // The contract is on text: AppendJsonBinaryText(EncodeJsonTextAsBinary(t))
-// gives t back for any t that AppendJsonBinaryText printed. Numbers keep
+// gives t back for any t that AppendJsonBinaryText printed. Value types need
+// not survive (a DECIMAL 1.5 comes back a DOUBLE, an opaque DATE a string):
+// the apply path writes documents as text, which the target parses anyway.
+// Do not forward a rebuilt image as binlog. Numbers keep
 // their text: integers as integers, a number whose text a double prints back
 // exactly as a double, any other decimal text ("1.50") as an opaque DECIMAL
 // with its digits and scale, as MySQL stores a DECIMAL inside JSON.

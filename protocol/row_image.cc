@@ -95,7 +95,8 @@ absl::Status RowImageSplitter::AppendPatchedJson(ByteCursor& c, const ColumnDef&
   if (json_before_[json_index].data() == nullptr) {
     return absl::FailedPreconditionError(
         "a JSON partial update (binlog_row_value_options=PARTIAL_JSON) whose before image "
-        "lacks the column cannot be applied: the document it patches is not in the binlog; "
+        "lacks the column (or holds NULL there, against which MySQL never logs a diff: a "
+        "damaged event) cannot be applied: the document it patches is not in the binlog; "
         "the source must log full images (binlog_row_image=FULL) or whole JSON values "
         "(binlog_row_value_options='')");
   }
@@ -136,6 +137,10 @@ absl::Status RowImageSplitter::Split(const RowsEventView& ev, const TableDef& ta
                                       AV(table.table), "`"));
     }
     rows = inflated_;
+  }
+  // One huge document must not keep its buffers for the reader's life.
+  for (std::string* buf : {&patched_text_, &patched_binary_, &synthesized_}) {
+    if (buf->capacity() > (size_t{16} << 20)) std::string().swap(*buf);
   }
   json_columns_ = 0;
   if (ev.partial_json) {

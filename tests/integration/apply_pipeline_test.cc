@@ -811,7 +811,8 @@ TEST_F(ApplyPipelineTest, XaTransactionsApplyOnlyWhatTheSourceCommits) {
 // after it. The copy the pipeline starts from cannot hold its rows (they were
 // not committed), and the pipeline never read its XA PREPARE: without reading
 // the group back from the store at the XA COMMIT, its rows never reach the
-// target. A second one, rolled back, must leave nothing behind.
+// target. One rolled back must leave nothing behind; a third, committed
+// later, is served by the same read of the store.
 TEST_F(ApplyPipelineTest, XaPreparedBeforeThePipelinesStartIsReadBackAtItsCommit) {
   CreateOnBoth({"CREATE DATABASE xa2", "CREATE TABLE xa2.t (id INT PRIMARY KEY, v VARCHAR(20))"});
   BR_ASSERT_OK(source_->Execute("INSERT INTO xa2.t VALUES (1, 'copied')"));
@@ -821,7 +822,9 @@ TEST_F(ApplyPipelineTest, XaPreparedBeforeThePipelinesStartIsReadBackAtItsCommit
                                  "UPDATE xa2.t SET v = 'changed early' WHERE id = 1",
                                  "XA END 'early'", "XA PREPARE 'early'"},
         std::vector<std::string>{"XA START 'undone'", "INSERT INTO xa2.t VALUES (3, 'undone')",
-                                 "XA END 'undone'", "XA PREPARE 'undone'"}}) {
+                                 "XA END 'undone'", "XA PREPARE 'undone'"},
+        std::vector<std::string>{"XA START 'late'", "INSERT INTO xa2.t VALUES (4, 'late')",
+                                 "XA END 'late'", "XA PREPARE 'late'"}}) {
     BR_ASSERT_OK_AND_ASSIGN(auto session, SqlConn::Open(*source_));
     for (const std::string& sql : group) BR_ASSERT_OK(session->Exec(sql));
   }
@@ -832,12 +835,21 @@ TEST_F(ApplyPipelineTest, XaPreparedBeforeThePipelinesStartIsReadBackAtItsCommit
   BR_ASSERT_OK_AND_ASSIGN(auto xa, SqlConn::Open(*source_));
   BR_ASSERT_OK(xa->Exec("XA COMMIT 'early'"));
   BR_ASSERT_OK(xa->Exec("XA ROLLBACK 'undone'"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO xa2.t VALUES (11, 'plain')"));
+  BR_ASSERT_OK(xa->Exec("XA COMMIT 'late'"));
   EXPECT_TRUE(Converges("xa2", "xa2", seconds(30), serve.get())) << serve->StderrTail(20);
+  // One read of the store serves every later commit.
+  const std::string log = serve->Stderr();
+  size_t scans = 0;
+  for (size_t at = 0; (at = log.find("reading the store from", at)) != std::string::npos; ++at) {
+    ++scans;
+  }
+  EXPECT_EQ(scans, 1u) << serve->StderrTail(20);
   BR_ASSERT_OK_AND_ASSIGN(auto target, SqlConn::Open(*target_));
   BR_ASSERT_OK_AND_ASSIGN(auto rows, target->QueryNamed(
       "SELECT GROUP_CONCAT(id, ':', v ORDER BY id) AS r FROM xa2.t"));
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0]["r"].value_or("NULL"), "1:changed early,2:early,10:plain");
+  EXPECT_EQ(rows[0]["r"].value_or("NULL"), "1:changed early,2:early,4:late,10:plain,11:plain");
 }
 
 // Guards: buffers growing without bound while the target is down (1 MiB

@@ -83,6 +83,12 @@ TEST(JsonBinaryWriterTest, EveryKindOfValueRoundTrips) {
 // DECIMALs inside JSON print with their scale ("1.50"); a double would
 // print "1.5", so such numbers are kept as opaque DECIMALs.
 TEST(JsonBinaryWriterTest, DecimalTextKeepsItsDigitsAsOpaqueDecimal) {
+  // A DECIMAL of scale 0 past 64 bits (JSON_SET(doc, '$.n', 1234...890))
+  // prints without a point: as a double it would print rounded.
+  for (std::string_view doc : {"123456789012345678901234567890", "-99999999999999999999",
+                               "[18446744073709551616, 1]"}) {
+    EXPECT_EQ(RoundTrip(doc), doc);
+  }
   for (std::string_view doc : {"1.50", "-1.50", "0.000", "-0.50", "12345678901234567890.123",
                                "99999999999999999999999999999999999.000000000000000000000000000001",
                                R"({"price": 10.10, "qty": 3})"}) {
