@@ -131,6 +131,22 @@ start_relay() {
 }
 stop_relay
 
+# quiesce SERVER: waits (at most 60 s) until the server has written its dirty
+# pages, so a timing does not pay for the background flushing of whatever ran
+# on that server before it (the previous workload, the REPLACE limit run).
+quiesce() {
+  local s=$1 pct dirty
+  pct=$(on "$s" -N -e 'SELECT @@GLOBAL.innodb_max_dirty_pages_pct')
+  on "$s" -e 'SET GLOBAL innodb_max_dirty_pages_pct = 0'
+  for _ in $(seq 1 600); do
+    dirty=$(on "$s" -N -e "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+      WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_DIRTY'")
+    [ "${dirty:-0}" -lt 64 ] && break
+    sleep 0.1
+  done
+  on "$s" -e "SET GLOBAL innodb_max_dirty_pages_pct = $pct"
+}
+
 offset_of() { echo "${1##*:}"; }
 file_of() { echo "${1%%:*}"; }
 checksum() { on "$1" -N -e "CHECKSUM TABLE $2" | cut -f2; }
@@ -141,6 +157,7 @@ checksum() { on "$1" -N -e "CHECKSUM TABLE $2" | cut -f2; }
 time_pipeline() {
   local w=$1 bulk=${2:-on} name="b$RANDOM"
   on target -e "DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed; INSERT INTO $w.t SELECT * FROM $w.t_seed"
+  quiesce target
   local cnf=$TMP/pipe.cnf
   sed "s/^port = $LISTEN/port = $(free_port)/; s/^address = 127.0.0.1:$HTTP/address = 127.0.0.1:$(free_port)/" \
     "$TMP/serve.cnf" >"$cnf"
@@ -159,10 +176,7 @@ bulk_replace = $bulk
 CNF
   sed -i "s|^dir = .*|dir = $TMP/store|" "$cnf"
   local pid peak
-  if [ -n "${PERF_DIR:-}" ]; then  # a profile of each pipeline run: perf report -i $PERF_DIR/WORKLOAD.data
-    mkdir -p "$PERF_DIR"
-    perf record -F 1999 -g -o "$PERF_DIR/$w.data" -- "$BIN" serve --config "$cnf" 2>"$TMP/pipe-$w.err" &
-  elif [ -n "${CALLGRIND_DIR:-}" ]; then  # instruction counts: callgrind_annotate $CALLGRIND_DIR/WORKLOAD.out
+  if [ -n "${CALLGRIND_DIR:-}" ]; then  # instruction counts: callgrind_annotate $CALLGRIND_DIR/WORKLOAD.out
     mkdir -p "$CALLGRIND_DIR"
     valgrind --tool=callgrind --callgrind-out-file="$CALLGRIND_DIR/$w.out" \
       "$BIN" serve --config "$cnf" 2>"$TMP/pipe-$w.err" &
@@ -174,7 +188,15 @@ CNF
   # CPU from the pipeline and the target on this 2-core machine): timed
   # from the moment binrelay answers (its own start is not apply work)
   # until the checkpoint passes the workload's end; also peak RSS.
-  local endf endo res tperf=""; endf=$(file_of "${END[$w]}"); endo=$(offset_of "${END[$w]}")
+  local endf endo res tperf="" bperf=""; endf=$(file_of "${END[$w]}"); endo=$(offset_of "${END[$w]}")
+  if [ -n "${PERF_DIR:-}" ]; then  # a profile of each pipeline run: perf report -i $PERF_DIR/WORKLOAD.data
+    # Attached once binrelay answers, so the profile is the pipeline's work,
+    # not the store's recovery scan at start.
+    mkdir -p "$PERF_DIR"
+    for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$http/healthz" >/dev/null && break; sleep 0.01; done
+    perf record -F 1999 -g -p "$pid" -o "$PERF_DIR/$w.data" 2>/dev/null &
+    bperf=$!
+  fi
   if [ -n "${TARGET_PERF_DIR:-}" ]; then  # the target's side: perf report -i $TARGET_PERF_DIR/WORKLOAD-BULK.data
     mkdir -p "$TARGET_PERF_DIR"
     perf record -F 999 -g -p "${PIDS[target]}" -o "$TARGET_PERF_DIR/$w-$bulk.data" 2>/dev/null &
@@ -222,6 +244,7 @@ print(round(time.monotonic() - t0, 2), peak, round(cb + ct, 2))
 PY
 )
   [ -n "$tperf" ] && { kill -INT "$tperf"; wait "$tperf" 2>/dev/null || true; }
+  [ -n "$bperf" ] && { kill -INT "$bperf"; wait "$bperf" 2>/dev/null || true; }
   [ "$res" = died ] && log "pipeline serve died: $(tail -3 "$TMP/pipe-$w.err")"
   local elapsed peak cpu; read -r elapsed peak cpu <<<"$res"
   local stats; stats=$(curl -s "http://127.0.0.1:$http/status" | python3 -c 'import json,sys; p=json.load(sys.stdin)["pipelines"][0]; print(p["changes_read"], p["rows_written"])')
@@ -241,6 +264,7 @@ time_replica() {
   on replica -e "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL slave_parallel_threads=$threads;
     SET GLOBAL slave_parallel_mode='optimistic'; DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed;
     INSERT INTO $w.t SELECT * FROM $w.t_seed; SET GLOBAL slave_max_allowed_packet=1073741824;" 2>/dev/null
+  quiesce replica
   on replica -e "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$LISTEN, MASTER_USER='b',
     MASTER_PASSWORD='b', MASTER_LOG_FILE='$(file_of "${START[$w]}")', MASTER_LOG_POS=$(offset_of "${START[$w]}"),
     MASTER_USE_GTID=no"
@@ -272,6 +296,7 @@ time_replica() {
 time_replace() {
   local w=$1
   on target -e "DROP TABLE IF EXISTS $w.t_limit; CREATE TABLE $w.t_limit LIKE $w.t_seed"
+  quiesce target
   mariadb-dump --no-defaults -uroot --socket="$TMP/source.sock" --replace --no-create-info \
     --skip-triggers --compact --hex-blob --extended-insert "$w" t | sed "s/REPLACE INTO \`t\`/REPLACE INTO \`t_limit\`/" >"$TMP/$w.dump"
   # Whole statements, round-robin over $CONC files.
