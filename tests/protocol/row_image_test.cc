@@ -166,6 +166,29 @@ TEST(RowImageSplitterTest, PartialJsonWithoutTheBeforeDocumentIsRefusedWithTheSe
   EXPECT_NE(s.message().find("binlog_row_image=FULL"), std::string_view::npos) << s;
 }
 
+// The before documents are per row: a second row whose before image lacks
+// the column must not be patched against the first row's document.
+TEST(RowImageSplitterTest, BeforeDocumentsDoNotCarryOverToTheNextRow) {
+  const TableDef t = Table();
+  const std::string diffs = Diff(0, "$.a", "2");
+  const std::string after = std::string("\x01\x01", 2) + std::string(1, '\0') + Le(7, 4) +
+                            Le(diffs.size(), 4) + diffs + JsonValue(R"({"k": 2})");
+  // Row 1: id, j and k present; row 2: the same bitmap, but j is NULL.
+  const std::string before1 = std::string(1, '\0') + Le(7, 4) + JsonValue(R"({"a": 1})") +
+                              JsonValue(R"({"k": 1})");
+  const std::string before2 = std::string(1, '\x02') + Le(7, 4) + JsonValue(R"({"k": 1})");
+  const std::string rows = before1 + after + before2 + after;
+  RowImageSplitter splitter;
+  int rows_seen = 0;
+  absl::Status s = splitter.Split(PartialUpdate(rows, "\x07"), t, [&](const RawRowImages&) {
+    ++rows_seen;
+    return absl::OkStatus();
+  });
+  EXPECT_EQ(rows_seen, 1);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("row 1"), std::string_view::npos) << s;
+}
+
 // value_options 0: the after image is an ordinary one and passes through
 // untouched (no rebuild, same bytes).
 TEST(RowImageSplitterTest, PartialUpdateWithoutDiffsKeepsTheLoggedAfterImage) {
