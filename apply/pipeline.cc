@@ -290,7 +290,7 @@ class ApplyPipeline::Sink : public ChangeSink {
 
   // A row while reading back: staged if its group is an XA group and the
   // table can take it as it is now. The shape a table not yet seen live
-  // would take is kept aside (ReadBack::defs), never written to the table.
+  // would take is kept aside (ReadBack::shapes), never written to the table.
   absl::Status ReadBackRow(const RowChange& row) {
     if (!xa_->in_group()) return absl::OkStatus();
     const protocol::TableDef& map = *row.table;
