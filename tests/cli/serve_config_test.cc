@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace binrelay::cli {
 namespace {
@@ -156,7 +160,9 @@ TEST(ServeConfigTest, DocumentedSampleParses) {
   auto ini = IniFile::Load(std::string(BINRELAY_SOURCE_DIR) + "/conf/binrelay.cnf");
   ASSERT_TRUE(ini.ok()) << ini.status();
   // The sample points at password files that exist only on a real host.
-  std::string pw = ::testing::TempDir() + "/pw";
+  // A name of this process's own: a fixed /tmp/pw may be anything on a
+  // shared machine (a directory left by some other tool failed this test).
+  std::string pw = absl::StrCat(::testing::TempDir(), "/binrelay-sample-pw-", getpid());
   std::ofstream(pw) << "secret\n";
   ASSERT_TRUE(ini->Override("--source.password_file=" + pw).ok());
   ASSERT_TRUE(ini->Override("--listen.password_file=" + pw).ok());
@@ -171,12 +177,14 @@ TEST(ServeConfigTest, DocumentedSampleParses) {
   EXPECT_EQ(c->store.sync, ServeConfig::Store::Sync::kTransaction);
   EXPECT_TRUE(c->http.enabled);
   // An empty password file is reported by key.
-  std::string empty = ::testing::TempDir() + "/empty";
+  std::string empty = absl::StrCat(::testing::TempDir(), "/binrelay-sample-empty-", getpid());
   std::ofstream(empty) << "";
   ASSERT_TRUE(ini->Override("--listen.password_file=" + empty).ok());
   auto bad = ParseServeConfig(*ini);
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(absl::StrContains(bad.status().message(), "[listen] password_file")) << bad.status();
+  std::remove(pw.c_str());
+  std::remove(empty.c_str());
 }
 
 }  // namespace
