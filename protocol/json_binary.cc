@@ -10,6 +10,7 @@
 #include "protocol/byte_cursor.h"
 #include "protocol/column_type.h"
 #include "protocol/decimal.h"
+#include "protocol/json_binary_format.h"
 #include "protocol/json_writer.h"
 #include "protocol/status_macros.h"
 #include "protocol/temporal.h"
@@ -17,26 +18,7 @@
 namespace binrelay::protocol {
 namespace {
 
-// json_binary.cc type bytes.
-enum : uint8_t {
-  kSmallObject = 0x00,
-  kLargeObject = 0x01,
-  kSmallArray = 0x02,
-  kLargeArray = 0x03,
-  kLiteral = 0x04,
-  kInt16 = 0x05,
-  kUint16 = 0x06,
-  kInt32 = 0x07,
-  kUint32 = 0x08,
-  kInt64 = 0x09,
-  kUint64 = 0x0A,
-  kDouble = 0x0B,
-  kString = 0x0C,
-  kOpaque = 0x0F,
-};
-
-// MySQL's JSON_DOCUMENT_MAX_DEPTH; also bounds our recursion on hostile input.
-constexpr int kMaxDepth = 100;
+using namespace json_binary;  // type bytes, kMaxDepth
 
 absl::Status Corrupt(std::string_view what) {
   return absl::DataLossError(absl::StrCat("corrupt binary JSON: ", AV(what)));

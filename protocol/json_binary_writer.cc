@@ -6,38 +6,17 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/byte_cursor.h"
 #include "protocol/column_type.h"
 #include "protocol/decimal.h"
 #include "protocol/json_binary.h"
+#include "protocol/json_binary_format.h"
 #include "protocol/status_macros.h"
 
 namespace binrelay::protocol {
 namespace {
 
-// sql-common/json_binary.cc type bytes.
-enum : uint8_t {
-  kSmallObject = 0x00,
-  kLargeObject = 0x01,
-  kSmallArray = 0x02,
-  kLargeArray = 0x03,
-  kLiteral = 0x04,
-  kInt16 = 0x05,
-  kUint16 = 0x06,
-  kInt32 = 0x07,
-  kUint32 = 0x08,
-  kInt64 = 0x09,
-  kUint64 = 0x0A,
-  kDouble = 0x0B,
-  kString = 0x0C,
-  kOpaque = 0x0F,
-};
-enum : uint8_t { kLiteralNull = 0, kLiteralTrue = 1, kLiteralFalse = 2 };
-
-constexpr int kMaxDepth = 100;  // JSON_DOCUMENT_MAX_DEPTH
-
-void PutLe(uint64_t v, size_t width, std::string* out) {
-  for (size_t i = 0; i < width; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
+using namespace json_binary;  // type bytes, literals, kMaxDepth
 
 void PutVarLength(uint64_t len, std::string* out) {
   do {
@@ -133,7 +112,7 @@ void EncodeDouble(double d, Encoded* e) {
   uint64_t bits;
   std::memcpy(&bits, &d, sizeof bits);
   e->type = kDouble;
-  PutLe(bits, 8, &e->data);
+  AppendFixed(&e->data, bits, 8);
 }
 
 void EncodeNumber(std::string_view text, Encoded* e) {
@@ -144,20 +123,20 @@ void EncodeNumber(std::string_view text, Encoded* e) {
     if (auto r = std::from_chars(begin, end, i); r.ec == std::errc() && r.ptr == end) {
       if (i >= INT16_MIN && i <= INT16_MAX) {
         e->type = kInt16;
-        PutLe(static_cast<uint64_t>(i), 2, &e->data);
+        AppendFixed(&e->data, static_cast<uint64_t>(i), 2);
       } else if (i >= INT32_MIN && i <= INT32_MAX) {
         e->type = kInt32;
-        PutLe(static_cast<uint64_t>(i), 4, &e->data);
+        AppendFixed(&e->data, static_cast<uint64_t>(i), 4);
       } else {
         e->type = kInt64;
-        PutLe(static_cast<uint64_t>(i), 8, &e->data);
+        AppendFixed(&e->data, static_cast<uint64_t>(i), 8);
       }
       return;
     }
     uint64_t u;
     if (auto r = std::from_chars(begin, end, u); r.ec == std::errc() && r.ptr == end) {
       e->type = kUint64;  // above INT64_MAX, so wider than 32 bits
-      PutLe(u, 8, &e->data);
+      AppendFixed(&e->data, u, 8);
       return;
     }
   }
@@ -209,14 +188,14 @@ absl::Status EncodeContainer(const JsonNode& node, int depth, Encoded* e) {
     e->type = object ? (large ? kLargeObject : kSmallObject) : (large ? kLargeArray : kSmallArray);
     std::string& out = e->data;
     out.reserve(size);
-    PutLe(n, offset_size, &out);
-    PutLe(size, offset_size, &out);
+    AppendFixed(&out, n, offset_size);
+    AppendFixed(&out, size, offset_size);
     size_t offset = 2 * offset_size + n * (1 + offset_size);
     if (object) {
       offset += n * (offset_size + 2);
       for (const std::string& key : node.keys) {
-        PutLe(offset, offset_size, &out);
-        PutLe(key.size(), 2, &out);
+        AppendFixed(&out, offset, offset_size);
+        AppendFixed(&out, key.size(), 2);
         offset += key.size();
       }
     }
@@ -228,7 +207,7 @@ absl::Status EncodeContainer(const JsonNode& node, int depth, Encoded* e) {
         inlined.resize(offset_size, '\0');
         out.append(inlined);
       } else {
-        PutLe(offset, offset_size, &out);
+        AppendFixed(&out, offset, offset_size);
         offset += v.data.size();
       }
     }

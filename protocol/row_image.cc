@@ -113,9 +113,7 @@ absl::Status RowImageSplitter::AppendPatchedJson(ByteCursor& c, const ColumnDef&
                                               " bytes does not fit the column's ", width,
                                               "-byte length"));
   }
-  for (size_t i = 0; i < width; ++i) {
-    synthesized_.push_back(static_cast<char>((patched_binary_.size() >> (8 * i)) & 0xFF));
-  }
+  AppendFixed(&synthesized_, patched_binary_.size(), width);
   synthesized_.append(patched_binary_);
   return absl::OkStatus();
 }
