@@ -661,7 +661,12 @@ absl::Status ApplyPipeline::Prepare() {
     }
     auto t = std::make_unique<ApplyTable>(MakeApplyTable(std::move(src), std::move(*tgt)));
     t->max_statement_bytes = max_statement;
-    buffers_[t.get()] = std::make_unique<TableBuffer>(t->keyed);
+    if (image_pool_ == nullptr) {
+      // A quarter of the limit, at most 64 MiB, kept beyond it for reuse.
+      image_pool_ = std::make_unique<ImageArena::Pool>(
+          std::min<size_t>(options_.soft_limit_bytes / 4, size_t{64} << 20));
+    }
+    buffers_[t.get()] = std::make_unique<TableBuffer>(t->keyed, image_pool_.get());
     exact.push_back(absl::StrCat(db, ".", table));
     tables_[TableKey(db, table)] = std::move(t);
   }

@@ -153,6 +153,9 @@ class ApplyPipeline {
   protocol::ConnectOptions source_;
   Subscription pattern_;  // the configured tables (DDL and new tables are matched by it)
   std::optional<Subscription> exact_;  // the tables checked at start
+  // Arena chunks recycled from flushed drains to the buffers (declared
+  // before everything holding an arena, so it outlives them).
+  std::unique_ptr<ImageArena::Pool> image_pool_;
 
   std::atomic<bool> stopping_{false};
   std::thread reader_;

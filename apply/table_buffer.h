@@ -15,7 +15,11 @@
 // applied in that order, never collapsed.
 //
 // Bytes are counted per entry (image, key and a fixed overhead) so the
-// pipeline can hold its soft memory limit.
+// pipeline can hold its soft memory limit. Images live in an ImageArena: a
+// key's new image overwrites its old one in place when it fits, otherwise
+// it is copied anew and the old copy stays counted until the drain (the
+// count is the arena's, so rewrites that grow cannot exceed the limit
+// unseen).
 //
 // Thread safety: none; the pipeline's reader thread owns a buffer until it
 // hands a drained batch to the flushers.
@@ -28,18 +32,23 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "apply/image_arena.h"
 
 namespace binrelay::apply {
 
 struct BufferedRow {
   bool is_delete = false;
-  std::string image;  // full after image (upsert) or full before image (delete)
+  // Full after image (upsert) or full before image (delete), in the
+  // buffer's (then the drained table's) arena.
+  std::string_view image;
+  size_t capacity = 0;  // bytes allocated for it (an overwrite may reuse them)
 };
 
 struct DrainedTable {
   bool keyed = true;
   // keyed: one entry per key; ordered: every change in binlog order.
   std::vector<BufferedRow> rows;
+  ImageArena arena;  // holds the rows' images
   size_t bytes = 0;
   uint64_t changes = 0;  // changes buffered (before collapsing)
 };
@@ -50,7 +59,9 @@ class TableBuffer {
   // string headers, roughly.
   static constexpr size_t kEntryOverhead = 64;
 
-  explicit TableBuffer(bool keyed) : keyed_(keyed) {}
+  // `pool` (may be null) recycles arena chunks between drains.
+  explicit TableBuffer(bool keyed, ImageArena::Pool* pool = nullptr)
+      : keyed_(keyed), pool_(pool), arena_(pool) {}
 
   void Upsert(std::string_view key, std::string_view after_image) {
     Put(key, false, after_image);
@@ -70,8 +81,11 @@ class TableBuffer {
 
  private:
   void Put(std::string_view key, bool is_delete, std::string_view image);
+  BufferedRow Copy(bool is_delete, std::string_view image);
 
   bool keyed_;
+  ImageArena::Pool* pool_;
+  ImageArena arena_;
   // Keyed: map_ holds each key's index in rows_ (first-change order).
   // Ordered: rows_ is the FIFO and map_ stays empty.
   absl::flat_hash_map<std::string, uint32_t> map_;

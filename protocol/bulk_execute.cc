@@ -18,47 +18,61 @@ constexpr uint8_t kUnsignedFlag = 0x80;
 }  // namespace
 
 void BulkExecuteBuilder::Start(uint32_t id, uint16_t params) {
-  buf_.clear();
-  buf_.push_back(static_cast<char>(command::kStmtBulkExecute));
-  AppendFixed(&buf_, id, 4);
-  AppendFixed(&buf_, kSendTypes, 2);
+  len_ = kHeader + 2 * size_t{params};
+  Reserve(len_);
+  char* p = buf_.data();
+  p[0] = static_cast<char>(command::kStmtBulkExecute);
+  for (int i = 0; i < 4; ++i) p[1 + i] = static_cast<char>(id >> (8 * i));
+  p[5] = static_cast<char>(kSendTypes & 0xFF);
+  p[6] = static_cast<char>(kSendTypes >> 8);
   for (uint16_t i = 0; i < params; ++i) {
-    buf_.push_back(static_cast<char>(ParamType::kNull));
-    buf_.push_back('\0');
+    p[kHeader + 2 * size_t{i}] = static_cast<char>(ParamType::kNull);
+    p[kHeader + 2 * size_t{i} + 1] = '\0';
   }
   params_ = params;
   next_ = 0;
   rows_ = 0;
 }
 
-absl::StatusOr<char*> BulkExecuteBuilder::Claim(ParamType type, bool is_unsigned,
-                                                size_t value_bytes) {
+absl::Status BulkExecuteBuilder::ClaimError(ParamType type) const {
   if (next_ >= params_) {
     return absl::InternalError(absl::StrCat("bulk row has more than ", params_, " values"));
+  }
+  return absl::InternalError(absl::StrCat(
+      "bulk parameter ", next_, " has type ",
+      static_cast<uint8_t>(buf_[kHeader + 2 * size_t{next_}]), " in an earlier row and ",
+      static_cast<uint8_t>(type), " now"));
+}
+
+char* BulkExecuteBuilder::Claim(ParamType type, bool is_unsigned, size_t value_bytes,
+                                absl::Status* error) {
+  if (next_ >= params_) {
+    *error = ClaimError(type);
+    return nullptr;
   }
   char* slot = buf_.data() + kHeader + 2 * size_t{next_};
   const auto want = static_cast<char>(type);
   const char flags = is_unsigned ? static_cast<char>(kUnsignedFlag) : '\0';
   if (slot[0] != want || slot[1] != flags) {
     if (slot[0] != static_cast<char>(ParamType::kNull)) {
-      return absl::InternalError(absl::StrCat("bulk parameter ", next_, " has type ",
-                                              static_cast<uint8_t>(slot[0]),
-                                              " in an earlier row and ",
-                                              static_cast<uint8_t>(type), " now"));
+      *error = ClaimError(type);
+      return nullptr;
     }
     slot[0] = want;
     slot[1] = flags;
   }
   ++next_;
-  const size_t at = buf_.size();
-  buf_.resize(at + 1 + value_bytes);
+  const size_t at = len_;
+  len_ += 1 + value_bytes;
+  Reserve(len_);
   char* p = buf_.data() + at;
   *p = kIndicatorValue;
   return p + 1;
 }
 
 void BulkExecuteBuilder::AddNull() {
-  buf_.push_back(kIndicatorNull);
+  Reserve(len_ + 1);
+  buf_[len_++] = kIndicatorNull;
   ++next_;
 }
 
@@ -76,33 +90,37 @@ void PutYmd(char* p, const TemporalParts& t) {
 }  // namespace
 
 absl::Status BulkExecuteBuilder::AddInteger(uint64_t v, bool is_unsigned) {
-  absl::StatusOr<char*> p = Claim(ParamType::kLongLong, is_unsigned, 8);
-  if (!p.ok()) return p.status();
-  StoreLE(*p, v, 8);
+  absl::Status error;
+  char* p = Claim(ParamType::kLongLong, is_unsigned, 8, &error);
+  if (p == nullptr) return error;
+  StoreLE(p, v, 8);
   return absl::OkStatus();
 }
 
 absl::Status BulkExecuteBuilder::AddDouble(double d) {
-  absl::StatusOr<char*> p = Claim(ParamType::kDouble, false, 8);
-  if (!p.ok()) return p.status();
+  absl::Status error;
+  char* p = Claim(ParamType::kDouble, false, 8, &error);
+  if (p == nullptr) return error;
   uint64_t bits;
   std::memcpy(&bits, &d, sizeof bits);
-  StoreLE(*p, bits, 8);  // float8store: IEEE 754, little-endian
+  StoreLE(p, bits, 8);  // float8store: IEEE 754, little-endian
   return absl::OkStatus();
 }
 
 absl::Status BulkExecuteBuilder::AddDate(const TemporalParts& t) {
-  absl::StatusOr<char*> p = Claim(ParamType::kDate, false, 5);
-  if (!p.ok()) return p.status();
-  (*p)[0] = 4;
-  PutYmd(*p + 1, t);
+  absl::Status error;
+  char* p = Claim(ParamType::kDate, false, 5, &error);
+  if (p == nullptr) return error;
+  p[0] = 4;
+  PutYmd(p + 1, t);
   return absl::OkStatus();
 }
 
 absl::Status BulkExecuteBuilder::AddDatetime(const TemporalParts& t) {
-  absl::StatusOr<char*> p = Claim(ParamType::kDatetime, false, 12);
-  if (!p.ok()) return p.status();
-  char* at = *p;
+  absl::Status error;
+  char* p = Claim(ParamType::kDatetime, false, 12, &error);
+  if (p == nullptr) return error;
+  char* at = p;
   at[0] = 11;
   PutYmd(at + 1, t);
   at[5] = static_cast<char>(t.hour);
@@ -113,9 +131,10 @@ absl::Status BulkExecuteBuilder::AddDatetime(const TemporalParts& t) {
 }
 
 absl::Status BulkExecuteBuilder::AddTime(const TemporalParts& t) {
-  absl::StatusOr<char*> p = Claim(ParamType::kTime, false, 13);
-  if (!p.ok()) return p.status();
-  char* at = *p;
+  absl::Status error;
+  char* p = Claim(ParamType::kTime, false, 13, &error);
+  if (p == nullptr) return error;
+  char* at = p;
   at[0] = 12;
   at[1] = t.negative ? 1 : 0;
   StoreLE(at + 2, t.hour / 24, 4);
@@ -130,9 +149,10 @@ absl::Status BulkExecuteBuilder::AddLengthPrefixed(ParamType type, std::string_v
   // The length as a length-encoded integer (byte_cursor.h AppendLenenc).
   const uint64_t n = bytes.size();
   const size_t len_bytes = n < 251 ? 1 : n < (1u << 16) ? 3 : n < (1u << 24) ? 4 : 9;
-  absl::StatusOr<char*> p = Claim(type, false, len_bytes);
-  if (!p.ok()) return p.status();
-  char* at = *p;
+  absl::Status error;
+  char* p = Claim(type, false, len_bytes, &error);
+  if (p == nullptr) return error;
+  char* at = p;
   switch (len_bytes) {
     case 1:
       *at = static_cast<char>(n);
@@ -150,9 +170,10 @@ absl::Status BulkExecuteBuilder::AddLengthPrefixed(ParamType type, std::string_v
       StoreLE(at + 1, n, 8);
       break;
   }
-  // Appended, not claimed: a claimed slot is zero-filled first, a second
-  // pass over what may be a 64 KiB value.
-  buf_.append(bytes.data(), bytes.size());
+  // Copied past the claimed length prefix in one pass.
+  Reserve(len_ + n);
+  std::memcpy(buf_.data() + len_, bytes.data(), n);
+  len_ += n;
   return absl::OkStatus();
 }
 
@@ -181,7 +202,7 @@ void BulkExecuteBuilder::SetStatementId(uint32_t id) {
 }
 
 void BulkExecuteBuilder::TruncateTo(Mark mark) {
-  if (mark.bytes < buf_.size()) buf_.resize(mark.bytes);
+  if (mark.bytes < len_) len_ = mark.bytes;
   rows_ = mark.rows;
   next_ = 0;
 }

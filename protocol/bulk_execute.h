@@ -21,13 +21,13 @@
 // Thread safety: one thread at a time.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "protocol/temporal.h"
 
 namespace binrelay::protocol {
@@ -81,24 +81,35 @@ class BulkExecuteBuilder {
     size_t bytes = 0;
     size_t rows = 0;
   };
-  Mark mark() const { return {buf_.size(), rows_}; }
+  Mark mark() const { return {len_, rows_}; }
   void TruncateTo(Mark mark);
 
   // The statement the command runs (a reconnect prepares it anew).
   void SetStatementId(uint32_t id);
   uint16_t params() const { return params_; }
   size_t rows() const { return rows_; }
-  size_t size() const { return buf_.size(); }
-  std::string_view payload() const { return buf_; }
+  size_t size() const { return len_; }
+  std::string_view payload() const { return {buf_.data(), len_}; }
 
  private:
   absl::Status AddInteger(uint64_t v, bool is_unsigned);
   // Checks (or sets) the current parameter's type, then makes room for its
-  // indicator and `value_bytes` more: returns where the value goes.
-  absl::StatusOr<char*> Claim(ParamType type, bool is_unsigned, size_t value_bytes);
+  // indicator and `value_bytes` more: returns where the value goes, or
+  // nullptr with *error set. Runs for every value, so the error text is
+  // built only on failure.
+  char* Claim(ParamType type, bool is_unsigned, size_t value_bytes, absl::Status* error);
+  absl::Status ClaimError(ParamType type) const;
   absl::Status AddLengthPrefixed(ParamType type, std::string_view bytes);
+  // Makes buf_ hold at least `n` bytes; len_ is unchanged. Grows
+  // geometrically, so the zero fill of std::string::resize is paid once per
+  // byte of capacity, not once per value.
+  void Reserve(size_t n) {
+    if (n > buf_.size()) buf_.resize(std::max(n, 2 * buf_.size()));
+  }
 
+  // The command is buf_[0, len_); bytes past len_ are spare capacity.
   std::string buf_;
+  size_t len_ = 0;
   uint16_t params_ = 0;
   uint16_t next_ = 0;  // parameter index within the current row
   size_t rows_ = 0;

@@ -1,6 +1,7 @@
 #include "protocol/decimal.h"
 
 #include <cstdint>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "protocol/status_macros.h"
@@ -15,12 +16,31 @@ constexpr int kDigitBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
 constexpr uint32_t kPow10[10] = {1,      10,      100,      1000,      10000,
                                  100000, 1000000, 10000000, 100000000, 1000000000};
 
-// Writes `v` as exactly `digits` decimal digits (zero padded) at `dst`.
-void PutDigits(uint32_t v, int digits, char* dst) {
-  for (int i = digits - 1; i >= 0; --i) {
-    dst[i] = static_cast<char>('0' + v % 10);
-    v /= 10;
+// "00".."99": two digits per step when writing a group.
+constexpr char kTwoDigits[] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+// Writes `v` (< 10^digits) as exactly `digits` digits, zero padded, ending
+// just before `end`.
+void PutDigits(uint32_t v, int digits, char* end) {
+  while (digits >= 2) {
+    end -= 2;
+    std::memcpy(end, kTwoDigits + 2 * (v % 100), 2);
+    v /= 100;
+    digits -= 2;
   }
+  if (digits == 1) *--end = static_cast<char>('0' + v);
+}
+
+// Digits of `v` without leading zeros ("0" for 0).
+int DigitCount(uint32_t v) {
+  int n = 1;
+  while (v >= 10) {
+    v /= 10;
+    ++n;
+  }
+  return n;
 }
 
 }  // namespace
@@ -87,55 +107,66 @@ absl::Status AppendDecimalText(std::string_view packed, int precision, int scale
   const auto* p = reinterpret_cast<const uint8_t*>(packed.data());
   const bool negative = (p[0] & 0x80) == 0;
   const uint8_t mask = negative ? 0xFF : 0x00;
-  // The sign bit is part of the first group's bytes; flip it back to a digit bit.
-  uint8_t first = static_cast<uint8_t>(p[0] ^ 0x80);
 
-  // All digits, left to right, integer then fraction; at most 65 + sign + point.
-  char digits[kMaxDecimalPrecision + 2];
-  int n = 0;
+  // Every digit group, left to right, and how many digits each holds: at
+  // most 65 digits in groups of up to 9, plus one partial group per side.
+  constexpr int kMaxGroups = kMaxDecimalPrecision / kDigitsPerWord + 2;
+  uint32_t value[kMaxGroups];
+  int width[kMaxGroups];
+  int groups = 0;
   size_t pos = 0;
-  // Reads one big-endian group (sign mask undone) and appends its digits.
-  auto read = [&](int width, int ndigits) -> bool {
+  bool in_range = true;
+  uint32_t any = 0;  // nonzero when some digit is
+  auto read = [&](int bytes, int ndigits) {
     uint32_t v = 0;
-    for (int i = 0; i < width; ++i) {
-      uint8_t b = (pos + i == 0) ? first : p[pos + i];
+    for (int i = 0; i < bytes; ++i) {
+      // The sign bit is part of the first group's bytes; flip it back.
+      const uint8_t b = pos + i == 0 ? static_cast<uint8_t>(p[0] ^ 0x80) : p[pos + i];
       v = (v << 8) | static_cast<uint8_t>(b ^ mask);
     }
-    pos += width;
-    if (v >= kPow10[ndigits]) return false;
-    PutDigits(v, ndigits, digits + n);
-    n += ndigits;
-    return true;
+    pos += bytes;
+    in_range = in_range && v < kPow10[ndigits];
+    any |= v;
+    value[groups] = v;
+    width[groups++] = ndigits;
   };
-
   const int intg = precision - scale;
-  bool ok = true;
-  if (intg % kDigitsPerWord) ok &= read(kDigitBytes[intg % kDigitsPerWord], intg % kDigitsPerWord);
-  for (int i = 0; i < intg / kDigitsPerWord; ++i) ok &= read(kWordBytes, kDigitsPerWord);
-  const int int_digits = n;
-  for (int i = 0; i < scale / kDigitsPerWord; ++i) ok &= read(kWordBytes, kDigitsPerWord);
-  if (scale % kDigitsPerWord) ok &= read(kDigitBytes[scale % kDigitsPerWord], scale % kDigitsPerWord);
-  if (!ok) {
+  if (intg % kDigitsPerWord) read(kDigitBytes[intg % kDigitsPerWord], intg % kDigitsPerWord);
+  for (int i = 0; i < intg / kDigitsPerWord; ++i) read(kWordBytes, kDigitsPerWord);
+  const int int_groups = groups;
+  for (int i = 0; i < scale / kDigitsPerWord; ++i) read(kWordBytes, kDigitsPerWord);
+  if (scale % kDigitsPerWord) read(kDigitBytes[scale % kDigitsPerWord], scale % kDigitsPerWord);
+  if (!in_range) {
     return absl::DataLossError(absl::StrCat("DECIMAL(", precision, ",", scale,
                                             ") digit group out of range (corrupt value)"));
   }
 
-  int lead = 0;
-  while (lead < int_digits && digits[lead] == '0') ++lead;
-  bool all_zero = lead == int_digits;
-  for (int i = int_digits; i < n && all_zero; ++i) all_zero = digits[i] == '0';
-
+  // Sign, digits, point: at most 1 + 65 + 1 bytes.
+  char text[kMaxDecimalPrecision + 2];
+  char* at = text;
   // SELECT never shows a negative zero.
-  if (negative && !all_zero) out->push_back('-');
-  if (lead == int_digits) {
-    out->push_back('0');
+  if (negative && any != 0) *at++ = '-';
+  int g = 0;
+  while (g < int_groups && value[g] == 0) ++g;  // leading zero groups
+  if (g == int_groups) {
+    *at++ = '0';
   } else {
-    out->append(digits + lead, int_digits - lead);
+    const int lead = DigitCount(value[g]);  // the first group, unpadded
+    PutDigits(value[g], lead, at + lead);
+    at += lead;
+    for (++g; g < int_groups; ++g) {
+      PutDigits(value[g], width[g], at + width[g]);
+      at += width[g];
+    }
   }
   if (scale > 0) {
-    out->push_back('.');
-    out->append(digits + int_digits, n - int_digits);
+    *at++ = '.';
+    for (g = int_groups; g < groups; ++g) {
+      PutDigits(value[g], width[g], at + width[g]);
+      at += width[g];
+    }
   }
+  out->append(text, static_cast<size_t>(at - text));
   return absl::OkStatus();
 }
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -62,7 +64,8 @@ TEST(RowKeyTest, EncodingIsInjectiveAcrossComponentBoundaries) {
 
 // Guards: a later change not replacing an earlier one (last write wins),
 // a delete after an upsert kept as an upsert, byte counts drifting (the
-// soft limit then over- or under-counts), and the FIFO collapsing.
+// soft limit then over- or under-counts: an image that outgrows its slot
+// leaves the old copy in the arena, still counted), and the FIFO collapsing.
 TEST(TableBufferTest, KeyedCollapsesToTheLastChangeAndCountsBytes) {
   TableBuffer b(/*keyed=*/true);
   b.Upsert("k1", "image-1");
@@ -71,7 +74,7 @@ TEST(TableBufferTest, KeyedCollapsesToTheLastChangeAndCountsBytes) {
   b.Delete("k2", "before-2");
   EXPECT_EQ(b.entries(), 2u);
   EXPECT_EQ(b.changes(), 4u);
-  EXPECT_EQ(b.bytes(), 2 * TableBuffer::kEntryOverhead + 2 + 15 + 2 + 8);
+  EXPECT_EQ(b.bytes(), 2 * TableBuffer::kEntryOverhead + 2 + 7 + 15 + 2 + 2 + 8);
   DrainedTable d = b.Take();
   EXPECT_TRUE(b.empty());
   EXPECT_EQ(b.bytes(), 0u);
@@ -98,6 +101,59 @@ TEST(TableBufferTest, KeyedCollapsesToTheLastChangeAndCountsBytes) {
   EXPECT_FALSE(f.rows[0].is_delete);
   EXPECT_TRUE(f.rows[1].is_delete);
   EXPECT_EQ(f.rows[2].image, "a");
+}
+
+// Guards: an in-place rewrite of a hot key growing the count (a row
+// updated a million times must not look like a million rows), and a rewrite
+// that spills into its neighbour's bytes in the arena.
+TEST(TableBufferTest, RewriteThatFitsReusesItsBytesWithoutGrowing) {
+  TableBuffer b(/*keyed=*/true);
+  b.Upsert("k1", "round-10");
+  b.Upsert("k2", "neighbour");
+  const size_t before = b.bytes();
+  for (int i = 0; i < 1000; ++i) b.Upsert("k1", i % 2 ? "round-9" : "round-11");
+  b.Delete("k1", "gone-999");
+  EXPECT_EQ(b.bytes(), before);
+  DrainedTable d = b.Take();
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_TRUE(d.rows[0].is_delete);
+  EXPECT_EQ(d.rows[0].image, "gone-999");
+  EXPECT_EQ(d.rows[1].image, "neighbour");
+  EXPECT_EQ(d.arena.used(), 8u + 9u);
+}
+
+// Guards: images sharing a chunk overwriting each other, a large image
+// stranding a standard chunk, and the pool keeping more chunks than its
+// bound (memory the soft limit does not see).
+TEST(ImageArenaTest, ImagesStayPutAndChunksReturnToABoundedPool) {
+  ImageArena::Pool pool(2 * ImageArena::kChunkBytes);
+  std::vector<std::string_view> views;
+  {
+    ImageArena a(&pool);
+    std::string small(1000, 's');
+    for (int i = 0; i < 3000; ++i) {  // about 3 standard chunks
+      small[0] = static_cast<char>('a' + i % 26);
+      char* p = a.Allocate(small.size());
+      std::memcpy(p, small.data(), small.size());
+      views.emplace_back(p, small.size());
+    }
+    std::string big(ImageArena::kChunkBytes, 'B');
+    char* p = a.Allocate(big.size());
+    std::memcpy(p, big.data(), big.size());
+    char* after = a.Allocate(1000);  // still in the current standard chunk
+    EXPECT_EQ(after, views.back().data() + 1000);
+    for (int i = 0; i < 3000; ++i) {
+      ASSERT_EQ(views[i][0], static_cast<char>('a' + i % 26)) << i;
+      ASSERT_EQ(views[i].substr(1), std::string(999, 's')) << i;
+    }
+    EXPECT_EQ(std::string_view(p, big.size()), big);
+    EXPECT_EQ(a.used(), 3001 * 1000 + ImageArena::kChunkBytes);
+    EXPECT_EQ(pool.free_chunks(), 0u);
+  }
+  EXPECT_EQ(pool.free_chunks(), 2u) << "three standard chunks, a bound of two, none of the big one";
+  ImageArena again(&pool);
+  again.Allocate(10);
+  EXPECT_EQ(pool.free_chunks(), 1u) << "a new arena takes a pooled chunk first";
 }
 
 // Guards: text through a lossy path (it must be hex with the charset
@@ -248,6 +304,14 @@ TEST(TableShapeTest, TargetMustMatchColumnsTypesCharsetsAndKey) {
   EXPECT_FALSE(KeyIsMemComparable(dbl));
 }
 
+// A buffered upsert of `image`. BufferedRow only views its image (the
+// buffer's arena owns the bytes), so the test keeps them here.
+BufferedRow Row(std::string image) {
+  static std::deque<std::string>* kept = new std::deque<std::string>;
+  kept->push_back(std::move(image));
+  return BufferedRow{false, kept->back(), kept->back().size()};
+}
+
 // A full row image of (INT id, VARCHAR(20) name): NULL bitmap, then values.
 std::string Image(int32_t id, std::optional<std::string> name) {
   std::string img;
@@ -282,8 +346,8 @@ ApplyTable TwoColumnTable(bool generated_second = false) {
 // column, and keys decoded with the wrong signedness.
 TEST(ApplyTableTest, ReplaceAndDeleteBatchesFollowTheLimits) {
   ApplyTable t = TwoColumnTable();
-  std::vector<BufferedRow> rows = {{false, Image(1, "a")}, {false, Image(-2, std::nullopt)},
-                                   {false, Image(3, "c")}};
+  std::vector<BufferedRow> rows = {Row(Image(1, "a")), Row(Image(-2, std::nullopt)),
+                                   Row(Image(3, "c"))};
   std::vector<const BufferedRow*> ptrs;
   for (auto& r : rows) ptrs.push_back(&r);
   std::vector<std::string> sqls;
@@ -313,7 +377,7 @@ TEST(ApplyTableTest, ReplaceAndDeleteBatchesFollowTheLimits) {
   sqls.clear();
   BR_ASSERT_OK(BuildReplaces(small, ptrs.data(), ptrs.size(), 1000, 1 << 20, emit));
   EXPECT_EQ(sqls.size(), 3u) << "max_allowed_packet caps statements below batch_bytes";
-  std::vector<BufferedRow> huge = {{false, Image(9, std::string(60, 'x'))}};
+  std::vector<BufferedRow> huge = {Row(Image(9, std::string(60, 'x')))};
   const BufferedRow* huge_ptr = &huge[0];
   absl::Status too_big = BuildReplaces(small, &huge_ptr, 1, 10, 1 << 20, emit);
   EXPECT_TRUE(absl::IsFailedPrecondition(too_big)) << too_big;
@@ -342,8 +406,8 @@ TEST(ApplyTableTest, BulkReplacesFollowTheLimitsAndSendBinaryValues) {
   ApplyTable t = TwoColumnTable();
   EXPECT_EQ(t.bulk_replace, "REPLACE INTO `app`.`t` (`id`,`name`) VALUES (?,?)");
   EXPECT_EQ(t.bulk_params, 2);
-  std::vector<BufferedRow> rows = {{false, Image(1, "a")}, {false, Image(-2, std::nullopt)},
-                                   {false, Image(3, "c")}};
+  std::vector<BufferedRow> rows = {Row(Image(1, "a")), Row(Image(-2, std::nullopt)),
+                                   Row(Image(3, "c"))};
   std::vector<const BufferedRow*> ptrs;
   for (auto& r : rows) ptrs.push_back(&r);
   protocol::BulkExecuteBuilder bulk;
@@ -378,7 +442,7 @@ TEST(ApplyTableTest, BulkReplacesFollowTheLimitsAndSendBinaryValues) {
   counts.clear();
   BR_ASSERT_OK(BuildBulkReplaces(small, ptrs.data(), ptrs.size(), 1000, 1 << 20, &bulk, emit));
   EXPECT_EQ(counts, (std::vector<size_t>{2, 1})) << "max_allowed_packet caps commands";
-  std::vector<BufferedRow> huge = {{false, Image(9, std::string(60, 'x'))}};
+  std::vector<BufferedRow> huge = {Row(Image(9, std::string(60, 'x')))};
   const BufferedRow* huge_ptr = &huge[0];
   absl::Status too_big = BuildBulkReplaces(small, &huge_ptr, 1, 10, 1 << 20, &bulk, emit);
   EXPECT_TRUE(absl::IsFailedPrecondition(too_big)) << too_big;
@@ -428,7 +492,7 @@ TEST(PartitionUpsertsTest, SortsByTheClusteringUniqueIndexAndCutsAtValueChanges)
   const std::vector<std::vector<int32_t>> values = {
       {1, 2, 30}, {2, -1, 5}, {3, 7, 1}, {4, 2, 10}, {5, 7, 4},
       {6, -1, 2}, {7, 7, 3},  {8, 2, 20}, {9, 7, 2}};
-  for (const auto& v : values) rows.push_back({false, IntImage(v)});
+  for (const auto& v : values) rows.push_back(Row(IntImage(v)));
   std::vector<const BufferedRow*> ptrs;
   for (auto& r : rows) ptrs.push_back(&r);
   BR_ASSERT_OK_AND_ASSIGN(auto batches, PartitionUpserts(t, &ptrs, 3));

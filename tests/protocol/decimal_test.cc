@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "tests/harness/status_matchers.h"
 #include "tests/protocol/value_test_util.h"
 
@@ -71,6 +74,63 @@ TEST(DecimalTest, WrongSizeOrMetadataIsInvalidArgument) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(AppendDecimalText(Hex("80"), 0, 0, &out).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(out.empty());
+}
+
+// decimal2bin (strings/decimal.cc) for digit strings of exactly
+// precision - scale and scale digits: the test's own encoder.
+std::string Pack(bool negative, const std::string& intg, const std::string& frac) {
+  static constexpr int kBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+  std::string out;
+  auto put = [&](std::string_view digits) {
+    uint32_t v = 0;
+    for (char c : digits) v = v * 10 + static_cast<uint32_t>(c - '0');
+    for (int i = kBytes[digits.size()] - 1; i >= 0; --i) out.push_back(static_cast<char>(v >> (8 * i)));
+  };
+  const size_t lead = intg.size() % 9;
+  if (lead) put(std::string_view(intg).substr(0, lead));
+  for (size_t at = lead; at < intg.size(); at += 9) put(std::string_view(intg).substr(at, 9));
+  size_t at = 0;
+  for (; at + 9 <= frac.size(); at += 9) put(std::string_view(frac).substr(at, 9));
+  if (at < frac.size()) put(std::string_view(frac).substr(at));
+  out[0] = static_cast<char>(out[0] ^ 0x80);
+  if (negative) {
+    for (char& c : out) c = static_cast<char>(~c);
+  }
+  return out;
+}
+
+// Guards the group-wise formatter against every layout the checks above do
+// not spell out: zero groups before and between nonzero ones, partial
+// groups on either side, every precision and scale, mostly-zero digits.
+TEST(DecimalTest, RandomValuesOfEveryLayoutPrintAsSelectDoes) {
+  std::mt19937 rng(20261202);
+  int checked = 0;
+  for (int precision = 1; precision <= kMaxDecimalPrecision; ++precision) {
+    for (int scale = 0; scale <= std::min(precision, kMaxDecimalScale); ++scale) {
+      for (int round = 0; round < 20; ++round) {
+        const int zero_odds = static_cast<int>(rng() % 4);  // 0: no zeros forced .. 3: mostly zero
+        auto digit = [&] {
+          return rng() % 4 < static_cast<unsigned>(zero_odds) ? '0' : static_cast<char>('0' + rng() % 10);
+        };
+        std::string intg, frac;
+        for (int i = 0; i < precision - scale; ++i) intg.push_back(digit());
+        for (int i = 0; i < scale; ++i) frac.push_back(digit());
+        const bool negative = rng() % 2 == 0;
+        std::string want_int = intg.substr(std::min(intg.find_first_not_of('0'), intg.size()));
+        if (want_int.empty()) want_int = "0";
+        const bool zero = (intg + frac).find_first_not_of('0') == std::string::npos;
+        const std::string want =
+            (negative && !zero ? "-" : "") + want_int + (scale > 0 ? "." + frac : "");
+        const std::string packed = Pack(negative, intg, frac);
+        std::string out;
+        BR_ASSERT_OK(AppendDecimalText(packed, precision, scale, &out));
+        ASSERT_EQ(out, want) << "DECIMAL(" << precision << "," << scale << ")";
+        BR_ASSERT_OK(CheckDecimalBinary(packed, precision, scale));
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 20 * 1580);  // 1580 (precision, scale) pairs, 20 values each
 }
 
 }  // namespace

@@ -1,0 +1,86 @@
+#include "apply/image_arena.h"
+
+#include <utility>
+
+namespace binrelay::apply {
+
+std::unique_ptr<char[]> ImageArena::Pool::Get() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!free_.empty()) {
+      std::unique_ptr<char[]> chunk = std::move(free_.back());
+      free_.pop_back();
+      return chunk;
+    }
+  }
+  return std::make_unique_for_overwrite<char[]>(kChunkBytes);
+}
+
+void ImageArena::Pool::Put(std::unique_ptr<char[]> chunk) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (free_.size() < max_chunks_) free_.push_back(std::move(chunk));
+}
+
+size_t ImageArena::Pool::free_chunks() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return free_.size();
+}
+
+ImageArena::ImageArena(ImageArena&& other) noexcept
+    : pool_(other.pool_),
+      chunks_(std::move(other.chunks_)),
+      next_(std::exchange(other.next_, nullptr)),
+      left_(std::exchange(other.left_, 0)),
+      used_(std::exchange(other.used_, 0)) {
+  other.chunks_.clear();
+}
+
+ImageArena& ImageArena::operator=(ImageArena&& other) noexcept {
+  if (this != &other) {
+    Release();
+    pool_ = other.pool_;
+    chunks_ = std::move(other.chunks_);
+    other.chunks_.clear();
+    next_ = std::exchange(other.next_, nullptr);
+    left_ = std::exchange(other.left_, 0);
+    used_ = std::exchange(other.used_, 0);
+  }
+  return *this;
+}
+
+ImageArena::~ImageArena() { Release(); }
+
+void ImageArena::Release() {
+  for (Chunk& c : chunks_) {
+    if (c.standard && pool_ != nullptr) pool_->Put(std::move(c.bytes));
+  }
+  chunks_.clear();
+  next_ = nullptr;
+  left_ = 0;
+  used_ = 0;
+}
+
+char* ImageArena::Allocate(size_t n) {
+  used_ += n;
+  if (n > kChunkBytes / 4) {
+    // Its own chunk, so a large image never strands the rest of a
+    // standard one (next_ keeps pointing into that).
+    auto bytes = std::make_unique_for_overwrite<char[]>(n);
+    char* p = bytes.get();
+    chunks_.push_back(Chunk{std::move(bytes), false});
+    return p;
+  }
+  if (n > left_) {
+    std::unique_ptr<char[]> bytes =
+        pool_ != nullptr ? pool_->Get() : std::make_unique_for_overwrite<char[]>(kChunkBytes);
+    next_ = bytes.get();
+    left_ = kChunkBytes;
+    chunks_.push_back(Chunk{std::move(bytes), true});
+  }
+  char* p = next_;
+  next_ += n;
+  left_ -= n;
+  return p;
+}
+
+}  // namespace binrelay::apply
