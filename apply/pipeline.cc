@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -48,6 +49,31 @@ class SessionSqlSource : public replication::SqlSource {
 
  private:
   TargetSession* s_;
+};
+
+// Notes the DDL statements on tables `pattern` matches (ApplyPipeline::
+// FindDdlAhead); decodes no rows.
+class DdlScanSink : public ChangeSink {
+ public:
+  DdlScanSink(const Subscription* pattern, std::string_view checkpoint_schema,
+              absl::flat_hash_map<std::string, std::string>* found)
+      : pattern_(pattern), checkpoint_schema_(checkpoint_schema), found_(found) {}
+  absl::Status OnRow(const RowChange&) override { return absl::OkStatus(); }
+  absl::Status OnCommit() override { return absl::OkStatus(); }
+  void OnRestart() override {}
+  absl::Status OnStatement(const StatementSeen& s) override {
+    for (const DdlTarget& t : DdlTables(s.db, s.query)) {
+      if (t.dml || t.db == checkpoint_schema_) continue;
+      if (!t.table.empty() && !pattern_->Matches(t.db, t.table)) continue;
+      found_->try_emplace(TableKey(t.db, t.table), absl::StrCat(AV(s.file), ":", s.pos));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const Subscription* pattern_;
+  std::string_view checkpoint_schema_;
+  absl::flat_hash_map<std::string, std::string>* found_;
 };
 
 }  // namespace
@@ -610,10 +636,32 @@ absl::Status ApplyPipeline::Prepare() {
     uint64_t v = 0;
     if (absl::SimpleAtoi(*packet.rows[0][0], &v) && v > 4096) max_statement = v - 1024;
   }
+  // A DDL the source ran after the checkpoint: information_schema shows the
+  // table as it is after it, but the rows stored before it were logged
+  // under its earlier definition, and a MariaDB binlog with the default
+  // binlog_row_metadata=NO_LOG carries no signedness or character set to
+  // tell them apart. The target table still has that earlier definition
+  // (the pipeline stops at every DDL until the operator changes it), so
+  // those rows are read with the target's; the pipeline then stops at the
+  // statement as it does when it meets one live.
+  BR_ASSIGN_OR_RETURN(auto ddl_ahead, FindDdlAhead(position_));
+  auto ddl_at = [&](const std::string& db, const std::string& table) -> const std::string* {
+    auto it = ddl_ahead.find(TableKey(db, table));
+    if (it == ddl_ahead.end()) it = ddl_ahead.find(TableKey(db, ""));
+    return it == ddl_ahead.end() ? nullptr : &it->second;
+  };
   replication::ConnectionSqlSource source(source_);
   auto listed = ListTables(source);
   if (!listed.ok()) return Annotate(listed.status(), "listing the source's tables");
-  const auto& all = *listed;
+  std::vector<std::pair<std::string, std::string>> all = *listed;
+  // Subscribed tables a later DDL dropped or renamed are still to be read
+  // up to that statement.
+  for (const auto& [key, at] : ddl_ahead) {
+    const size_t nul = key.find('\0');
+    std::pair<std::string, std::string> name(key.substr(0, nul), key.substr(nul + 1));
+    if (name.second.empty() || std::find(all.begin(), all.end(), name) != all.end()) continue;
+    all.push_back(std::move(name));
+  }
   SessionSqlSource target_sql(&target);
   tables_.clear();
   buffers_.clear();
@@ -621,16 +669,34 @@ absl::Status ApplyPipeline::Prepare() {
   for (const auto& [db, table] : all) {
     if (!pattern_.Matches(db, table) || db == options_.checkpoint_schema) continue;
     if (!options_.target_schema.empty() && db == options_.target_schema) continue;
-    BR_ASSIGN_OR_RETURN(TableShape src, LoadTableShape(source, db, table));
     const std::string target_db = options_.target_schema.empty() ? db : options_.target_schema;
     auto tgt = LoadTableShape(target_sql, target_db, table);
+    const std::string* pending_ddl = ddl_at(db, table);
     if (!tgt.ok()) {
+      if (pending_ddl != nullptr && absl::IsNotFound(tgt.status())) {
+        // Created (or renamed into place) after the checkpoint: no row of
+        // it comes before that statement, where the pipeline stops.
+        continue;
+      }
       return absl::FailedPreconditionError(absl::StrCat(
           where, ": ", tgt.status().message(), "; create it with the source's definition "
           "(SHOW CREATE TABLE ", db, ".", table, ") and load its rows first"));
     }
-    BR_RETURN_IF_ERROR(CheckTargetShape(
-        src, *tgt, absl::StrCat(where, " table ", target_db, ".", table)));
+    TableShape src;
+    if (pending_ddl != nullptr) {
+      spdlog::warn("apply pipeline {}: {}.{} was changed by a DDL at {}, after the checkpoint "
+                   "{}: rows before that statement are applied with the target table's "
+                   "definition (the source's before it), and the pipeline stops at the "
+                   "statement for the target to be changed to match",
+                   options_.name, db, table, *pending_ddl, position_.ToString());
+      src = *tgt;
+      src.db = db;
+      src.table = table;
+    } else {
+      BR_ASSIGN_OR_RETURN(src, LoadTableShape(source, db, table));
+      BR_RETURN_IF_ERROR(CheckTargetShape(
+          src, *tgt, absl::StrCat(where, " table ", target_db, ".", table)));
+    }
     // ON DELETE/UPDATE CASCADE or SET NULL: InnoDB makes those changes
     // below the binlog, so they would never reach the target.
     std::string fk_sql =
@@ -708,6 +774,33 @@ absl::Status ApplyPipeline::Prepare() {
     status_.read = position_;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<absl::flat_hash_map<std::string, std::string>> ApplyPipeline::FindDdlAhead(
+    const replication::BinlogPosition& from) {
+  absl::flat_hash_map<std::string, std::string> found;
+  const replication::BinlogPosition end = store_->committed().position;
+  if (!replication::PositionBefore(from, end)) return found;
+  SetState(absl::StrCat("reading the store from ", from.ToString(), " to ", end.ToString(),
+                        " for DDL on subscribed tables"));
+  const Subscription none;  // statements only: no row is decoded
+  DdlScanSink sink(&pattern_, options_.checkpoint_schema, &found);
+  BR_ASSIGN_OR_RETURN(std::unique_ptr<replication::StoreReader> reader,
+                      replication::StoreReader::Open(store_, from));
+  ChangeDecoder decoder(&none, nullptr, &sink);
+  replication::TransactionBoundary boundary;
+  boundary.Reset(from);
+  while (!stopping_ && replication::PositionBefore(reader->position(), end)) {
+    protocol::EventView event;
+    BR_ASSIGN_OR_RETURN(replication::StoreReader::Step step, reader->Next(&event));
+    if (step == replication::StoreReader::Step::kNextFile) continue;
+    if (step == replication::StoreReader::Step::kCaughtUp) break;
+    const replication::BinlogPosition& at = reader->position();
+    BR_ASSIGN_OR_RETURN(bool ends, boundary.OnEvent(event, reader->format(), at));
+    BR_RETURN_IF_ERROR(decoder.OnEvent(replication::StreamEvent{event, reader->format(), at, ends}));
+  }
+  if (stopping_) return absl::CancelledError("stopping");
+  return found;
 }
 
 absl::Status ApplyPipeline::ScanForXa() {

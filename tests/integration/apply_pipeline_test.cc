@@ -537,6 +537,50 @@ TEST_F(ApplyPipelineTest, DdlStopsThePipelineAndARestartResumesAfterIt) {
   EXPECT_TRUE(Converges("ddl1", "ddl1", seconds(60), serve.get()));
 }
 
+// Guards: a pipeline resumed from a checkpoint older than a DDL reading the
+// rows stored before the statement with the definition the source has now.
+// MariaDB's default binlog_row_metadata=NO_LOG logs no signedness: -5 logged
+// before MODIFY v INT UNSIGNED would be read as 4294967291. Those rows must
+// be read with the target's definition (the source's before the DDL), and
+// the pipeline must then stop at the statement as it does live; before the
+// fix it refused to start (source and target differ) until the operator
+// changed the target, and then wrote 4294967291.
+TEST_F(ApplyPipelineTest, ResumeFromBeforeADdlReadsTheEarlierRowsWithTheEarlierDefinition) {
+  CreateOnBoth({"CREATE DATABASE ddl2", "CREATE TABLE ddl2.t (id INT PRIMARY KEY, v INT)"});
+  auto serve = StartServe({{"ddl2", "ddl2.t", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK(source_->Execute("INSERT INTO ddl2.t VALUES (1, 1)"));
+  ASSERT_TRUE(Converges("ddl2", "ddl2", seconds(30), serve.get()));
+  // binrelay is down while the source changes rows, then the table.
+  BR_ASSERT_OK(serve->Stop());
+  BR_ASSERT_OK(source_->Execute("INSERT INTO ddl2.t VALUES (2, -5)"));
+  BR_ASSERT_OK(source_->Execute("UPDATE ddl2.t SET v = -1 WHERE id = 1"));
+  // Without strict mode the ALTER turns the negative values into 0.
+  const std::string alter = "SET STATEMENT sql_mode = '' FOR ALTER TABLE ddl2.t MODIFY v INT UNSIGNED";
+  BR_ASSERT_OK(source_->Execute(alter));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO ddl2.t VALUES (3, 4000000000)"));
+  BR_ASSERT_OK(serve->Start());
+  // The rows before the DDL arrive as the source held them then; the
+  // pipeline stops at the statement.
+  EXPECT_TRUE(StatusShows(*serve, "ddl2", "last_error", "DDL on subscribed table ddl2.t"))
+      << serve->StderrTail(20);
+  auto rows = target_->Query("SELECT GROUP_CONCAT(id, ':', v ORDER BY id) FROM ddl2.t");
+  BR_ASSERT_OK(rows.status());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0][0].value_or("NULL"), "1:-1,2:-5");
+  EXPECT_NE(serve->Stderr().find("rows before that statement are applied with the target "
+                                 "table's definition"),
+            std::string::npos);
+  // The operator runs the same statement on the target and restarts.
+  BR_ASSERT_OK(target_->Execute(alter));
+  BR_ASSERT_OK(serve->Stop());
+  BR_ASSERT_OK(serve->Start());
+  EXPECT_TRUE(Converges("ddl2", "ddl2", seconds(60), serve.get()));
+  rows = target_->Query("SELECT GROUP_CONCAT(id, ':', v ORDER BY id) FROM ddl2.t");
+  BR_ASSERT_OK(rows.status());
+  EXPECT_EQ((*rows)[0][0].value_or("NULL"), "1:0,2:0,3:4000000000");
+}
+
 // Guards: a crash between a drain and its checkpoint, or during a drain,
 // losing or leaving behind rows; a target restart being fatal. binrelay is
 // killed with SIGKILL at random moments while a workload runs, and the
