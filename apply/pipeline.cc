@@ -51,31 +51,6 @@ class SessionSqlSource : public replication::SqlSource {
   TargetSession* s_;
 };
 
-// Notes the DDL statements on tables `pattern` matches (ApplyPipeline::
-// FindDdlAhead); decodes no rows.
-class DdlScanSink : public ChangeSink {
- public:
-  DdlScanSink(const Subscription* pattern, std::string_view checkpoint_schema,
-              absl::flat_hash_map<std::string, std::string>* found)
-      : pattern_(pattern), checkpoint_schema_(checkpoint_schema), found_(found) {}
-  absl::Status OnRow(const RowChange&) override { return absl::OkStatus(); }
-  absl::Status OnCommit() override { return absl::OkStatus(); }
-  void OnRestart() override {}
-  absl::Status OnStatement(const StatementSeen& s) override {
-    for (const DdlTarget& t : DdlTables(s.db, s.query)) {
-      if (t.dml || t.db == checkpoint_schema_) continue;
-      if (!t.table.empty() && !pattern_->Matches(t.db, t.table)) continue;
-      found_->try_emplace(TableKey(t.db, t.table), absl::StrCat(AV(s.file), ":", s.pos));
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  const Subscription* pattern_;
-  std::string_view checkpoint_schema_;
-  absl::flat_hash_map<std::string, std::string>* found_;
-};
-
 }  // namespace
 
 struct ApplyPipeline::Drain {
@@ -783,21 +758,30 @@ absl::StatusOr<absl::flat_hash_map<std::string, std::string>> ApplyPipeline::Fin
   if (!replication::PositionBefore(from, end)) return found;
   SetState(absl::StrCat("reading the store from ", from.ToString(), " to ", end.ToString(),
                         " for DDL on subscribed tables"));
-  const Subscription none;  // statements only: no row is decoded
-  DdlScanSink sink(&pattern_, options_.checkpoint_schema, &found);
   BR_ASSIGN_OR_RETURN(std::unique_ptr<replication::StoreReader> reader,
                       replication::StoreReader::Open(store_, from));
-  ChangeDecoder decoder(&none, nullptr, &sink);
-  replication::TransactionBoundary boundary;
-  boundary.Reset(from);
+  // Statements only, framed and nothing else decoded: this runs at every
+  // start over everything past the checkpoint. DDL is never inside a
+  // MySQL transaction payload, which holds one DML transaction.
+  std::string scratch;
   while (!stopping_ && replication::PositionBefore(reader->position(), end)) {
     protocol::EventView event;
     BR_ASSIGN_OR_RETURN(replication::StoreReader::Step step, reader->Next(&event));
     if (step == replication::StoreReader::Step::kNextFile) continue;
     if (step == replication::StoreReader::Step::kCaughtUp) break;
-    const replication::BinlogPosition& at = reader->position();
-    BR_ASSIGN_OR_RETURN(bool ends, boundary.OnEvent(event, reader->format(), at));
-    BR_RETURN_IF_ERROR(decoder.OnEvent(replication::StreamEvent{event, reader->format(), at, ends}));
+    if (event.type() != protocol::kQueryEvent && event.type() != protocol::kQueryCompressedEvent) {
+      continue;
+    }
+    BR_ASSIGN_OR_RETURN(protocol::QueryEvent q,
+                        protocol::ParseQueryEvent(event, reader->format(), &scratch));
+    const protocol::StatementKind kind = protocol::ClassifyStatement(q.query);
+    if (kind != protocol::StatementKind::kDdl && kind != protocol::StatementKind::kOther) continue;
+    for (const DdlTarget& t : DdlTables(q.db, q.query)) {
+      if (t.dml || t.db == options_.checkpoint_schema) continue;
+      if (!t.table.empty() && !pattern_.Matches(t.db, t.table)) continue;
+      found.try_emplace(TableKey(t.db, t.table),
+                        absl::StrCat(reader->position().file, ":", reader->position().offset));
+    }
   }
   if (stopping_) return absl::CancelledError("stopping");
   return found;

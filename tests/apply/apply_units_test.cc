@@ -455,6 +455,76 @@ TEST(ApplyTableTest, BulkReplacesFollowTheLimitsAndSendBinaryValues) {
   EXPECT_EQ(cmds[0], b({0xFA, 0, 0, 0, 0, 0x80, 0, 8, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}));
 }
 
+// Guards the bulk writer's reading of images straight from their bytes:
+// integer widths and sign extension (TINYINT -128, MEDIUMINT -8388608),
+// unsigned flags (SMALLINT 65535, BIGINT 2^64-1), a VARCHAR whose length
+// takes two bytes (more than 255 bytes of column), a generated column
+// skipped between them, and a BLOB after it.
+TEST(ApplyTableTest, BulkValuesReadStraightFromImagesKeepWidthsSignsAndLengths) {
+  TableShape s = Shape({{"a", "tinyint", "tinyint", "", "", false},
+                        {"b", "smallint", "smallint unsigned", "", "", false},
+                        {"c", "mediumint", "mediumint", "", "", false},
+                        {"d", "bigint", "bigint unsigned", "", "", false},
+                        {"e", "varchar", "varchar(300)", "latin1", "latin1_swedish_ci", false},
+                        {"f", "int", "int", "", "", true},
+                        {"g", "blob", "blob", "", "", false}},
+                       {0});
+  ApplyTable t = MakeApplyTable(s, s);
+  protocol::TableDef map;
+  map.db = "app";
+  map.table = "t";
+  map.columns.resize(7);
+  map.columns[0].type = protocol::kTypeTiny;
+  map.columns[1].type = protocol::kTypeShort;
+  map.columns[2].type = protocol::kTypeInt24;
+  map.columns[3].type = protocol::kTypeLongLong;
+  map.columns[4].type = protocol::kTypeVarchar;
+  map.columns[4].meta = 300;
+  map.columns[5].type = protocol::kTypeLong;
+  map.columns[6].type = protocol::kTypeBlob;
+  map.columns[6].meta = 2;
+  BR_ASSERT_OK(MergeTableMap(map, &t));
+  auto b = [](std::initializer_list<int> v) {
+    std::string out;
+    for (int x : v) out.push_back(static_cast<char>(x));
+    return out;
+  };
+  const std::string text(270, 'v');
+  std::string image = b({0});                       // no NULLs
+  image += b({0x80});                               // a = -128
+  image += b({0xFF, 0xFF});                         // b = 65535
+  image += b({0x00, 0x00, 0x80});                   // c = -8388608
+  image += std::string(8, '\xFF');                  // d = 2^64 - 1
+  image += b({0x0E, 0x01}) + text;                  // e: 270 bytes, 2-byte length
+  image += b({5, 0, 0, 0});                         // f (generated)
+  image += b({4, 0}) + "blob";                      // g
+  std::vector<BufferedRow> rows = {Row(image)};
+  const BufferedRow* row = &rows[0];
+  protocol::BulkExecuteBuilder bulk;
+  std::string cmd;
+  BR_ASSERT_OK(BuildBulkReplaces(t, &row, 1, 10, 1 << 20, &bulk, [&](size_t) {
+    cmd = std::string(bulk.payload());
+    return absl::OkStatus();
+  }));
+  std::string want = b({0xFA, 0, 0, 0, 0, 0x80, 0});
+  want += b({8, 0, 8, 0x80, 8, 0, 8, 0x80, 252, 0, 252, 0});  // six parameters, not f
+  want += b({0, 0x80, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF});
+  want += b({0, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0});
+  want += b({0, 0x00, 0x00, 0x80, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF});
+  want += b({0}) + std::string(8, '\xFF');
+  want += b({0, 0xFC, 0x0E, 0x01}) + text;
+  want += b({0, 4}) + "blob";
+  EXPECT_EQ(cmd, want);
+
+  // A truncated image is refused, naming the table and the column.
+  rows = {Row(image.substr(0, 20))};
+  row = &rows[0];
+  absl::Status cut = BuildBulkReplaces(t, &row, 1, 10, 1 << 20, &bulk,
+                                       [](size_t) { return absl::OkStatus(); });
+  EXPECT_FALSE(cut.ok());
+  EXPECT_NE(cut.message().find("column 5 `e`"), std::string::npos) << cut;
+}
+
 }  // namespace
 }  // namespace binrelay::apply
 
