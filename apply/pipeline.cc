@@ -618,26 +618,42 @@ absl::Status ApplyPipeline::Prepare() {
   // tell them apart. The target table still has that earlier definition
   // (the pipeline stops at every DDL until the operator changes it), so
   // those rows are read with the target's; the pipeline then stops at the
-  // statement as it does when it meets one live.
-  BR_ASSIGN_OR_RETURN(auto ddl_ahead, FindDdlAhead(position_));
-  auto ddl_at = [&](const std::string& db, const std::string& table) -> const std::string* {
-    auto it = ddl_ahead.find(TableKey(db, table));
-    if (it == ddl_ahead.end()) it = ddl_ahead.find(TableKey(db, ""));
-    return it == ddl_ahead.end() ? nullptr : &it->second;
+  // statement as it does when it meets one live. The store is scanned for
+  // such statements only when something needs explaining: a table whose
+  // source and target definitions differ, or one the target has and the
+  // source no longer has (dropped or renamed since). Where the two agree,
+  // either reads the rows alike.
+  std::optional<absl::flat_hash_map<std::string, std::string>> ddl_ahead;
+  auto ddl_at = [&](const std::string& db,
+                    const std::string& table) -> absl::StatusOr<const std::string*> {
+    if (!ddl_ahead) {
+      BR_ASSIGN_OR_RETURN(auto found, FindDdlAhead(position_));
+      ddl_ahead = std::move(found);
+    }
+    auto it = ddl_ahead->find(TableKey(db, table));
+    if (it == ddl_ahead->end()) it = ddl_ahead->find(TableKey(db, ""));
+    return it == ddl_ahead->end() ? nullptr : &it->second;
   };
   replication::ConnectionSqlSource source(source_);
   auto listed = ListTables(source);
   if (!listed.ok()) return Annotate(listed.status(), "listing the source's tables");
-  std::vector<std::pair<std::string, std::string>> all = *listed;
-  // Subscribed tables a later DDL dropped or renamed are still to be read
-  // up to that statement.
-  for (const auto& [key, at] : ddl_ahead) {
-    const size_t nul = key.find('\0');
-    std::pair<std::string, std::string> name(key.substr(0, nul), key.substr(nul + 1));
-    if (name.second.empty() || std::find(all.begin(), all.end(), name) != all.end()) continue;
-    all.push_back(std::move(name));
-  }
+  const std::vector<std::pair<std::string, std::string>>& on_source = *listed;
+  std::vector<std::pair<std::string, std::string>> all = on_source;
   SessionSqlSource target_sql(&target);
+  if (options_.target_schema.empty()) {
+    // Subscribed tables a later DDL dropped or renamed are still to be read
+    // up to that statement.
+    auto on_target = ListTables(target_sql);
+    if (!on_target.ok()) return Annotate(on_target.status(), where);
+    for (auto& name : *on_target) {
+      if (!pattern_.Matches(name.first, name.second) || name.first == options_.checkpoint_schema ||
+          std::find(on_source.begin(), on_source.end(), name) != on_source.end()) {
+        continue;
+      }
+      BR_ASSIGN_OR_RETURN(const std::string* at, ddl_at(name.first, name.second));
+      if (at != nullptr) all.push_back(std::move(name));
+    }
+  }
   tables_.clear();
   buffers_.clear();
   std::vector<std::string> exact;
@@ -646,18 +662,32 @@ absl::Status ApplyPipeline::Prepare() {
     if (!options_.target_schema.empty() && db == options_.target_schema) continue;
     const std::string target_db = options_.target_schema.empty() ? db : options_.target_schema;
     auto tgt = LoadTableShape(target_sql, target_db, table);
-    const std::string* pending_ddl = ddl_at(db, table);
     if (!tgt.ok()) {
-      if (pending_ddl != nullptr && absl::IsNotFound(tgt.status())) {
+      if (absl::IsNotFound(tgt.status())) {
+        BR_ASSIGN_OR_RETURN(const std::string* at, ddl_at(db, table));
         // Created (or renamed into place) after the checkpoint: no row of
         // it comes before that statement, where the pipeline stops.
-        continue;
+        if (at != nullptr) continue;
       }
       return absl::FailedPreconditionError(absl::StrCat(
           where, ": ", tgt.status().message(), "; create it with the source's definition "
           "(SHOW CREATE TABLE ", db, ".", table, ") and load its rows first"));
     }
     TableShape src;
+    const std::string* pending_ddl = nullptr;
+    if (std::find(on_source.begin(), on_source.end(), std::make_pair(db, table)) !=
+        on_source.end()) {
+      BR_ASSIGN_OR_RETURN(src, LoadTableShape(source, db, table));
+      absl::Status same =
+          CheckTargetShape(src, *tgt, absl::StrCat(where, " table ", target_db, ".", table));
+      if (!same.ok()) {
+        BR_ASSIGN_OR_RETURN(pending_ddl, ddl_at(db, table));
+        if (pending_ddl == nullptr) return same;
+      }
+    } else {
+      BR_ASSIGN_OR_RETURN(pending_ddl, ddl_at(db, table));  // how it got into `all`
+      if (pending_ddl == nullptr) continue;
+    }
     if (pending_ddl != nullptr) {
       spdlog::warn("apply pipeline {}: {}.{} was changed by a DDL at {}, after the checkpoint "
                    "{}: rows before that statement are applied with the target table's "
@@ -667,10 +697,6 @@ absl::Status ApplyPipeline::Prepare() {
       src = *tgt;
       src.db = db;
       src.table = table;
-    } else {
-      BR_ASSIGN_OR_RETURN(src, LoadTableShape(source, db, table));
-      BR_RETURN_IF_ERROR(CheckTargetShape(
-          src, *tgt, absl::StrCat(where, " table ", target_db, ".", table)));
     }
     // ON DELETE/UPDATE CASCADE or SET NULL: InnoDB makes those changes
     // below the binlog, so they would never reach the target.

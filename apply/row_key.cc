@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "protocol/column_type.h"
 #include "protocol/row_image.h"
 
 namespace binrelay::apply {
@@ -60,6 +61,38 @@ void AppendKeyComponent(const protocol::ValueView* v, std::string* out) {
 absl::Status KeyEncoder::Encode(std::string_view image, const protocol::TableDef& table,
                                 const std::vector<uint32_t>& primary_key, std::string* out) {
   out->clear();
+  if (primary_key.size() == 1 && primary_key[0] == 0 && !table.columns.empty()) {
+    // The commonest key, an integer first column, read straight from the
+    // image: the same bytes AppendKeyComponent writes for its ValueView.
+    const protocol::ColumnDef& col = table.columns[0];
+    size_t width = 0;
+    switch (col.type) {
+      case protocol::kTypeTiny: width = 1; break;
+      case protocol::kTypeShort: width = 2; break;
+      case protocol::kTypeInt24: width = 3; break;
+      case protocol::kTypeLong: width = 4; break;
+      case protocol::kTypeLongLong: width = 8; break;
+      default: break;
+    }
+    const size_t bitmap = (table.columns.size() + 7) / 8;
+    if (width != 0 && image.size() >= bitmap + width) {
+      if (image[0] & 1) {
+        out->push_back('N');
+        return absl::OkStatus();
+      }
+      uint64_t v = 0;
+      for (size_t i = 0; i < width; ++i) {
+        v |= uint64_t{static_cast<uint8_t>(image[bitmap + i])} << (8 * i);
+      }
+      if (col.is_unsigned) {
+        AppendTagged('u', v, out);
+      } else {
+        const int shift = 64 - 8 * static_cast<int>(width);
+        AppendTagged('i', static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift), out);
+      }
+      return absl::OkStatus();
+    }
+  }
   if (primary_key.size() == 1) {
     // The common case: one column, encoded straight into *out.
     const uint32_t want = primary_key[0];

@@ -45,14 +45,35 @@ int DigitCount(uint32_t v) {
 
 }  // namespace
 
-size_t DecimalBinarySize(int precision, int scale) {
-  if (precision < 1 || precision > kMaxDecimalPrecision || scale < 0 ||
-      scale > kMaxDecimalScale || scale > precision) {
-    return 0;
-  }
-  int intg = precision - scale;
+namespace {
+
+constexpr size_t ComputeBinarySize(int precision, int scale) {
+  const int intg = precision - scale;
   return static_cast<size_t>(intg / kDigitsPerWord * kWordBytes + kDigitBytes[intg % kDigitsPerWord] +
                              scale / kDigitsPerWord * kWordBytes + kDigitBytes[scale % kDigitsPerWord]);
+}
+
+// Every valid (precision, scale), 0 for the rest: looked up for every
+// DECIMAL value read or written.
+struct SizeTable {
+  uint8_t bytes[kMaxDecimalPrecision + 1][kMaxDecimalScale + 1] = {};
+  constexpr SizeTable() {
+    for (int p = 1; p <= kMaxDecimalPrecision; ++p) {
+      for (int s = 0; s <= kMaxDecimalScale && s <= p; ++s) {
+        bytes[p][s] = static_cast<uint8_t>(ComputeBinarySize(p, s));
+      }
+    }
+  }
+};
+constexpr SizeTable kSizes;
+
+}  // namespace
+
+size_t DecimalBinarySize(int precision, int scale) {
+  if (precision < 0 || precision > kMaxDecimalPrecision || scale < 0 || scale > kMaxDecimalScale) {
+    return 0;
+  }
+  return kSizes.bytes[precision][scale];
 }
 
 namespace {

@@ -17,7 +17,9 @@
 #include "apply/table_buffer.h"
 #include "apply/table_shape.h"
 #include "apply/xa_holds.h"
+#include "protocol/byte_cursor.h"
 #include "protocol/column_type.h"
+#include "protocol/value.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::apply {
@@ -60,6 +62,52 @@ TEST(RowKeyTest, EncodingIsInjectiveAcrossComponentBoundaries) {
   AppendKeyComponent(nullptr, &n);
   EXPECT_NE(a, b);
   EXPECT_NE(n, a);
+}
+
+// Guards the key encoder's direct read of an integer first column: a width,
+// sign extension or unsigned flag that differs from the ValueView route
+// (AppendKeyComponent) would give one row two keys across code paths, or
+// two rows one key.
+TEST(KeyEncoderTest, IntegerFirstColumnKeysMatchTheDecodedValue) {
+  struct Width {
+    uint8_t type;
+    size_t bytes;
+  };
+  const Width widths[] = {{protocol::kTypeTiny, 1}, {protocol::kTypeShort, 2},
+                          {protocol::kTypeInt24, 3}, {protocol::kTypeLong, 4},
+                          {protocol::kTypeLongLong, 8}};
+  int checked = 0;
+  for (const Width& w : widths) {
+    for (bool is_unsigned : {false, true}) {
+      protocol::TableDef def;
+      def.columns.resize(2);
+      def.columns[0].type = w.type;
+      def.columns[0].is_unsigned = is_unsigned;
+      def.columns[1].type = protocol::kTypeLong;
+      const uint64_t top = w.bytes == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * w.bytes)) - 1;
+      for (uint64_t raw : {uint64_t{0}, uint64_t{1}, top, top >> 1, (top >> 1) + 1, uint64_t{0x5A}}) {
+        std::string image(1, '\0');
+        for (size_t i = 0; i < w.bytes; ++i) image.push_back(static_cast<char>(raw >> (8 * i)));
+        image.append("\x07\0\0\0", 4);
+        protocol::ByteCursor c(std::string_view(image).substr(1));
+        protocol::ValueView v;
+        std::string scratch, want, got;
+        BR_ASSERT_OK(protocol::DecodeValue(c, def.columns[0], &scratch, &v));
+        AppendKeyComponent(&v, &want);
+        KeyEncoder keys;
+        BR_ASSERT_OK(keys.Encode(image, def, {0}, &got));
+        EXPECT_EQ(got, want) << "type " << int{w.type} << (is_unsigned ? " unsigned" : "")
+                             << " raw " << raw;
+        ++checked;
+      }
+      const std::string null_image("\x01\x07\0\0\0", 5);  // a NULL has no bytes
+      std::string got;
+      KeyEncoder keys;
+      BR_ASSERT_OK(keys.Encode(null_image, def, {0}, &got));
+      EXPECT_EQ(got, "N");
+    }
+  }
+  EXPECT_EQ(checked, 5 * 2 * 6);
 }
 
 // Guards: a later change not replacing an earlier one (last write wins),
