@@ -786,6 +786,9 @@ absl::StatusOr<absl::flat_hash_map<std::string, std::string>> ApplyPipeline::Fin
                         " for DDL on subscribed tables"));
   BR_ASSIGN_OR_RETURN(std::unique_ptr<replication::StoreReader> reader,
                       replication::StoreReader::Open(store_, from));
+  // The file's format first: without it a statement's text would run on
+  // into the event's checksum.
+  BR_RETURN_IF_ERROR(reader->PeekAt(4).status());
   // Statements only, framed and nothing else decoded: this runs at every
   // start over everything past the checkpoint. DDL is never inside a
   // MySQL transaction payload, which holds one DML transaction.
