@@ -1,6 +1,6 @@
 // TableBuffer: one subscribed table's changes since the last drain.
 //
-// Keyed (the primary key is memory-comparable, table_shape.h): a map from
+// Keyed (the primary key is memory-comparable, table_shape.h): an index from
 // the encoded key (row_key.h) to the row's last state, an upsert with its
 // full after image or a delete with its full before image. Many changes to
 // a row collapse to the last one; draining yields every key once, so a
@@ -83,13 +83,24 @@ class TableBuffer {
   void Put(std::string_view key, bool is_delete, std::string_view image);
   BufferedRow Copy(bool is_delete, std::string_view image);
 
+  // Keyed: the index in rows_ of `key`'s entry, or -1.
+  int64_t Find(std::string_view key) const;
+
   bool keyed_;
   ImageArena::Pool* pool_;
   ImageArena arena_;
-  // Keyed: map_ holds each key's index in rows_ (first-change order).
-  // Ordered: rows_ is the FIFO and map_ stays empty.
-  absl::flat_hash_map<std::string, uint32_t> map_;
+  // Keyed: keys_[i] is rows_[i]'s key (bytes in arena_). The first
+  // ascending_ keys are strictly increasing and found by binary search; the
+  // rest are in map_. Rows inserted in key order (an AUTO_INCREMENT key, a
+  // bulk load) so never touch the hash map: hashing a million keys into a
+  // table that doubled as it grew was half of binrelay's CPU time on
+  // bench/apply_bench.sh insert-heavy (perf: Put, rehashing, page faults).
+  // Ordered: rows_ is the FIFO; keys_ and map_ stay empty.
+  std::vector<std::string_view> keys_;
+  size_t ascending_ = 0;
+  absl::flat_hash_map<std::string_view, uint32_t> map_;
   std::vector<BufferedRow> rows_;
+  size_t last_drain_rows_ = 0;  // to size the next drain's vectors
   size_t bytes_ = 0;
   uint64_t changes_ = 0;
 };

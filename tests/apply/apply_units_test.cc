@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -151,6 +153,56 @@ TEST(TableBufferTest, KeyedCollapsesToTheLastChangeAndCountsBytes) {
   EXPECT_EQ(f.rows[2].image, "a");
 }
 
+// Guards the buffer's two indexes (an ascending run found by binary search,
+// the rest hashed): a key found in neither and buffered twice, a key in
+// the run missed after the run was broken, first-change order lost, or the
+// last image not winning. Random runs of ascending, repeated and smaller
+// keys against a plain model, over several drains of one buffer.
+TEST(TableBufferTest, AscendingRunsAndHashedKeysCollapseLikeAModel) {
+  std::mt19937 rng(8);
+  TableBuffer b(/*keyed=*/true);
+  for (int drain = 0; drain < 20; ++drain) {
+    std::vector<std::string> order;                  // first-change order
+    std::map<std::string, std::pair<bool, std::string>> last;
+    int next = static_cast<int>(rng() % 50);
+    const int changes = 1 + static_cast<int>(rng() % 400);
+    for (int i = 0; i < changes; ++i) {
+      int k;
+      switch (rng() % 4) {
+        case 0:
+        case 1:
+          k = next++;  // ascending
+          break;
+        case 2:
+          k = static_cast<int>(rng() % (next + 1));  // anything seen so far, or about
+          break;
+        default:
+          k = next + static_cast<int>(rng() % 20);  // ahead, leaving gaps
+          break;
+      }
+      char key[4];
+      for (int j = 0; j < 4; ++j) key[j] = static_cast<char>(k >> (24 - 8 * j));  // big-endian
+      const std::string ks(key, 4);
+      const bool del = rng() % 5 == 0;
+      const std::string image = absl::StrCat("img-", i, std::string(rng() % 8, '+'));
+      if (!last.count(ks)) order.push_back(ks);
+      last[ks] = {del, image};
+      if (del) {
+        b.Delete(ks, image);
+      } else {
+        b.Upsert(ks, image);
+      }
+    }
+    ASSERT_EQ(b.entries(), order.size()) << "drain " << drain;
+    DrainedTable d = b.Take();
+    ASSERT_EQ(d.rows.size(), order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      EXPECT_EQ(d.rows[i].is_delete, last[order[i]].first) << "drain " << drain << " row " << i;
+      EXPECT_EQ(d.rows[i].image, last[order[i]].second) << "drain " << drain << " row " << i;
+    }
+  }
+}
+
 // Guards: an in-place rewrite of a hot key growing the count (a row
 // updated a million times must not look like a million rows), and a rewrite
 // that spills into its neighbour's bytes in the arena.
@@ -167,7 +219,7 @@ TEST(TableBufferTest, RewriteThatFitsReusesItsBytesWithoutGrowing) {
   EXPECT_TRUE(d.rows[0].is_delete);
   EXPECT_EQ(d.rows[0].image, "gone-999");
   EXPECT_EQ(d.rows[1].image, "neighbour");
-  EXPECT_EQ(d.arena.used(), 8u + 9u);
+  EXPECT_EQ(d.arena.used(), 8u + 9u + 2u + 2u);  // two images and their keys
 }
 
 // Guards: images sharing a chunk overwriting each other, a large image
