@@ -132,16 +132,23 @@ start_relay() {
 stop_relay
 
 # quiesce SERVER: waits (at most 60 s) until the server has written its dirty
-# pages, so a timing does not pay for the background flushing of whatever ran
-# on that server before it (the previous workload, the REPLACE limit run).
+# pages and purged its undo history, so a timing does not pay for the
+# background work of whatever ran on that server before it (the previous
+# workload, the REPLACE limit run). The source is quiesced before every
+# timing too: it is not timed, but after generating the workloads it purges
+# a million updates and writes hundreds of MB in the background, on the
+# cores the first timings (always a pipeline's) ran on.
 quiesce() {
-  local s=$1 pct dirty
+  local s=$1 pct dirty history
   pct=$(on "$s" -N -e 'SELECT @@GLOBAL.innodb_max_dirty_pages_pct')
   on "$s" -e 'SET GLOBAL innodb_max_dirty_pages_pct = 0'
   for _ in $(seq 1 600); do
-    dirty=$(on "$s" -N -e "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
-      WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_DIRTY'")
-    [ "${dirty:-0}" -lt 64 ] && break
+    read -r dirty history < <(on "$s" -N -e "SELECT
+      MAX(IF(VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_DIRTY', VARIABLE_VALUE, NULL)),
+      MAX(IF(VARIABLE_NAME = 'INNODB_HISTORY_LIST_LENGTH', VARIABLE_VALUE, NULL))
+      FROM information_schema.GLOBAL_STATUS
+      WHERE VARIABLE_NAME IN ('INNODB_BUFFER_POOL_PAGES_DIRTY', 'INNODB_HISTORY_LIST_LENGTH')")
+    [ "${dirty:-0}" -lt 64 ] && [ "${history:-0}" -lt 1000 ] && break
     sleep 0.1
   done
   on "$s" -e "SET GLOBAL innodb_max_dirty_pages_pct = $pct"
@@ -157,7 +164,7 @@ checksum() { on "$1" -N -e "CHECKSUM TABLE $2" | cut -f2; }
 time_pipeline() {
   local w=$1 bulk=${2:-on} name="b$RANDOM"
   on target -e "DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed; INSERT INTO $w.t SELECT * FROM $w.t_seed"
-  quiesce target
+  quiesce source; quiesce target
   local cnf=$TMP/pipe.cnf
   sed "s/^port = $LISTEN/port = $(free_port)/; s/^address = 127.0.0.1:$HTTP/address = 127.0.0.1:$(free_port)/" \
     "$TMP/serve.cnf" >"$cnf"
@@ -264,7 +271,7 @@ time_replica() {
   on replica -e "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL slave_parallel_threads=$threads;
     SET GLOBAL slave_parallel_mode='optimistic'; DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed;
     INSERT INTO $w.t SELECT * FROM $w.t_seed; SET GLOBAL slave_max_allowed_packet=1073741824;" 2>/dev/null
-  quiesce replica
+  quiesce source; quiesce replica
   on replica -e "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$LISTEN, MASTER_USER='b',
     MASTER_PASSWORD='b', MASTER_LOG_FILE='$(file_of "${START[$w]}")', MASTER_LOG_POS=$(offset_of "${START[$w]}"),
     MASTER_USE_GTID=no"
@@ -296,7 +303,7 @@ time_replica() {
 time_replace() {
   local w=$1
   on target -e "DROP TABLE IF EXISTS $w.t_limit; CREATE TABLE $w.t_limit LIKE $w.t_seed"
-  quiesce target
+  quiesce source; quiesce target
   mariadb-dump --no-defaults -uroot --socket="$TMP/source.sock" --replace --no-create-info \
     --skip-triggers --compact --hex-blob --extended-insert "$w" t | sed "s/REPLACE INTO \`t\`/REPLACE INTO \`t_limit\`/" >"$TMP/$w.dump"
   # Whole statements, round-robin over $CONC files.
