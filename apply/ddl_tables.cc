@@ -171,7 +171,7 @@ std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view q
   if (Is(t, 0, "DROP") && (Is(t, 1, "DATABASE") || Is(t, 1, "SCHEMA"))) {
     i = 2;
     if (Is(t, i, "IF") && Is(t, i + 1, "EXISTS")) i += 2;
-    if (IsName(t, i)) out.push_back(DdlTarget{t[i].text, "", false});
+    if (IsName(t, i)) out.push_back(DdlTarget{t[i].text, "", false, true, false});
     return out;
   }
   if (Is(t, 0, "ALTER")) {
@@ -182,6 +182,7 @@ std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view q
     if (Is(t, i, "IF") && Is(t, i + 1, "EXISTS")) i += 2;
     if (!ReadName(t, &i, default_db, &name)) return out;
     if (OnlyForeignKeyClauses(t, i)) return out;
+    name.redefines = true;
     out.push_back(name);
     // ALTER TABLE a RENAME [TO|AS] b: the new name is changed too; so is
     // the table of EXCHANGE PARTITION p WITH TABLE b.
@@ -196,6 +197,8 @@ std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view q
         size_t k = j + 1;
         if (Is(t, k, "TO") || Is(t, k, "AS")) ++k;
         DdlTarget renamed;
+        renamed.redefines = true;
+        renamed.appears = true;
         if (ReadName(t, &k, default_db, &renamed)) out.push_back(renamed);
       }
     }
@@ -204,7 +207,11 @@ std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view q
   if (Is(t, 0, "CREATE") || Is(t, 0, "DROP")) {
     const bool create = Is(t, 0, "CREATE");
     i = 1;
-    if (create && Is(t, i, "OR") && Is(t, i + 1, "REPLACE")) i += 2;
+    bool or_replace = false;
+    if (create && Is(t, i, "OR") && Is(t, i + 1, "REPLACE")) {
+      i += 2;
+      or_replace = true;
+    }
     while (Is(t, i, "TEMPORARY") || Is(t, i, "UNIQUE") || Is(t, i, "FULLTEXT") ||
            Is(t, i, "SPATIAL") || Is(t, i, "ONLINE")) {
       ++i;
@@ -221,9 +228,15 @@ std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view q
     }
     if (!Is(t, i, "TABLE") && !Is(t, i, "TABLES")) return out;
     ++i;
-    if (Is(t, i, "IF") && Is(t, i + 1, "NOT") && Is(t, i + 2, "EXISTS")) i += 3;
+    bool if_not_exists = false;
+    if (Is(t, i, "IF") && Is(t, i + 1, "NOT") && Is(t, i + 2, "EXISTS")) {
+      i += 3;
+      if_not_exists = true;
+    }
     if (Is(t, i, "IF") && Is(t, i + 1, "EXISTS")) i += 2;
     while (ReadName(t, &i, default_db, &name)) {
+      name.redefines = true;
+      name.appears = create && (or_replace || !if_not_exists);
       out.push_back(name);
       if (create || i >= t.size() || t[i].punct != ',') break;
       ++i;
@@ -233,7 +246,11 @@ std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view q
   if (Is(t, 0, "RENAME") && (Is(t, 1, "TABLE") || Is(t, 1, "TABLES"))) {
     i = 2;
     if (Is(t, i, "IF") && Is(t, i + 1, "EXISTS")) i += 2;
+    bool destination = false;  // names alternate: old, new, old, new
     while (ReadName(t, &i, default_db, &name)) {
+      name.redefines = true;
+      name.appears = destination;
+      destination = !destination;
       out.push_back(name);
       if (Is(t, i, "TO") || Is(t, i, "WAIT") || Is(t, i, "NOWAIT")) {
         if (Is(t, i, "WAIT")) i += 2;

@@ -29,6 +29,14 @@ struct DdlTarget {
   std::string db;
   std::string table;  // empty: every table of `db` (DROP DATABASE)
   bool dml = false;   // a row change logged as a statement (binlog_format=STATEMENT)
+  // The statement may change the definition rows of this table are read
+  // with, or remove the name (ALTER, CREATE, DROP, RENAME); not TRUNCATE,
+  // CREATE/DROP INDEX or the partner of EXCHANGE PARTITION.
+  bool redefines = false;
+  // A table comes into being under this name (CREATE TABLE without IF NOT
+  // EXISTS, CREATE OR REPLACE, the new name of a RENAME): no row of it under
+  // this name comes before the statement.
+  bool appears = false;
 };
 
 std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view query);

@@ -31,7 +31,8 @@ ImageArena::ImageArena(ImageArena&& other) noexcept
       chunks_(std::move(other.chunks_)),
       next_(std::exchange(other.next_, nullptr)),
       left_(std::exchange(other.left_, 0)),
-      used_(std::exchange(other.used_, 0)) {
+      used_(std::exchange(other.used_, 0)),
+      next_chunk_(std::exchange(other.next_chunk_, kFirstChunkBytes)) {
   other.chunks_.clear();
 }
 
@@ -44,6 +45,7 @@ ImageArena& ImageArena::operator=(ImageArena&& other) noexcept {
     next_ = std::exchange(other.next_, nullptr);
     left_ = std::exchange(other.left_, 0);
     used_ = std::exchange(other.used_, 0);
+    next_chunk_ = std::exchange(other.next_chunk_, kFirstChunkBytes);
   }
   return *this;
 }
@@ -58,6 +60,7 @@ void ImageArena::Release() {
   next_ = nullptr;
   left_ = 0;
   used_ = 0;
+  next_chunk_ = kFirstChunkBytes;
 }
 
 char* ImageArena::Allocate(size_t n) {
@@ -71,11 +74,21 @@ char* ImageArena::Allocate(size_t n) {
     return p;
   }
   if (n > left_) {
-    std::unique_ptr<char[]> bytes =
-        pool_ != nullptr ? pool_->Get() : std::make_unique_for_overwrite<char[]>(kChunkBytes);
-    next_ = bytes.get();
-    left_ = kChunkBytes;
-    chunks_.push_back(Chunk{std::move(bytes), true});
+    // Small chunks first, doubling while they fill; then standard ones.
+    while (next_chunk_ < kChunkBytes && next_chunk_ < n) next_chunk_ *= 2;
+    if (next_chunk_ < kChunkBytes) {
+      auto bytes = std::make_unique_for_overwrite<char[]>(next_chunk_);
+      next_ = bytes.get();
+      left_ = next_chunk_;
+      chunks_.push_back(Chunk{std::move(bytes), false});
+      next_chunk_ *= 2;
+    } else {
+      std::unique_ptr<char[]> bytes =
+          pool_ != nullptr ? pool_->Get() : std::make_unique_for_overwrite<char[]>(kChunkBytes);
+      next_ = bytes.get();
+      left_ = kChunkBytes;
+      chunks_.push_back(Chunk{std::move(bytes), true});
+    }
   }
   char* p = next_;
   next_ += n;

@@ -27,7 +27,11 @@ namespace binrelay::apply {
 class ImageArena {
  public:
   // Standard chunk; an image over a quarter of it gets a chunk of its own.
+  // An arena's first chunks are smaller (kFirstChunkBytes, doubling up to
+  // the standard size), so a buffer holding a few rows of each of many
+  // tables does not hold a megabyte per table.
   static constexpr size_t kChunkBytes = size_t{1} << 20;
+  static constexpr size_t kFirstChunkBytes = size_t{16} << 10;
 
   class Pool {
    public:
@@ -58,13 +62,14 @@ class ImageArena {
 
   struct Chunk {
     std::unique_ptr<char[]> bytes;
-    bool standard;  // kChunkBytes long: may go back to the pool
+    bool standard;  // kChunkBytes long: may go back to the pool (others are freed)
   };
   Pool* pool_;
   std::vector<Chunk> chunks_;
-  char* next_ = nullptr;  // free space in the last standard chunk
+  char* next_ = nullptr;  // free space in the chunk being filled
   size_t left_ = 0;
   size_t used_ = 0;
+  size_t next_chunk_ = kFirstChunkBytes;  // size of the next small chunk
 };
 
 }  // namespace binrelay::apply

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -23,6 +24,7 @@
 #include "protocol/gtid_events.h"
 #include "protocol/query_event.h"
 #include "protocol/status_macros.h"
+#include "replication/binlog_status.h"
 #include "replication/connection_sql_source.h"
 #include "replication/store_index.h"
 #include "replication/gtid_start.h"
@@ -623,10 +625,22 @@ absl::Status ApplyPipeline::Prepare() {
   // source and target definitions differ, or one the target has and the
   // source no longer has (dropped or renamed since). Where the two agree,
   // either reads the rows alike.
-  std::optional<absl::flat_hash_map<std::string, std::string>> ddl_ahead;
+  replication::ConnectionSqlSource source(source_);
+  std::optional<absl::flat_hash_map<std::string, DdlAhead>> ddl_ahead;
   auto ddl_at = [&](const std::string& db,
-                    const std::string& table) -> absl::StatusOr<const std::string*> {
+                    const std::string& table) -> absl::StatusOr<const DdlAhead*> {
     if (!ddl_ahead) {
+      // The definitions just read may already show a DDL the store has not
+      // received: the scan must reach the source's position first.
+      BR_ASSIGN_OR_RETURN(replication::BinlogPosition now, replication::ReadBinlogStatus(source));
+      const replication::BinlogPosition stored = store_->committed().position;
+      if (replication::PositionBefore(stored, now)) {
+        return absl::UnavailableError(absl::StrCat(
+            "the definitions of ", db, ".", table, " differ between source and target, and "
+            "binrelay's store (at ", stored.ToString(), ") has not reached the source's "
+            "position ", now.ToString(), " to find the DDL that may explain it; waiting for "
+            "it"));
+      }
       BR_ASSIGN_OR_RETURN(auto found, FindDdlAhead(position_));
       ddl_ahead = std::move(found);
     }
@@ -634,11 +648,11 @@ absl::Status ApplyPipeline::Prepare() {
     if (it == ddl_ahead->end()) it = ddl_ahead->find(TableKey(db, ""));
     return it == ddl_ahead->end() ? nullptr : &it->second;
   };
-  replication::ConnectionSqlSource source(source_);
   auto listed = ListTables(source);
   if (!listed.ok()) return Annotate(listed.status(), "listing the source's tables");
-  const std::vector<std::pair<std::string, std::string>>& on_source = *listed;
-  std::vector<std::pair<std::string, std::string>> all = on_source;
+  absl::flat_hash_set<std::string> on_source;
+  for (const auto& [db, table] : *listed) on_source.insert(TableKey(db, table));
+  std::vector<std::pair<std::string, std::string>> all = *listed;
   SessionSqlSource target_sql(&target);
   if (options_.target_schema.empty()) {
     // Subscribed tables a later DDL dropped or renamed are still to be read
@@ -647,11 +661,11 @@ absl::Status ApplyPipeline::Prepare() {
     if (!on_target.ok()) return Annotate(on_target.status(), where);
     for (auto& name : *on_target) {
       if (!pattern_.Matches(name.first, name.second) || name.first == options_.checkpoint_schema ||
-          std::find(on_source.begin(), on_source.end(), name) != on_source.end()) {
+          on_source.contains(TableKey(name.first, name.second))) {
         continue;
       }
-      BR_ASSIGN_OR_RETURN(const std::string* at, ddl_at(name.first, name.second));
-      if (at != nullptr) all.push_back(std::move(name));
+      BR_ASSIGN_OR_RETURN(const DdlAhead* ahead, ddl_at(name.first, name.second));
+      if (ahead != nullptr && ahead->redefines) all.push_back(std::move(name));
     }
   }
   tables_.clear();
@@ -663,40 +677,50 @@ absl::Status ApplyPipeline::Prepare() {
     const std::string target_db = options_.target_schema.empty() ? db : options_.target_schema;
     auto tgt = LoadTableShape(target_sql, target_db, table);
     if (!tgt.ok()) {
-      if (absl::IsNotFound(tgt.status())) {
-        BR_ASSIGN_OR_RETURN(const std::string* at, ddl_at(db, table));
-        // Created (or renamed into place) after the checkpoint: no row of
-        // it comes before that statement, where the pipeline stops.
-        if (at != nullptr) continue;
+      if (absl::IsNotFound(tgt.status()) && options_.target_schema.empty()) {
+        BR_ASSIGN_OR_RETURN(const DdlAhead* ahead, ddl_at(db, table));
+        if (ahead != nullptr && ahead->appears) {
+          // Created (or renamed into place) after the checkpoint: no row of
+          // it under this name comes before that statement, where the
+          // pipeline stops.
+          spdlog::info("apply pipeline {}: {}.{} is not on the target yet; it was created at "
+                       "{}, after the checkpoint, where the pipeline will stop",
+                       options_.name, db, table, ahead->at);
+          continue;
+        }
       }
       return absl::FailedPreconditionError(absl::StrCat(
           where, ": ", tgt.status().message(), "; create it with the source's definition "
           "(SHOW CREATE TABLE ", db, ".", table, ") and load its rows first"));
     }
     TableShape src;
-    const std::string* pending_ddl = nullptr;
-    if (std::find(on_source.begin(), on_source.end(), std::make_pair(db, table)) !=
-        on_source.end()) {
+    const DdlAhead* ahead = nullptr;
+    const std::string target_name = absl::StrCat(where, " table ", target_db, ".", table);
+    if (on_source.contains(TableKey(db, table))) {
       BR_ASSIGN_OR_RETURN(src, LoadTableShape(source, db, table));
-      absl::Status same =
-          CheckTargetShape(src, *tgt, absl::StrCat(where, " table ", target_db, ".", table));
+      absl::Status same = CheckTargetShape(src, *tgt, target_name);
       if (!same.ok()) {
-        BR_ASSIGN_OR_RETURN(pending_ddl, ddl_at(db, table));
-        if (pending_ddl == nullptr) return same;
+        BR_ASSIGN_OR_RETURN(ahead, ddl_at(db, table));
+        // Only a statement that can change the definition explains a
+        // difference (not TRUNCATE or an index).
+        if (ahead == nullptr || !ahead->redefines) return same;
       }
     } else {
-      BR_ASSIGN_OR_RETURN(pending_ddl, ddl_at(db, table));  // how it got into `all`
-      if (pending_ddl == nullptr) continue;
+      BR_ASSIGN_OR_RETURN(ahead, ddl_at(db, table));  // how it got into `all`
+      if (ahead == nullptr) continue;
     }
-    if (pending_ddl != nullptr) {
+    if (ahead != nullptr) {
       spdlog::warn("apply pipeline {}: {}.{} was changed by a DDL at {}, after the checkpoint "
                    "{}: rows before that statement are applied with the target table's "
                    "definition (the source's before it), and the pipeline stops at the "
                    "statement for the target to be changed to match",
-                   options_.name, db, table, *pending_ddl, position_.ToString());
+                   options_.name, db, table, ahead->at, position_.ToString());
       src = *tgt;
       src.db = db;
       src.table = table;
+      // The target's own definition must still be one rows can be applied
+      // to (a primary key, among others).
+      BR_RETURN_IF_ERROR(CheckTargetShape(src, *tgt, target_name));
     }
     // ON DELETE/UPDATE CASCADE or SET NULL: InnoDB makes those changes
     // below the binlog, so they would never reach the target.
@@ -717,9 +741,9 @@ absl::Status ApplyPipeline::Prepare() {
           ": the server makes those changes without logging them, so the target would keep "
           "rows the source removed; leave the table out of `tables` or make the key RESTRICT"));
     }
-    const std::string target_name = TableKey(target_db, table);
+    const std::string target_key = TableKey(target_db, table);
     for (const auto& [key, other] : tables_) {
-      if (TableKey(other->target.db, other->target.table) == target_name) {
+      if (TableKey(other->target.db, other->target.table) == target_key) {
         return absl::FailedPreconditionError(absl::StrCat(
             "apply pipeline ", options_.name, ": source tables ", other->Name(), " and ", db,
             ".", table, " would both be written to ", target_db, ".", table,
@@ -777,9 +801,9 @@ absl::Status ApplyPipeline::Prepare() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<absl::flat_hash_map<std::string, std::string>> ApplyPipeline::FindDdlAhead(
-    const replication::BinlogPosition& from) {
-  absl::flat_hash_map<std::string, std::string> found;
+absl::StatusOr<absl::flat_hash_map<std::string, ApplyPipeline::DdlAhead>>
+ApplyPipeline::FindDdlAhead(const replication::BinlogPosition& from) {
+  absl::flat_hash_map<std::string, DdlAhead> found;
   const replication::BinlogPosition end = store_->committed().position;
   if (!replication::PositionBefore(from, end)) return found;
   SetState(absl::StrCat("reading the store from ", from.ToString(), " to ", end.ToString(),
@@ -809,7 +833,9 @@ absl::StatusOr<absl::flat_hash_map<std::string, std::string>> ApplyPipeline::Fin
       if (t.dml || t.db == options_.checkpoint_schema) continue;
       if (!t.table.empty() && !pattern_.Matches(t.db, t.table)) continue;
       found.try_emplace(TableKey(t.db, t.table),
-                        absl::StrCat(reader->position().file, ":", reader->position().offset));
+                        DdlAhead{absl::StrCat(reader->position().file, ":",
+                                              reader->position().offset),
+                                 t.redefines, t.appears});
     }
   }
   if (stopping_) return absl::CancelledError("stopping");

@@ -147,11 +147,16 @@ class ApplyPipeline {
   // FailedPrecondition when they cannot be applied to the table as it is.
   absl::StatusOr<std::vector<HeldRow>> ReadBackXa(const std::string& xid);
   absl::Status ScanForXa();
-  // Subscribed tables that a DDL stored after `from` changes, each with
-  // where its first such statement is ("file:pos"); "db\0" keys stand for
-  // DROP DATABASE. Rows before that statement were logged under the
-  // table's earlier definition (Prepare).
-  absl::StatusOr<absl::flat_hash_map<std::string, std::string>> FindDdlAhead(
+  // The first DDL statement stored after a position for one table.
+  struct DdlAhead {
+    std::string at;          // "file:pos"
+    bool redefines = false;  // DdlTarget::redefines
+    bool appears = false;    // DdlTarget::appears
+  };
+  // Subscribed tables that a DDL stored after `from` names, keyed "db\0table"
+  // ("db\0" for DROP DATABASE). Rows before that statement were logged under
+  // the table's earlier definition (Prepare).
+  absl::StatusOr<absl::flat_hash_map<std::string, DdlAhead>> FindDdlAhead(
       const replication::BinlogPosition& from);
 
   PipelineOptions options_;

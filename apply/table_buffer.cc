@@ -80,7 +80,11 @@ DrainedTable TableBuffer::Take() {
   // and faults in fresh pages at each step.
   rows_ = std::vector<BufferedRow>();
   rows_.reserve(last_drain_rows_);
-  keys_.clear();  // keeps its capacity
+  if (keys_.capacity() > 2 * last_drain_rows_ + 1024) {
+    // One big drain (a bulk load) must not pin its index's memory for good.
+    keys_ = std::vector<std::string_view>();
+  }
+  keys_.clear();  // otherwise keeps its capacity
   ascending_ = 0;
   map_.clear();
   bytes_ = 0;

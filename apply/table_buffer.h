@@ -17,9 +17,8 @@
 // Bytes are counted per entry (image, key and a fixed overhead) so the
 // pipeline can hold its soft memory limit. Images live in an ImageArena: a
 // key's new image overwrites its old one in place when it fits, otherwise
-// it is copied anew and the old copy stays counted until the drain (the
-// count is the arena's, so rewrites that grow cannot exceed the limit
-// unseen).
+// it is copied anew and the old copy stays counted until the drain, so
+// rewrites that grow cannot exceed the limit unseen.
 //
 // Thread safety: none; the pipeline's reader thread owns a buffer until it
 // hands a drained batch to the flushers.

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/byte_cursor.h"
+#include "replication/binlog_status.h"
 #include "protocol/event_type.h"
 #include "protocol/server_error.h"
 #include "protocol/status_macros.h"
@@ -47,27 +48,6 @@ bool IsRetryable(const absl::Status& status) {
 int CompareFiles(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
   return a.compare(b);
-}
-
-absl::StatusOr<BinlogPosition> ReadBinlogStatus(SqlSource& sql) {
-  // MySQL 8.4 replaced SHOW MASTER STATUS with SHOW BINARY LOG STATUS.
-  auto rows = sql.Query("SHOW MASTER STATUS");
-  if (!rows.ok()) rows = sql.Query("SHOW BINARY LOG STATUS");
-  if (!rows.ok()) return rows.status();
-  if (rows->empty() || (*rows)[0].size() < 2 || !(*rows)[0][0] || !(*rows)[0][1]) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "SHOW MASTER STATUS on ", sql.Peer(),
-        " returned no binlog: binary logging is off or the user lacks BINLOG MONITOR / "
-        "REPLICATION CLIENT"));
-  }
-  BinlogPosition pos;
-  pos.file = *(*rows)[0][0];
-  if (!absl::SimpleAtoi(*(*rows)[0][1], &pos.offset)) {
-    return absl::DataLossError(absl::StrCat("SHOW MASTER STATUS on ", sql.Peer(),
-                                            " returned a non-numeric position '",
-                                            *(*rows)[0][1], "'"));
-  }
-  return pos;
 }
 
 }  // namespace
