@@ -258,12 +258,12 @@ std::vector<BulkStep> PlanBulkRow(const ApplyTable& t) {
     BulkStep& s = plan[i];
     s.skip = t.target.columns[i].generated;
     s.is_unsigned = col.is_unsigned;
+    if (const size_t width = protocol::IntegerWidth(col.type); width != 0) {
+      s.op = BulkOp::kInteger;
+      s.width = static_cast<uint8_t>(width);
+      continue;
+    }
     switch (col.type) {
-      case protocol::kTypeTiny: s.op = BulkOp::kInteger; s.width = 1; break;
-      case protocol::kTypeShort: s.op = BulkOp::kInteger; s.width = 2; break;
-      case protocol::kTypeInt24: s.op = BulkOp::kInteger; s.width = 3; break;
-      case protocol::kTypeLong: s.op = BulkOp::kInteger; s.width = 4; break;
-      case protocol::kTypeLongLong: s.op = BulkOp::kInteger; s.width = 8; break;
       case protocol::kTypeVarchar:
       case protocol::kTypeVarString:
         s.op = BulkOp::kPrefixed;

@@ -65,15 +65,7 @@ absl::Status KeyEncoder::Encode(std::string_view image, const protocol::TableDef
     // The commonest key, an integer first column, read straight from the
     // image: the same bytes AppendKeyComponent writes for its ValueView.
     const protocol::ColumnDef& col = table.columns[0];
-    size_t width = 0;
-    switch (col.type) {
-      case protocol::kTypeTiny: width = 1; break;
-      case protocol::kTypeShort: width = 2; break;
-      case protocol::kTypeInt24: width = 3; break;
-      case protocol::kTypeLong: width = 4; break;
-      case protocol::kTypeLongLong: width = 8; break;
-      default: break;
-    }
+    const size_t width = protocol::IntegerWidth(col.type);
     const size_t bitmap = (table.columns.size() + 7) / 8;
     if (width != 0 && image.size() >= bitmap + width) {
       if (image[0] & 1) {

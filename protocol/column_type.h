@@ -3,6 +3,7 @@
 // Thread safety: constants only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -48,5 +49,18 @@ enum ColumnType : uint8_t {
 
 // Human name for error messages ("DATETIME2", "NEWDECIMAL", ...).
 std::string_view ColumnTypeName(uint8_t type);
+
+// Bytes of a TINYINT .. BIGINT value in a row image (little-endian,
+// sign by the column's flag); 0 for any other type.
+inline size_t IntegerWidth(uint8_t type) {
+  switch (type) {
+    case kTypeTiny: return 1;
+    case kTypeShort: return 2;
+    case kTypeInt24: return 3;
+    case kTypeLong: return 4;
+    case kTypeLongLong: return 8;
+    default: return 0;
+  }
+}
 
 }  // namespace binrelay::protocol
