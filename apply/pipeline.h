@@ -191,6 +191,10 @@ class ApplyPipeline {
   uint32_t last_commit_ts_ = 0;
   std::atomic<size_t> buffered_bytes_{0};  // written by the reader, read by status
   absl::Time last_handoff_ = absl::InfinitePast();
+  uint64_t changes_since_handoff_ = 0;  // row changes buffered since the last hand-off
+  // Whether an idle drain thread should take the buffer before
+  // flush_interval: see the definition.
+  bool WorthDrainingEarly() const;
   absl::Status ddl_stop_;  // set by a DDL on a subscribed table
   XaHolds xa_;             // prepared XA transactions' rows, until decided
   std::atomic<uint64_t> xa_held_{0};  // xa_.held(), for status

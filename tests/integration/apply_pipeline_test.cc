@@ -1056,5 +1056,38 @@ TEST_F(ApplyPipelineTest, FarBehindPipelineSurvivesSourcePurgeAndRetention) {
   EXPECT_TRUE(Converges("lag1", "lag1", seconds(90), serve.get(), slow_target->get()));
 }
 
+// Guards: a pipeline catching up on distinct rows leaving its target idle
+// between drains. It used to hand the buffer over only once flush_interval
+// had passed or at the store's end, so with a long interval the whole
+// backlog after the first transaction went in one drain at the end.
+TEST_F(ApplyPipelineTest, CatchUpOnDistinctRowsDrainsAsSoonAsTheTargetIsFree) {
+  CreateOnBoth({"CREATE DATABASE early", "CREATE TABLE early.t (id INT PRIMARY KEY, v INT)"});
+  auto serve = StartServe({});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK_AND_ASSIGN(std::string start, CurrentBinlogPosition(*source_));
+  constexpr int kTransactions = 200, kRows = 500;
+  for (int i = 0; i < kTransactions; ++i) {
+    BR_ASSERT_OK(source_->Execute(absl::StrCat("INSERT INTO early.t SELECT seq, seq FROM early.seq_",
+                                               i * kRows + 1, "_to_", (i + 1) * kRows)));
+  }
+  // All of it is stored before the pipeline exists, so the pipeline never
+  // meets the store's end (where it always hands over) until it is done.
+  BR_ASSERT_OK(WaitStoreReached(*serve, *source_, seconds(60)).status());
+  BR_ASSERT_OK(serve->Stop());
+  std::ofstream(serve->config_path(), std::ios::app)
+      << "[apply.early]\ntarget_host = 127.0.0.1\ntarget_port = " << target_->Port()
+      << "\ntarget_user = " << kApplier << "\ntarget_password = " << kApplierPassword
+      << "\ntables = early.t\nstart = " << start
+      << "\nflush_interval = 1h\nbatch_rows = 100\nconcurrency = 1\n";
+  BR_ASSERT_OK(serve->Start());
+  EXPECT_TRUE(Converges("early", "early", seconds(120), serve.get()));
+  auto p = PipelineStatus(*serve, "early");
+  ASSERT_TRUE(p.has_value());
+  // Before: exactly 2 (the first transaction, then everything else at the
+  // store's end). Now each drain takes what was read during the last one.
+  EXPECT_GE(std::stoull(p->Find("drains")->text), 3u) << serve->StderrTail(20);
+  EXPECT_EQ(p->Find("rows_written")->text, std::to_string(kTransactions * kRows));
+}
+
 }  // namespace
 }  // namespace binrelay::testing
