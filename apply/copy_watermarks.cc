@@ -1,0 +1,87 @@
+#include "apply/copy_watermarks.h"
+
+#include <utility>
+
+namespace binrelay::apply {
+namespace {
+
+// Keys compare as bytes (std::string_view compares as unsigned char).
+bool Above(std::string_view key, const std::string& bound) { return key > bound; }
+
+}  // namespace
+
+CopyWatermarks::CopyWatermarks(std::optional<std::string> copied,
+                               std::optional<std::string> guard)
+    : dispatched_any_(copied.has_value()),
+      high_(copied),
+      low_(std::move(copied)),
+      guard_(std::move(guard)) {}
+
+uint64_t CopyWatermarks::Dispatch(std::optional<std::string> upper) {
+  const uint64_t id = next_id_++;
+  if (last_dispatched_) return id;  // nothing follows the end of the table
+  Chunk c;
+  c.lower = high_;
+  c.upper = upper;
+  in_flight_.emplace(id, std::move(c));
+  dispatched_any_ = true;
+  if (upper) {
+    high_ = std::move(upper);
+  } else {
+    last_dispatched_ = true;
+  }
+  return id;
+}
+
+void CopyWatermarks::Complete(uint64_t id) {
+  auto it = in_flight_.find(id);
+  if (it == in_flight_.end()) return;
+  it->second.complete = true;
+  // The copied prefix grows only through chunks complete in key order.
+  while (!in_flight_.empty() && in_flight_.begin()->second.complete) {
+    Chunk& front = in_flight_.begin()->second;
+    if (front.upper) {
+      low_ = std::move(front.upper);
+    } else {
+      done_ = true;
+    }
+    in_flight_.erase(in_flight_.begin());
+  }
+}
+
+bool CopyWatermarks::NotYetDispatched(std::string_view key) const {
+  if (!dispatched_any_) return true;
+  if (last_dispatched_) return false;
+  return !high_ || Above(key, *high_);
+}
+
+bool CopyWatermarks::Admit(std::string_view key) {
+  if (!enabled_ || !NotYetDispatched(key)) return true;
+  const bool above_guard = !guard_ || Above(key, *guard_);
+  if (dispatched_any_ && above_guard) {
+    ++dropped_;
+    return false;
+  }
+  // Kept while no chunk covers it: it may reach the target before its
+  // chunk, whose INSERT IGNORE then skips the row, so no later change to
+  // it may be dropped.
+  if (above_guard) guard_ = std::string(key);
+  return true;
+}
+
+bool CopyWatermarks::MustDefer(std::string_view key) const {
+  if (!enabled_) return false;
+  for (const auto& [id, c] : in_flight_) {
+    if (c.complete) continue;
+    if ((!c.lower || Above(key, *c.lower)) && (!c.upper || !Above(key, *c.upper))) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> CopyWatermarks::checkpoint_guard() const {
+  if (!high_) return guard_;
+  if (!guard_) return high_;
+  return Above(*guard_, *high_) ? guard_ : high_;
+}
+
+}  // namespace binrelay::apply

@@ -1,0 +1,284 @@
+// Unit tests of CopyWatermarks: which changes a move may drop or must defer
+// while its copier runs, alone and against a model of source, copier,
+// buffered map and target with crashes and resumes.
+
+#include "apply/copy_watermarks.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace binrelay::apply {
+namespace {
+
+// Keys as memcmp-ordered bytes: big-endian integers.
+std::string K(uint32_t k) {
+  std::string s(4, '\0');
+  for (int i = 0; i < 4; ++i) s[i] = static_cast<char>(k >> (24 - 8 * i));
+  return s;
+}
+
+// Guards: a change dropped before the copier's first chunk (the copier's
+// snapshot may then be older than nothing: there is no "later read" to rely
+// on yet), and the seed's TestPreDispatchChangeThenAboveHighWatermark: a
+// change kept before its chunk reaches the target first, the chunk's INSERT
+// IGNORE then skips the row, so a second change to it must not be dropped.
+TEST(CopyWatermarksTest, AKeyKeptBeforeItsChunkIsNeverDroppedLater) {
+  CopyWatermarks w;
+  EXPECT_TRUE(w.Admit(K(500)));  // nothing handed out yet: kept
+  w.Dispatch(K(100));            // (start, 100]
+  EXPECT_TRUE(w.Admit(K(500))) << "500 was kept before its chunk";
+  EXPECT_TRUE(w.Admit(K(300))) << "below the guard";
+  EXPECT_FALSE(w.Admit(K(501))) << "above the high watermark and the guard";
+  EXPECT_EQ(w.keys_dropped_above_high(), 1u);
+  EXPECT_TRUE(w.Admit(K(50))) << "inside a chunk handed out";
+}
+
+// Guards: keys above the high watermark with no guard kept (no saving), or
+// a key in a chunk already handed out dropped (its copy may predate it).
+TEST(CopyWatermarksTest, OnlyUnguardedKeysAboveTheHighWatermarkAreDropped) {
+  CopyWatermarks w;
+  w.Dispatch(K(100));
+  EXPECT_TRUE(w.Admit(K(100))) << "the upper bound is inside the chunk";
+  EXPECT_FALSE(w.Admit(K(101)));
+  w.Dispatch(K(200));
+  EXPECT_TRUE(w.Admit(K(150)));
+  EXPECT_FALSE(w.Admit(K(201)));
+  w.Dispatch(std::nullopt);  // to the end of the table
+  EXPECT_TRUE(w.Admit(K(999999))) << "every key is handed out";
+  EXPECT_EQ(w.keys_dropped_above_high(), 2u);
+}
+
+// Guards: a buffered change written over by a chunk copy in flight (the
+// copy's older image would win), and changes deferred that need not be
+// (keys copied already, or not handed out yet, wait for nothing).
+TEST(CopyWatermarksTest, OnlyKeysOfChunksInFlightWait) {
+  CopyWatermarks w;
+  const uint64_t a = w.Dispatch(K(100));  // (start, 100]
+  const uint64_t b = w.Dispatch(K(200));  // (100, 200]
+  EXPECT_TRUE(w.MustDefer(K(0)));
+  EXPECT_TRUE(w.MustDefer(K(100)));
+  EXPECT_TRUE(w.MustDefer(K(101)));
+  EXPECT_TRUE(w.MustDefer(K(200)));
+  EXPECT_FALSE(w.MustDefer(K(201))) << "not handed out yet";
+  w.Complete(b);
+  EXPECT_FALSE(w.MustDefer(K(150))) << "its chunk is on the target";
+  EXPECT_TRUE(w.MustDefer(K(50)));
+  EXPECT_FALSE(w.low_watermark().has_value()) << "chunk a is still in flight";
+  w.Complete(a);
+  EXPECT_FALSE(w.MustDefer(K(50)));
+  ASSERT_TRUE(w.low_watermark().has_value());
+  EXPECT_EQ(*w.low_watermark(), K(200)) << "both chunks fold into the copied prefix";
+  EXPECT_FALSE(w.copy_done());
+  const uint64_t c = w.Dispatch(std::nullopt);
+  EXPECT_TRUE(w.MustDefer(K(4000000000u)));
+  w.Complete(c);
+  EXPECT_TRUE(w.copy_done());
+  EXPECT_EQ(*w.low_watermark(), K(200));
+}
+
+// Guards: changes dropped or held after cutover began (every change must
+// then reach the target).
+TEST(CopyWatermarksTest, DisabledKeepsAndReleasesEverything) {
+  CopyWatermarks w;
+  w.Dispatch(K(100));
+  w.Disable();
+  EXPECT_TRUE(w.Admit(K(5000)));
+  EXPECT_FALSE(w.MustDefer(K(50)));
+}
+
+// Guards: a resumed copy dropping a change to a key the run before may
+// have put on the target ahead of the copier (its re-copy skips the row).
+TEST(CopyWatermarksTest, AResumeKeepsEveryKeyUpToItsGuard) {
+  CopyWatermarks before;
+  before.Admit(K(900));  // kept before the first chunk
+  before.Dispatch(K(100));
+  before.Dispatch(K(200));
+  EXPECT_EQ(before.checkpoint_guard(), K(900));
+  CopyWatermarks none;
+  none.Dispatch(K(300));
+  EXPECT_EQ(none.checkpoint_guard(), K(300)) << "the high watermark, when above the guard";
+
+  CopyWatermarks w(K(100), K(900));
+  EXPECT_TRUE(w.Admit(K(500)));
+  EXPECT_TRUE(w.Admit(K(900)));
+  EXPECT_FALSE(w.Admit(K(901)));
+  const uint64_t id = w.Dispatch(K(300));  // (100, 300]
+  EXPECT_TRUE(w.MustDefer(K(101)));
+  EXPECT_FALSE(w.MustDefer(K(100))) << "copied by the run before";
+  w.Complete(id);
+  EXPECT_EQ(*w.low_watermark(), K(300));
+}
+
+// A model of a move of one table of kKeys keys: the source takes random
+// upserts and deletes; each change is read in order and admitted or
+// dropped; buffered changes (last image per key) are flushed unless
+// deferred; the copier hands out chunks, reads each from the source (a
+// snapshot that holds every change read so far, the invariant the drop
+// relies on) and writes it later with INSERT IGNORE. At random moments
+// binrelay is killed: buffer and chunks in flight are lost, and the move
+// resumes from its last checkpoint (written when nothing was buffered):
+// changes after it are read again, the copy restarts after its copied
+// prefix, and the guard is the checkpoint's or the target's highest key,
+// whichever is higher (a row the run before put there, by copy or change,
+// is skipped by the re-copy, so its changes must all be applied).
+//
+// Guards: any watermark decision that loses a change or leaves a stale
+// image, across chunk boundaries, deferrals, the guard and resumes.
+TEST(CopyWatermarksTest, RandomMovesWithCrashesEndWithTheSourcesRows) {
+  constexpr uint32_t kKeys = 60;
+  std::mt19937 rng(20261202);
+  for (int round = 0; round < 400; ++round) {
+    std::map<uint32_t, int> source, target;
+    for (uint32_t k = 0; k < kKeys; k += 1 + rng() % 3) source[k] = 1;
+    std::vector<std::pair<uint32_t, std::optional<int>>> log;  // the binlog
+    size_t read = 0;  // changes read by the pipeline
+    std::map<uint32_t, std::optional<int>> buffer;
+    struct Copy {
+      uint64_t id;
+      std::map<uint32_t, int> rows;
+    };
+    std::vector<Copy> copies;  // read, not yet written
+    std::optional<CopyWatermarks> w;
+    w.emplace();
+    std::optional<uint32_t> next_lower;  // exclusive lower bound of the next chunk
+    bool all_dispatched = false;
+    // Checkpoint: changes read, copied prefix, guard.
+    size_t ck_read = 0;
+    std::optional<std::string> ck_low, ck_guard;
+    std::optional<uint32_t> ck_lower;
+    auto decode = [](const std::string& s) {
+      uint32_t v = 0;
+      for (char c : s) v = (v << 8) | static_cast<uint8_t>(c);
+      return v;
+    };
+    int value = 2;
+    for (int step = 0; step < 300; ++step) {
+      switch (rng() % 8) {
+        case 0:
+        case 1: {  // a source change
+          const uint32_t k = rng() % (kKeys + 10);
+          std::optional<int> v;
+          if (rng() % 3 != 0) v = value++;
+          if (v) {
+            source[k] = *v;
+          } else {
+            source.erase(k);
+          }
+          log.emplace_back(k, v);
+          break;
+        }
+        case 2:
+        case 3:  // the pipeline reads what is logged
+          for (; read < log.size(); ++read) {
+            if (w->Admit(K(log[read].first))) buffer[log[read].first] = log[read].second;
+          }
+          break;
+        case 4:  // a flush
+          for (auto it = buffer.begin(); it != buffer.end();) {
+            if (w->MustDefer(K(it->first))) {
+              ++it;
+              continue;
+            }
+            if (it->second) {
+              target[it->first] = *it->second;
+            } else {
+              target.erase(it->first);
+            }
+            it = buffer.erase(it);
+          }
+          if (buffer.empty()) {
+            ck_read = read;
+            ck_low = w->low_watermark();
+            ck_guard = w->checkpoint_guard();
+            ck_lower = ck_low ? std::optional<uint32_t>(decode(*ck_low)) : std::nullopt;
+          }
+          break;
+        case 5: {  // the copier hands out and reads a chunk
+          if (all_dispatched) break;
+          // Its snapshot holds every change read so far (and, in this
+          // model, every change logged).
+          for (; read < log.size(); ++read) {
+            if (w->Admit(K(log[read].first))) buffer[log[read].first] = log[read].second;
+          }
+          const uint32_t from = next_lower ? *next_lower + 1 : 0;
+          std::optional<uint32_t> upper;
+          if (from + 15 < kKeys + 10) upper = from + rng() % 15;
+          Copy c;
+          c.id = w->Dispatch(upper ? std::optional<std::string>(K(*upper)) : std::nullopt);
+          for (auto it = source.lower_bound(from);
+               it != source.end() && (!upper || it->first <= *upper); ++it) {
+            c.rows.insert(*it);
+          }
+          copies.push_back(std::move(c));
+          if (upper) {
+            next_lower = upper;
+          } else {
+            all_dispatched = true;
+          }
+          break;
+        }
+        case 6: {  // the copier writes a chunk it read (INSERT IGNORE)
+          if (copies.empty()) break;
+          const size_t i = rng() % copies.size();
+          for (const auto& [k, v] : copies[i].rows) target.emplace(k, v);
+          w->Complete(copies[i].id);
+          copies.erase(copies.begin() + i);
+          break;
+        }
+        case 7: {  // kill -9 now and then, and resume
+          if (rng() % 4 != 0) break;
+          buffer.clear();
+          copies.clear();
+          read = ck_read;
+          std::optional<std::string> guard = ck_guard;
+          if (!target.empty()) {
+            const std::string top = K(target.rbegin()->first);
+            if (!guard || top > *guard) guard = top;
+          }
+          w.emplace(ck_low, guard);
+          next_lower = ck_lower;
+          all_dispatched = false;
+          break;
+        }
+      }
+    }
+    // Finish the copy, then cutover: nothing dropped or deferred any more.
+    while (!all_dispatched) {
+      for (; read < log.size(); ++read) {
+        if (w->Admit(K(log[read].first))) buffer[log[read].first] = log[read].second;
+      }
+      const uint64_t id = w->Dispatch(std::nullopt);
+      const uint32_t from = next_lower ? *next_lower + 1 : 0;
+      for (auto it = source.lower_bound(from); it != source.end(); ++it) target.emplace(*it);
+      w->Complete(id);
+      all_dispatched = true;
+    }
+    for (auto& c : copies) {
+      for (const auto& [k, v] : c.rows) target.emplace(k, v);
+      w->Complete(c.id);
+    }
+    ASSERT_TRUE(w->copy_done()) << "round " << round;
+    w->Disable();
+    for (; read < log.size(); ++read) {
+      if (w->Admit(K(log[read].first))) buffer[log[read].first] = log[read].second;
+    }
+    for (auto& [k, v] : buffer) {
+      if (v) {
+        target[k] = *v;
+      } else {
+        target.erase(k);
+      }
+    }
+    ASSERT_EQ(target, source) << "round " << round;
+  }
+}
+
+}  // namespace
+}  // namespace binrelay::apply
