@@ -1,0 +1,155 @@
+#include "apply/range_copier.h"
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "apply/sql_literal.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::apply {
+namespace {
+
+bool IsNumeric(const std::string& t) {
+  return t == "tinyint" || t == "smallint" || t == "mediumint" || t == "int" ||
+         t == "bigint" || t == "decimal" || t == "float" || t == "double" || t == "year";
+}
+
+bool IsTemporal(const std::string& t) {
+  return t == "date" || t == "datetime" || t == "timestamp" || t == "time";
+}
+
+// Server text of a number: digits, sign, point, exponent. Anything else
+// would be SQL, not a value.
+bool LooksNumeric(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
+                                                const TableShape& target) {
+  RangeCopier c;
+  c.insert_head_ = "INSERT IGNORE INTO ";
+  AppendIdentifier(target.db, &c.insert_head_);
+  c.insert_head_.push_back('.');
+  AppendIdentifier(target.table, &c.insert_head_);
+  c.insert_head_.append(" (");
+  bool first = true;
+  for (const ShapeColumn& col : source.columns) {
+    if (col.generated) continue;
+    if (!first) {
+      c.insert_head_.push_back(',');
+      c.select_list_.push_back(',');
+    }
+    first = false;
+    AppendIdentifier(col.name, &c.insert_head_);
+    std::string name;
+    AppendIdentifier(col.name, &name);
+    Column out;
+    const std::string& t = col.data_type;
+    if (IsNumeric(t)) {
+      out.form = Form::kNumber;
+      c.select_list_.append(name);
+    } else if (t == "bit" || t == "enum" || t == "set") {
+      out.form = Form::kNumber;
+      absl::StrAppend(&c.select_list_, name, " + 0");
+    } else if (IsTemporal(t)) {
+      out.form = Form::kQuoted;
+      c.select_list_.append(name);
+    } else {
+      // Character and binary strings, BLOB and TEXT, JSON, GEOMETRY.
+      out.form = Form::kHex;
+      out.charset = col.charset == "binary" ? "" : col.charset;
+      absl::StrAppend(&c.select_list_, "HEX(", name, ")");
+    }
+    c.columns_.push_back(std::move(out));
+  }
+  c.insert_head_.append(") VALUES ");
+  if (c.columns_.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        source.db, ".", source.table, " has no column that is not generated: nothing to copy"));
+  }
+  return c;
+}
+
+absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, TargetSession& target,
+                                           const KeyRange& range, const KeyRangeChunker& chunker,
+                                           size_t batch_bytes) {
+  // SET STATEMENT: the time zone holds for this statement alone, whatever
+  // connection ConnectionSqlSource runs it on.
+  const std::string sql =
+      absl::StrCat("SET STATEMENT time_zone = '+00:00' FOR SELECT ", select_list_, " FROM ",
+                   chunker.table_sql(), " WHERE ", range.where, " ORDER BY ", chunker.key_sql());
+  BR_ASSIGN_OR_RETURN(std::vector<replication::SqlRow> rows, source.Query(sql));
+  std::string stmt = insert_head_;
+  size_t in_stmt = 0;
+  auto flush = [&]() -> absl::Status {
+    if (in_stmt == 0) return absl::OkStatus();
+    BR_RETURN_IF_ERROR(target.Execute(stmt));
+    stmt.resize(insert_head_.size());
+    in_stmt = 0;
+    return absl::OkStatus();
+  };
+  std::string row_sql;
+  for (const replication::SqlRow& row : rows) {
+    if (row.size() != columns_.size()) {
+      return absl::InternalError(absl::StrCat("copy of ", chunker.table_sql(), " from ",
+                                              source.Peer(), ": ", row.size(),
+                                              " columns for ", columns_.size()));
+    }
+    row_sql.assign("(");
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i > 0) row_sql.push_back(',');
+      if (!row[i]) {
+        row_sql.append("NULL");
+        continue;
+      }
+      const std::string& v = *row[i];
+      switch (columns_[i].form) {
+        case Form::kNumber:
+          if (!LooksNumeric(v)) {
+            return absl::DataLossError(absl::StrCat("copy of ", chunker.table_sql(), " from ",
+                                                    source.Peer(), ": column ", i + 1,
+                                                    " returned '", v.substr(0, 40),
+                                                    "' for a number"));
+          }
+          row_sql.append(v);
+          break;
+        case Form::kQuoted:
+          AppendQuotedString(v, &row_sql);
+          break;
+        case Form::kHex:
+          if (!columns_[i].charset.empty()) {
+            absl::StrAppend(&row_sql, "_", columns_[i].charset, " ");
+          }
+          if (v.empty()) {
+            row_sql.append("''");
+          } else {
+            if (v.find_first_not_of("0123456789ABCDEF") != std::string::npos) {
+              return absl::DataLossError(absl::StrCat("copy of ", chunker.table_sql(), " from ",
+                                                      source.Peer(), ": HEX() of column ", i + 1,
+                                                      " returned non-hex text"));
+            }
+            absl::StrAppend(&row_sql, "X'", v, "'");
+          }
+          break;
+      }
+    }
+    row_sql.push_back(')');
+    if (in_stmt > 0 && stmt.size() + 1 + row_sql.size() > batch_bytes) {
+      BR_RETURN_IF_ERROR(flush());
+    }
+    if (in_stmt > 0) stmt.push_back(',');
+    stmt.append(row_sql);
+    ++in_stmt;
+  }
+  BR_RETURN_IF_ERROR(flush());
+  return rows.size();
+}
+
+}  // namespace binrelay::apply

@@ -1,0 +1,53 @@
+// RangeCopier: the rows of one primary-key range (key_range_chunker.h)
+// copied from the source to the target exactly, as a move's copier does:
+// one SELECT of the range, then multi-row INSERT IGNORE (a row a change
+// already put on the target is left as it is: copy_watermarks.h).
+//
+// Values travel as text the server prints exactly and takes back as it
+// was: integers, DECIMAL and temporal values as their text (TIMESTAMP read
+// with time_zone '+00:00', as the target session writes it), FLOAT and
+// DOUBLE as the server's shortest round-trip text, character and binary
+// data as HEX() written back as a hex literal in the column's character
+// set (no conversion touches the bytes), BIT, ENUM and SET as their
+// numbers, GEOMETRY as its internal bytes. Generated columns are left out.
+//
+// Thread safety: one copier thread per instance.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "apply/key_range_chunker.h"
+#include "apply/table_shape.h"
+#include "apply/target_session.h"
+#include "replication/sql_source.h"
+
+namespace binrelay::apply {
+
+class RangeCopier {
+ public:
+  // `source` and `target` describe the same table (CheckTargetShape).
+  static absl::StatusOr<RangeCopier> Create(const TableShape& source, const TableShape& target);
+
+  // Copies `range`'s rows; returns how many the source returned. Statements
+  // hold at most `batch_bytes` of SQL (a larger row goes alone).
+  absl::StatusOr<uint64_t> Copy(replication::SqlSource& source, TargetSession& target,
+                                const KeyRange& range, const KeyRangeChunker& chunker,
+                                size_t batch_bytes);
+
+ private:
+  enum class Form : uint8_t { kNumber, kQuoted, kHex };
+  struct Column {
+    Form form;
+    std::string charset;  // kHex: the introducer ("" for binary)
+  };
+  RangeCopier() = default;
+
+  std::vector<Column> columns_;
+  std::string select_list_;  // the SELECT expressions, in column order
+  std::string insert_head_;  // "INSERT IGNORE INTO `db`.`t` (`a`,...) VALUES "
+};
+
+}  // namespace binrelay::apply
