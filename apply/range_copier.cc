@@ -31,6 +31,15 @@ bool LooksNumeric(const std::string& s) {
 
 }  // namespace
 
+std::string CopyTextExpression(const ShapeColumn& col) {
+  std::string name;
+  AppendIdentifier(col.name, &name);
+  const std::string& t = col.data_type;
+  if (IsNumeric(t) || IsTemporal(t)) return name;
+  if (t == "bit" || t == "enum" || t == "set") return absl::StrCat(name, " + 0");
+  return absl::StrCat("HEX(", name, ")");
+}
+
 absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
                                                 const TableShape& target) {
   RangeCopier c;
@@ -48,25 +57,18 @@ absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
     }
     first = false;
     AppendIdentifier(col.name, &c.insert_head_);
-    std::string name;
-    AppendIdentifier(col.name, &name);
     Column out;
     const std::string& t = col.data_type;
-    if (IsNumeric(t)) {
+    if (IsNumeric(t) || t == "bit" || t == "enum" || t == "set") {
       out.form = Form::kNumber;
-      c.select_list_.append(name);
-    } else if (t == "bit" || t == "enum" || t == "set") {
-      out.form = Form::kNumber;
-      absl::StrAppend(&c.select_list_, name, " + 0");
     } else if (IsTemporal(t)) {
       out.form = Form::kQuoted;
-      c.select_list_.append(name);
     } else {
       // Character and binary strings, BLOB and TEXT, JSON, GEOMETRY.
       out.form = Form::kHex;
       out.charset = col.charset == "binary" ? "" : col.charset;
-      absl::StrAppend(&c.select_list_, "HEX(", name, ")");
     }
+    c.select_list_.append(CopyTextExpression(col));
     c.columns_.push_back(std::move(out));
   }
   c.insert_head_.append(") VALUES ");

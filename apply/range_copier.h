@@ -26,6 +26,10 @@
 
 namespace binrelay::apply {
 
+// The SELECT expression that reads column `c` as text the copier can write
+// back exactly (see above); also what checksums compare.
+std::string CopyTextExpression(const ShapeColumn& c);
+
 class RangeCopier {
  public:
   // `source` and `target` describe the same table (CheckTargetShape).

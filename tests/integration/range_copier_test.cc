@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "apply/key_range_chunker.h"
+#include "apply/range_checksum.h"
 #include "apply/table_shape.h"
 #include "apply/target_session.h"
 #include "replication/connection_sql_source.h"
@@ -109,6 +110,21 @@ TEST_F(RangeCopierTest, EveryColumnTypeArrivesExactly) {
   BR_ASSERT_OK(want.status());
   BR_ASSERT_OK(got.status());
   EXPECT_EQ(*want, *got);
+  // The range checksum agrees too, across two servers whose sessions
+  // default to different time zones.
+  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
+  replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
+  BR_ASSERT_OK(source_->Execute("SET GLOBAL time_zone = '-07:00'"));
+  auto shape = LoadTableShape(src, "rc_types", "t");
+  BR_ASSERT_OK(shape.status());
+  RangeChecksum sum(*shape);
+  auto a = sum.Sum(src, "TRUE");
+  auto b = sum.Sum(dst, "TRUE");
+  BR_ASSERT_OK(source_->Execute("SET GLOBAL time_zone = SYSTEM"));
+  BR_ASSERT_OK(a.status());
+  BR_ASSERT_OK(b.status());
+  EXPECT_EQ(a->rows, 5u);
+  EXPECT_EQ(a->crc, b->crc);
 }
 
 // Guards: a copy overwriting a row a change already put on the target
@@ -128,6 +144,70 @@ TEST_F(RangeCopierTest, RowsAlreadyOnTheTargetAreKept) {
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0][0].value_or(""), "2000");
   EXPECT_EQ((*rows)[0][1].value_or(""), "newer");
+}
+
+// Guards: a checksum that misses a changed value (a byte of a latin1
+// string, the last digit of a DOUBLE, a NULL moved to the next column)
+// or that differs between identical copies; and a repair (delete the
+// target's range, copy it again) that does not restore the range.
+TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
+  for (MariaDbSandbox* s : {source_, target_}) {
+    BR_ASSERT_OK(s->Execute("CREATE DATABASE rc_sum"));
+    BR_ASSERT_OK(s->Execute(
+        "CREATE TABLE rc_sum.t (id INT PRIMARY KEY, s VARCHAR(20) CHARACTER SET latin1, "
+        "d DOUBLE, n VARCHAR(5) NULL, m VARCHAR(5) NULL)"));
+  }
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO rc_sum.t SELECT seq, CONCAT('caf', CHAR(233), seq), seq / 7, "
+      "IF(seq % 3, NULL, 'x'), IF(seq % 3, 'x', NULL) FROM rc_sum.seq_1_to_100"));
+  EXPECT_EQ(CopyAll("rc_sum", 100, 1 << 20), 100u);
+  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
+  replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
+  auto shape = LoadTableShape(src, "rc_sum", "t");
+  BR_ASSERT_OK(shape.status());
+  auto chunker = KeyRangeChunker::Create(*shape);
+  BR_ASSERT_OK(chunker.status());
+  auto copier = RangeCopier::Create(*shape, *shape);
+  BR_ASSERT_OK(copier.status());
+  std::vector<KeyRange> ranges;
+  while (true) {
+    auto next = chunker->Next(src, 25);
+    BR_ASSERT_OK(next.status());
+    if (!next->has_value()) break;
+    ranges.push_back(**next);
+  }
+  ASSERT_EQ(ranges.size(), 5u);  // 4 of 25 rows and the (empty) rest
+  RangeChecksum sum(*shape);
+  auto same = [&](const KeyRange& r) {
+    auto a = sum.Sum(src, r.where);
+    auto b = sum.Sum(dst, r.where);
+    EXPECT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+    return a.ok() && b.ok() && *a == *b;
+  };
+  for (const KeyRange& r : ranges) EXPECT_TRUE(same(r)) << r.where;
+  const std::vector<std::string> plants = {
+      "UPDATE rc_sum.t SET s = CONCAT('caf', CHAR(234), id) WHERE id = 3",
+      "UPDATE rc_sum.t SET d = d + 1e-15 WHERE id = 30",
+      "UPDATE rc_sum.t SET n = 'x', m = NULL WHERE id = 55",  // was (NULL, 'x')
+      "DELETE FROM rc_sum.t WHERE id = 80"};
+  TargetSession session(target_->ClientOptions(kUser, kPassword), 5);
+  for (size_t i = 0; i < plants.size(); ++i) {
+    BR_ASSERT_OK(target_->Execute(plants[i]));
+    EXPECT_FALSE(same(ranges[i])) << "missed: " << plants[i];
+    for (size_t j = 0; j < ranges.size(); ++j) {
+      if (j != i) {
+        EXPECT_TRUE(same(ranges[j])) << plants[i] << " leaked into range " << j;
+      }
+    }
+    BR_ASSERT_OK(session.Execute(absl::StrCat("DELETE FROM rc_sum.t WHERE ", ranges[i].where)));
+    BR_ASSERT_OK(copier->Copy(src, session, ranges[i], *chunker, 1 << 20).status());
+    EXPECT_TRUE(same(ranges[i])) << "not repaired: " << plants[i];
+  }
+  auto want = testing::ChecksumAllTables(*source_, "rc_sum");
+  auto got = testing::ChecksumAllTables(*target_, "rc_sum");
+  BR_ASSERT_OK(want.status());
+  BR_ASSERT_OK(got.status());
+  EXPECT_EQ(*want, *got);
 }
 
 }  // namespace

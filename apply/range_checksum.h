@@ -1,0 +1,39 @@
+// RangeChecksum: COUNT(*) and BIT_XOR(CRC32(...)) of one primary-key range
+// of a table, computed by the server over the same exact text the copier
+// transfers (range_copier.h CopyTextExpression) and each column's NULL
+// flag, so source and target compare alike whatever their character sets
+// or time zones. A move checks every range this way before cutover and
+// repairs one that differs: its target rows are deleted and copied again.
+//
+// Thread safety: plain values; one caller per SqlSource.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "apply/key_range_chunker.h"
+#include "apply/table_shape.h"
+#include "replication/sql_source.h"
+
+namespace binrelay::apply {
+
+struct RangeSum {
+  uint64_t rows = 0;
+  uint64_t crc = 0;  // BIT_XOR of each row's CRC32
+  bool operator==(const RangeSum&) const = default;
+};
+
+class RangeChecksum {
+ public:
+  // For `shape` (source or target: the same columns), read from `db`.`table`.
+  explicit RangeChecksum(const TableShape& shape);
+
+  // The range's sum on `server`; `where` is a KeyRange's condition.
+  absl::StatusOr<RangeSum> Sum(replication::SqlSource& server, const std::string& where) const;
+
+ private:
+  std::string select_;  // everything up to WHERE
+};
+
+}  // namespace binrelay::apply
