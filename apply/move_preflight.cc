@@ -1,0 +1,166 @@
+#include "apply/move_preflight.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "apply/key_range_chunker.h"
+#include "apply/sql_literal.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::apply {
+namespace {
+
+std::string Qualified(std::string_view db, std::string_view table) {
+  std::string out;
+  AppendIdentifier(db, &out);
+  out.push_back('.');
+  AppendIdentifier(table, &out);
+  return out;
+}
+
+std::string Duration(uint64_t seconds) {
+  if (seconds >= 2 * 86400) return absl::StrCat(seconds / 86400, " days");
+  if (seconds >= 2 * 3600) return absl::StrCat(seconds / 3600, " hours");
+  if (seconds >= 120) return absl::StrCat(seconds / 60, " minutes");
+  return absl::StrCat(seconds, " seconds");
+}
+
+// The source's binlog retention in seconds (0: none configured).
+absl::StatusOr<uint64_t> BinlogRetentionSeconds(replication::SqlSource& source) {
+  for (const char* var : {"binlog_expire_logs_seconds", "expire_logs_days"}) {
+    BR_ASSIGN_OR_RETURN(std::optional<std::string> v,
+                        replication::QueryOptionalVariable(source, var));
+    if (!v) continue;
+    double value = 0;
+    if (!absl::SimpleAtod(*v, &value) || value <= 0) continue;
+    return static_cast<uint64_t>(var[0] == 'e' ? value * 86400 : value);
+  }
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<MovePlan> MovePreflight(replication::SqlSource& source,
+                                       replication::SqlSource& target,
+                                       const std::vector<MoveTableName>& tables,
+                                       uint64_t copy_bytes_per_second) {
+  MovePlan plan;
+  std::vector<std::string> problems;
+  for (const MoveTableName& t : tables) {
+    const std::string src_name = absl::StrCat(t.db, ".", t.table);
+    const std::string dst_name = absl::StrCat(target.Peer(), " table ", t.target_db, ".", t.table);
+    auto shape = LoadTableShape(source, t.db, t.table);
+    if (!shape.ok()) {
+      problems.push_back(absl::IsNotFound(shape.status())
+                             ? absl::StrCat(src_name, " does not exist on the source ",
+                                            source.Peer())
+                             : std::string(shape.status().message()));
+      continue;
+    }
+    MoveTablePlan p;
+    p.name = t;
+    p.source = *shape;
+    // A key the copier can range over (this also refuses a missing one).
+    if (auto chunker = KeyRangeChunker::Create(*shape); !chunker.ok()) {
+      problems.push_back(absl::StrCat(
+          chunker.status().message(),
+          shape->primary_key.empty() ? "; add one (ALTER TABLE ... ADD PRIMARY KEY)" : ""));
+    }
+    auto on_target = LoadTableShape(target, t.target_db, t.table);
+    if (!on_target.ok()) {
+      if (!absl::IsNotFound(on_target.status())) {
+        problems.push_back(std::string(on_target.status().message()));
+        continue;
+      }
+      p.create_on_target = true;
+    } else {
+      if (absl::Status same = CheckTargetShape(*shape, *on_target, dst_name); !same.ok()) {
+        problems.push_back(absl::StrCat(same.message(),
+                                        " (a move copies into an absent table, which it "
+                                        "creates, or an empty identical one)"));
+      }
+      auto any = replication::QueryValue(
+          target, absl::StrCat("SELECT 1 FROM ", Qualified(t.target_db, t.table), " LIMIT 1"));
+      if (!any.ok()) {
+        problems.push_back(std::string(any.status().message()));
+      } else if (any->has_value()) {
+        problems.push_back(absl::StrCat(dst_name, " already holds rows; a move copies into an "
+                                        "empty table: empty or drop it first"));
+      }
+    }
+    auto size = source.Query(absl::StrCat(
+        "SELECT TABLE_ROWS, DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE "
+        "TABLE_SCHEMA = ",
+        [&] {
+          std::string q;
+          AppendQuotedString(t.db, &q);
+          return q;
+        }(),
+        " AND TABLE_NAME = ",
+        [&] {
+          std::string q;
+          AppendQuotedString(t.table, &q);
+          return q;
+        }()));
+    if (size.ok() && !size->empty() && (*size)[0].size() == 2) {
+      if ((*size)[0][0]) (void)absl::SimpleAtoi(*(*size)[0][0], &p.approx_rows);
+      if ((*size)[0][1]) (void)absl::SimpleAtoi(*(*size)[0][1], &p.approx_bytes);
+    }
+    plan.approx_bytes += p.approx_bytes;
+    plan.tables.push_back(std::move(p));
+  }
+  if (!problems.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("binrelay move cannot start: ", absl::StrJoin(problems, "; ")));
+  }
+  BR_ASSIGN_OR_RETURN(uint64_t retention, BinlogRetentionSeconds(source));
+  const uint64_t estimate = plan.approx_bytes / std::max<uint64_t>(1, copy_bytes_per_second);
+  if (retention > 0 && estimate > retention) {
+    plan.warnings.push_back(absl::StrCat(
+        "the source ", source.Peer(), " keeps binlogs for ", Duration(retention),
+        " and this move may take about ", Duration(estimate),
+        " to copy; that is fine: binrelay's store keeps every binlog byte the move still "
+        "needs, whatever the source purges"));
+  }
+  return plan;
+}
+
+absl::Status CreateTargetTable(replication::SqlSource& source, replication::SqlSource& target,
+                               const MoveTableName& t) {
+  BR_ASSIGN_OR_RETURN(std::vector<replication::SqlRow> rows,
+                      source.Query(absl::StrCat("SHOW CREATE TABLE ", Qualified(t.db, t.table))));
+  if (rows.empty() || rows[0].size() < 2 || !rows[0][1]) {
+    return absl::InternalError(absl::StrCat("SHOW CREATE TABLE ", t.db, ".", t.table, " on ",
+                                            source.Peer(), " returned no statement"));
+  }
+  // "CREATE TABLE `t` (...": the table name is unqualified; put it in the
+  // target's database.
+  std::string ddl = *rows[0][1];
+  const std::string head = "CREATE TABLE ";
+  if (!absl::StartsWith(ddl, head)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        t.db, ".", t.table, " is not a plain table (SHOW CREATE TABLE: ", ddl.substr(0, 60),
+        "); binrelay move copies base tables only"));
+  }
+  std::string name;
+  AppendIdentifier(t.table, &name);
+  if (ddl.compare(head.size(), name.size(), name) != 0) {
+    return absl::InternalError(absl::StrCat("SHOW CREATE TABLE ", t.db, ".", t.table,
+                                            " did not start with its name: ", ddl.substr(0, 80)));
+  }
+  // Foreign keys may name tables the target does not hold (yet).
+  const std::string create = absl::StrCat("SET STATEMENT foreign_key_checks = 0 FOR ", head,
+                                          Qualified(t.target_db, t.table),
+                                          ddl.substr(head.size() + name.size()));
+  BR_RETURN_IF_ERROR(target.Query(absl::StrCat("CREATE DATABASE IF NOT EXISTS ",
+                                               [&] {
+                                                 std::string q;
+                                                 AppendIdentifier(t.target_db, &q);
+                                                 return q;
+                                               }()))
+                         .status());
+  return target.Query(create).status();
+}
+
+}  // namespace binrelay::apply

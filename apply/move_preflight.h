@@ -1,0 +1,58 @@
+// MovePreflight: the checks `binrelay move` runs on its tables before it
+// writes anything, every problem reported at once with what to do about
+// it (an operator fixes them in one go): each table exists on the source,
+// has a primary key of a type the copier can range over, and is either
+// absent on the target (it is then created from SHOW CREATE TABLE) or
+// present, empty and identical there. The source's own requirements
+// (binlog_format=ROW, FULL row images, privileges) are
+// replication/preflight.h's. A source binlog retention shorter than the
+// move's estimated duration is a warning, not an error: binrelay's store
+// keeps every binlog byte the move still needs.
+//
+// Thread safety: functions over SqlSources, one caller each.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "apply/table_shape.h"
+#include "replication/sql_source.h"
+
+namespace binrelay::apply {
+
+struct MoveTableName {
+  std::string db;
+  std::string table;
+  std::string target_db;  // the source's db unless target_schema is set
+};
+
+struct MoveTablePlan {
+  MoveTableName name;
+  TableShape source;
+  bool create_on_target = false;
+  uint64_t approx_rows = 0;   // information_schema.TABLES estimates
+  uint64_t approx_bytes = 0;
+};
+
+struct MovePlan {
+  std::vector<MoveTablePlan> tables;
+  std::vector<std::string> warnings;
+  uint64_t approx_bytes = 0;
+};
+
+// The tables' plan, or FailedPrecondition listing every problem found.
+// `copy_bytes_per_second` estimates the move's duration for the retention
+// warning.
+absl::StatusOr<MovePlan> MovePreflight(replication::SqlSource& source,
+                                       replication::SqlSource& target,
+                                       const std::vector<MoveTableName>& tables,
+                                       uint64_t copy_bytes_per_second = 20 << 20);
+
+// Creates `t` on the target from the source's SHOW CREATE TABLE, in
+// t.target_db (foreign keys included, as the source declares them).
+absl::Status CreateTargetTable(replication::SqlSource& source, replication::SqlSource& target,
+                               const MoveTableName& t);
+
+}  // namespace binrelay::apply
