@@ -10,12 +10,18 @@ bool Above(std::string_view key, const std::string& bound) { return key > bound;
 
 }  // namespace
 
-CopyWatermarks::CopyWatermarks(std::optional<std::string> copied,
-                               std::optional<std::string> guard)
-    : dispatched_any_(copied.has_value()),
+CopyWatermarks::CopyWatermarks(bool exact_order, std::optional<std::string> copied,
+                               std::optional<std::string> checkpoint_guard,
+                               std::optional<std::string> target_highest)
+    : exact_order_(exact_order),
+      dispatched_any_(copied.has_value()),
       high_(copied),
       low_(std::move(copied)),
-      guard_(std::move(guard)) {}
+      guard_(std::move(checkpoint_guard)) {
+  if (target_highest && (!guard_ || Above(*target_highest, *guard_))) {
+    guard_ = std::move(target_highest);
+  }
+}
 
 uint64_t CopyWatermarks::Dispatch(std::optional<std::string> upper) {
   const uint64_t id = next_id_++;
@@ -58,7 +64,7 @@ bool CopyWatermarks::NotYetDispatched(std::string_view key) const {
 bool CopyWatermarks::Admit(std::string_view key) {
   if (!enabled_ || !NotYetDispatched(key)) return true;
   const bool above_guard = !guard_ || Above(key, *guard_);
-  if (dispatched_any_ && above_guard) {
+  if (exact_order_ && dispatched_any_ && above_guard) {
     ++dropped_;
     return false;
   }
@@ -73,6 +79,7 @@ bool CopyWatermarks::MustDefer(std::string_view key) const {
   if (!enabled_) return false;
   for (const auto& [id, c] : in_flight_) {
     if (c.complete) continue;
+    if (!exact_order_) return true;  // a chunk in flight may hold any key
     if ((!c.lower || Above(key, *c.lower)) && (!c.upper || !Above(key, *c.upper))) return true;
   }
   return false;

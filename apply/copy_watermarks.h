@@ -26,7 +26,11 @@
 // cutover: every change is then kept and applied.
 //
 // Keys are OrderedKey bytes (ordered_key.h): memcmp order is the primary
-// key's order. Thread safety: none; the move serializes calls.
+// key's order. A checkpoint written while changes are deferred must stay
+// before the earliest of them (they are not on the target yet), and it
+// records low_watermark() and checkpoint_guard() with the binlog position.
+// Chunk upper bounds must rise. Thread safety: none; the move serializes
+// calls.
 #pragma once
 
 #include <cstdint>
@@ -39,13 +43,22 @@ namespace binrelay::apply {
 
 class CopyWatermarks {
  public:
-  // A fresh copy.
-  CopyWatermarks() = default;
+  // `exact_order`: byte order of ordered keys is the server's order of the
+  // key (every key column numeric, temporal or binary: table_shape.h
+  // KeyIsMemComparable). Otherwise (a key
+  // under a collation, where 'B' < 'a' in bytes but not in the chunks'
+  // SQL), nothing is ever dropped, and while any chunk is in flight every
+  // change waits.
+  explicit CopyWatermarks(bool exact_order = true) : exact_order_(exact_order) {}
   // A resumed copy: every key at or below `copied` is on the target (the
-  // copy starts after it); changes to keys at or below `guard` may have been
-  // applied before their chunk in the run before (its checkpoint_guard()),
-  // so none of them is ever dropped.
-  CopyWatermarks(std::optional<std::string> copied, std::optional<std::string> guard);
+  // copy starts after it). No change to a key at or below the higher of
+  // `checkpoint_guard` (the run before's checkpoint_guard()) and
+  // `target_highest` (the target table's highest key now, by ordered
+  // bytes: a chunk the run before copied after its checkpoint left rows
+  // the re-copy skips) is ever dropped.
+  CopyWatermarks(bool exact_order, std::optional<std::string> copied,
+                 std::optional<std::string> checkpoint_guard,
+                 std::optional<std::string> target_highest);
 
   // The copier starts the chunk (high watermark, upper]; nullopt `upper`: to
   // the end of the table (the last chunk; none may follow). Returns the
@@ -88,6 +101,7 @@ class CopyWatermarks {
   // `key` is above every chunk handed out.
   bool NotYetDispatched(std::string_view key) const;
 
+  bool exact_order_ = true;
   bool enabled_ = true;
   bool dispatched_any_ = false;  // a chunk went out (or a resume's copied prefix)
   bool last_dispatched_ = false;  // the chunk to the end of the table went out

@@ -106,6 +106,19 @@ absl::StatusOr<KeyRangeChunker> KeyRangeChunker::Create(const TableShape& source
     if (kc.hex) k.select_sql_.push_back(')');
     k.key_.push_back(std::move(kc));
   }
+  if (after) {
+    // A bound from a checkpoint: its values are written into SQL, so they
+    // must encode (which validates numbers) to the key it recorded.
+    std::string ordered;
+    for (size_t i = 0; i < k.key_.size() && i < after->values.size(); ++i) {
+      BR_RETURN_IF_ERROR(AppendOrderedComponentFromText(k.key_[i].def, after->values[i], &ordered));
+    }
+    if (after->values.size() != k.key_.size() || ordered != after->ordered) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the resume bound for ", source.db, ".", source.table,
+          " does not match its primary key; the move's checkpoint is damaged"));
+    }
+  }
   k.last_ = std::move(after);
   return k;
 }
@@ -113,9 +126,14 @@ absl::StatusOr<KeyRangeChunker> KeyRangeChunker::Create(const TableShape& source
 void KeyRangeChunker::AppendLiteral(const KeyColumn& c, const std::string& value,
                                     std::string* out) const {
   if (!c.hex) {
-    // Numbers and temporal values as their own text: the server converts
-    // the string once and compares in the column's type.
-    AppendQuotedString(value, out);
+    // Integers and DECIMAL bare (validated digits, when read: a quoted one
+    // would be compared as a DOUBLE, inexact past 15 digits); temporal
+    // values as quoted text, converted once to the column's type.
+    if (c.def.type == protocol::kTypeNewDecimal || protocol::IntegerWidth(c.def.type) != 0) {
+      out->append(value);
+    } else {
+      AppendQuotedString(value, out);
+    }
     return;
   }
   // In the column's character set, so the comparison uses its collation.
@@ -152,7 +170,9 @@ std::string KeyRangeChunker::AtMost(const KeyBound& b) const { return Compare(b,
 absl::StatusOr<std::optional<KeyRange>> KeyRangeChunker::Next(replication::SqlSource& source,
                                                               uint64_t rows) {
   if (done_) return std::optional<KeyRange>();
-  std::string sql = absl::StrCat("SELECT ", select_sql_, " FROM ", table_sql_);
+  // PAD_CHAR_TO_FULL_LENGTH would pad CHAR bounds unlike the binlog's.
+  std::string sql = absl::StrCat("SET STATEMENT sql_mode = 'NO_ENGINE_SUBSTITUTION' FOR SELECT ",
+                                 select_sql_, " FROM ", table_sql_);
   if (last_) absl::StrAppend(&sql, " WHERE ", After(*last_));
   absl::StrAppend(&sql, " ORDER BY ", key_sql_, " LIMIT 1 OFFSET ", rows > 0 ? rows - 1 : 0);
   BR_ASSIGN_OR_RETURN(std::vector<replication::SqlRow> found, source.Query(sql));
@@ -184,6 +204,7 @@ absl::StatusOr<std::optional<KeyRange>> KeyRangeChunker::Next(replication::SqlSo
       }
       value = absl::HexStringToBytes(value);
     }
+    // Validates numbers (they are written into SQL bare) as it encodes.
     BR_RETURN_IF_ERROR(AppendOrderedComponentFromText(key_[i].def, value, &upper.ordered));
     upper.values.push_back(std::move(value));
   }

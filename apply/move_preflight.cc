@@ -47,6 +47,17 @@ absl::StatusOr<MovePlan> MovePreflight(replication::SqlSource& source,
                                        uint64_t copy_bytes_per_second) {
   MovePlan plan;
   std::vector<std::string> problems;
+  // The copier, checksum and table creation use MariaDB's SET STATEMENT.
+  for (replication::SqlSource* server : {&source, &target}) {
+    auto version = replication::QueryValue(*server, "SELECT VERSION()");
+    if (!version.ok()) return version.status();
+    if (!version->has_value() || (*version)->find("MariaDB") == std::string::npos) {
+      problems.push_back(absl::StrCat(
+          server->Peer(), " runs ", version->value_or("an unknown version"),
+          "; binrelay move supports MariaDB sources and targets for now (its copy and "
+          "checksum statements use SET STATEMENT)"));
+    }
+  }
   for (const MoveTableName& t : tables) {
     const std::string src_name = absl::StrCat(t.db, ".", t.table);
     const std::string dst_name = absl::StrCat(target.Peer(), " table ", t.target_db, ".", t.table);

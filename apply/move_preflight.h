@@ -1,5 +1,6 @@
 // MovePreflight: the checks `binrelay move` runs on its tables before it
-// writes anything, every problem reported at once with what to do about
+// writes anything (and that both servers are MariaDB: the copy and checksum
+// statements use SET STATEMENT), every problem reported at once with what to do about
 // it (an operator fixes them in one go): each table exists on the source,
 // has a primary key of a type the copier can range over, and is either
 // absent on the target (it is then created from SHOW CREATE TABLE) or

@@ -202,7 +202,13 @@ absl::Status AppendOrderedComponentFromText(const protocol::ColumnDef& col, std:
       if (!absl::SimpleAtoi(AV(text), &v.i)) return Bad(col, text, "not an integer");
       v.kind = ValueKind::kSigned;
     }
-  } else if (col.type == protocol::kTypeFloat || col.type == protocol::kTypeDouble) {
+  } else if (col.type == protocol::kTypeFloat) {
+    // A row image's FLOAT is the float widened to double: parse as float.
+    float f = 0;
+    if (!absl::SimpleAtof(AV(text), &f)) return Bad(col, text, "not a number");
+    v.d = f;
+    v.kind = ValueKind::kDouble;
+  } else if (col.type == protocol::kTypeDouble) {
     if (!absl::SimpleAtod(AV(text), &v.d)) return Bad(col, text, "not a number");
     v.kind = ValueKind::kDouble;
   } else if (col.type == protocol::kTypeNewDecimal || IsTime(col.type) ||

@@ -463,7 +463,12 @@ void ApplyPipeline::Start() {
 }
 
 void ApplyPipeline::Stop() {
-  stopping_ = true;
+  {
+    // Under the lock: a waiter between testing its predicate and blocking
+    // would otherwise miss this wake-up.
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+  }
   cv_.notify_all();
   if (reader_.joinable()) reader_.join();
   if (drainer_.joinable()) drainer_.join();
@@ -646,6 +651,7 @@ absl::Status ApplyPipeline::Prepare() {
         if (!Sleep(absl::Milliseconds(100))) return absl::CancelledError("stopping");
         stored = store_->committed().position;
       }
+      SetState("preparing");
       if (replication::PositionBefore(stored, now)) {
         return absl::UnavailableError(absl::StrCat(
             "the definitions of ", db, ".", table, " differ between source and target, and "
@@ -1066,20 +1072,18 @@ absl::Status ApplyPipeline::ReadLoop() {
       return ddl_stop_;
     }
     xa_held_.store(xa_.held(), std::memory_order_relaxed);
+    bool busy;
     {
       std::lock_guard<std::mutex> l(mu_);
       status_.read = end;
       status_.buffered_bytes = buffered_bytes_;
+      busy = draining_;
     }
-    if (buffered_bytes_ > 0 &&
+    // WorthDrainingEarly walks the buffers: only when the drain is idle.
+    if (!busy && buffered_bytes_ > 0 &&
         (absl::Now() - last_handoff_ >= absl::FromChrono(options_.flush_interval) ||
          WorthDrainingEarly())) {
-      bool busy;
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        busy = draining_;
-      }
-      if (!busy) BR_RETURN_IF_ERROR(HandOff());
+      BR_RETURN_IF_ERROR(HandOff());
     }
   }
   return absl::OkStatus();

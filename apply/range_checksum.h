@@ -1,8 +1,8 @@
-// RangeChecksum: COUNT(*) and BIT_XOR(CRC32(...)) of one primary-key range
-// of a table, computed by the server over the same exact text the copier
-// transfers (range_copier.h CopyTextExpression) and each column's NULL
-// flag, so source and target compare alike whatever their character sets
-// or time zones. A move checks every range this way before cutover and
+// RangeChecksum: COUNT(*) and the BIT_XOR of a 64-bit MD5 row hash over
+// one primary-key range of a table, computed by the server over each
+// column's bytes or the exact text the copier transfers (range_copier.h
+// CopyTextExpression) and each column's NULL flag, so source and target
+// compare alike whatever their session time zones. A move checks every range this way before cutover and
 // repairs one that differs: its target rows are deleted and copied again.
 //
 // Thread safety: plain values; one caller per SqlSource.
@@ -20,7 +20,7 @@ namespace binrelay::apply {
 
 struct RangeSum {
   uint64_t rows = 0;
-  uint64_t crc = 0;  // BIT_XOR of each row's CRC32
+  uint64_t hash = 0;  // BIT_XOR of each row's 64-bit hash
   bool operator==(const RangeSum&) const = default;
 };
 

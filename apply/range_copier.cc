@@ -84,15 +84,43 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
                                            size_t batch_bytes) {
   // SET STATEMENT: the time zone holds for this statement alone, whatever
   // connection ConnectionSqlSource runs it on.
-  const std::string sql =
-      absl::StrCat("SET STATEMENT time_zone = '+00:00' FOR SELECT ", select_list_, " FROM ",
-                   chunker.table_sql(), " WHERE ", range.where, " ORDER BY ", chunker.key_sql());
-  BR_ASSIGN_OR_RETURN(std::vector<replication::SqlRow> rows, source.Query(sql));
+  auto where = [&] {
+    return absl::StrCat("copy of ", chunker.table_sql(), " rows ",
+                        range.lower ? "after a bound" : "from the start", " to ",
+                        range.upper ? "a bound" : "the end", " (", range.where.substr(0, 200),
+                        ")");
+  };
+  const std::string sql = absl::StrCat(
+      "SET STATEMENT time_zone = '+00:00', sql_mode = 'NO_ENGINE_SUBSTITUTION' FOR SELECT ",
+      select_list_, " FROM ", chunker.table_sql(), " WHERE ", range.where, " ORDER BY ",
+      chunker.key_sql());
+  auto read = source.Query(sql);
+  if (!read.ok()) return Annotate(read.status(), absl::StrCat(where(), ", reading ", source.Peer()));
+  std::vector<replication::SqlRow> rows = std::move(*read);
   std::string stmt = insert_head_;
   size_t in_stmt = 0;
   auto flush = [&]() -> absl::Status {
     if (in_stmt == 0) return absl::OkStatus();
-    BR_RETURN_IF_ERROR(target.Execute(stmt));
+    uint16_t warnings = 0;
+    absl::Status s = target.Execute(stmt, &warnings);
+    if (!s.ok()) return Annotate(s, absl::StrCat(where(), ", writing ", target.peer()));
+    if (warnings > 0) {
+      // INSERT IGNORE turns errors into warnings. A row already there (1062
+      // on the primary key: a change put it there first) is expected;
+      // anything else (a value adjusted, a secondary unique key taken) is
+      // a copy that is not exact.
+      auto shown = target.Query("SHOW WARNINGS");  // up to max_error_count (64) of them
+      if (!shown.ok()) return Annotate(shown.status(), where());
+      for (const auto& w : shown->rows) {
+        if (w.size() < 3) continue;
+        const std::string code = w[1].value_or("");
+        const std::string text = w[2].value_or("");
+        if (code == "1062" && text.find("for key 'PRIMARY'") != std::string::npos) continue;
+        return absl::DataLossError(absl::StrCat(where(), ": the target ", target.peer(),
+                                                " reported ", code, " ", text,
+                                                "; the copy would not be exact"));
+      }
+    }
     stmt.resize(insert_head_.size());
     in_stmt = 0;
     return absl::OkStatus();

@@ -10,6 +10,10 @@
 // data as HEX() written back as a hex literal in the column's character
 // set (no conversion touches the bytes), BIT, ENUM and SET as their
 // numbers, GEOMETRY as its internal bytes. Generated columns are left out.
+// A warning from the target other than a duplicate primary key fails the
+// copy (INSERT IGNORE would otherwise hide an inexact row; the first 64 of
+// a statement's warnings are checked). Known limit: a range's rows are
+// read whole, so ranges are sized to hold a bounded number of rows.
 //
 // Thread safety: one copier thread per instance.
 #pragma once

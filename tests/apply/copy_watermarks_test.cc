@@ -105,7 +105,7 @@ TEST(CopyWatermarksTest, AResumeKeepsEveryKeyUpToItsGuard) {
   none.Dispatch(K(300));
   EXPECT_EQ(none.checkpoint_guard(), K(300)) << "the high watermark, when above the guard";
 
-  CopyWatermarks w(K(100), K(900));
+  CopyWatermarks w(true, K(100), K(900), std::nullopt);
   EXPECT_TRUE(w.Admit(K(500)));
   EXPECT_TRUE(w.Admit(K(900)));
   EXPECT_FALSE(w.Admit(K(901)));
@@ -114,27 +114,36 @@ TEST(CopyWatermarksTest, AResumeKeepsEveryKeyUpToItsGuard) {
   EXPECT_FALSE(w.MustDefer(K(100))) << "copied by the run before";
   w.Complete(id);
   EXPECT_EQ(*w.low_watermark(), K(300));
+  // The target's highest key guards too (rows a chunk copied after the
+  // checkpoint are on the target; their re-copy is skipped).
+  CopyWatermarks t(true, K(100), K(300), K(950));
+  EXPECT_TRUE(t.Admit(K(950)));
+  EXPECT_FALSE(t.Admit(K(951)));
 }
 
 // A model of a move of one table of kKeys keys: the source takes random
-// upserts and deletes; each change is read in order and admitted or
-// dropped; buffered changes (last image per key) are flushed unless
-// deferred; the copier hands out chunks, reads each from the source (a
-// snapshot that holds every change read so far, the invariant the drop
-// relies on) and writes it later with INSERT IGNORE. At random moments
-// binrelay is killed: buffer and chunks in flight are lost, and the move
-// resumes from its last checkpoint (written when nothing was buffered):
-// changes after it are read again, the copy restarts after its copied
-// prefix, and the guard is the checkpoint's or the target's highest key,
-// whichever is higher (a row the run before put there, by copy or change,
-// is skipped by the re-copy, so its changes must all be applied).
+// upserts and deletes; the pipeline reads them in order, at its own pace,
+// and admits or drops each; buffered changes (last image per key) are
+// flushed unless deferred; the copier hands out chunks in key order, and
+// later reads each from the source (a snapshot holding every change logged
+// so far, the invariant the drop relies on; the visibility window of the
+// file comment is the checksum's to repair) and later still writes it with
+// INSERT IGNORE. At random moments binrelay is killed: buffer and chunks
+// in flight are lost, and the move resumes from its last checkpoint
+// (written when nothing was deferred or buffered): changes after it are
+// read again, the copy restarts after its copied prefix, with the
+// checkpoint's guard and the target's highest key.
+//
+// `encode` maps a key to its ordered bytes. The identity order is a
+// numeric key (exact_order); a permuted one stands for a key under a
+// collation, whose bytes do not follow the order the chunks are cut in.
 //
 // Guards: any watermark decision that loses a change or leaves a stale
 // image, across chunk boundaries, deferrals, the guard and resumes.
-TEST(CopyWatermarksTest, RandomMovesWithCrashesEndWithTheSourcesRows) {
+void RunModel(bool exact_order, std::string (*encode)(uint32_t)) {
   constexpr uint32_t kKeys = 60;
   std::mt19937 rng(20261202);
-  for (int round = 0; round < 400; ++round) {
+  for (int round = 0; round < 500; ++round) {
     std::map<uint32_t, int> source, target;
     for (uint32_t k = 0; k < kKeys; k += 1 + rng() % 3) source[k] = 1;
     std::vector<std::pair<uint32_t, std::optional<int>>> log;  // the binlog
@@ -142,25 +151,36 @@ TEST(CopyWatermarksTest, RandomMovesWithCrashesEndWithTheSourcesRows) {
     std::map<uint32_t, std::optional<int>> buffer;
     struct Copy {
       uint64_t id;
+      uint32_t from;                   // first key (inclusive)
+      std::optional<uint32_t> upper;   // last key (inclusive); nullopt: the end
+      bool read = false;
       std::map<uint32_t, int> rows;
     };
-    std::vector<Copy> copies;  // read, not yet written
+    std::vector<Copy> copies;  // handed out, not yet written
     std::optional<CopyWatermarks> w;
-    w.emplace();
+    w.emplace(exact_order);
     std::optional<uint32_t> next_lower;  // exclusive lower bound of the next chunk
     bool all_dispatched = false;
-    // Checkpoint: changes read, copied prefix, guard.
+    // The checkpoint: changes read, copied prefix (as bytes and as a key),
+    // guard.
     size_t ck_read = 0;
     std::optional<std::string> ck_low, ck_guard;
     std::optional<uint32_t> ck_lower;
-    auto decode = [](const std::string& s) {
-      uint32_t v = 0;
-      for (char c : s) v = (v << 8) | static_cast<uint8_t>(c);
-      return v;
-    };
     int value = 2;
+    auto read_one = [&] {
+      if (read >= log.size()) return;
+      if (w->Admit(encode(log[read].first))) buffer[log[read].first] = log[read].second;
+      ++read;
+    };
+    auto snapshot = [&](Copy& c) {
+      for (auto it = source.lower_bound(c.from);
+           it != source.end() && (!c.upper || it->first <= *c.upper); ++it) {
+        c.rows.insert(*it);
+      }
+      c.read = true;
+    };
     for (int step = 0; step < 300; ++step) {
-      switch (rng() % 8) {
+      switch (rng() % 9) {
         case 0:
         case 1: {  // a source change
           const uint32_t k = rng() % (kKeys + 10);
@@ -175,14 +195,12 @@ TEST(CopyWatermarksTest, RandomMovesWithCrashesEndWithTheSourcesRows) {
           break;
         }
         case 2:
-        case 3:  // the pipeline reads what is logged
-          for (; read < log.size(); ++read) {
-            if (w->Admit(K(log[read].first))) buffer[log[read].first] = log[read].second;
-          }
+        case 3:  // the pipeline reads a few changes
+          for (int n = rng() % 4; n >= 0; --n) read_one();
           break;
         case 4:  // a flush
           for (auto it = buffer.begin(); it != buffer.end();) {
-            if (w->MustDefer(K(it->first))) {
+            if (w->MustDefer(encode(it->first))) {
               ++it;
               continue;
             }
@@ -197,52 +215,53 @@ TEST(CopyWatermarksTest, RandomMovesWithCrashesEndWithTheSourcesRows) {
             ck_read = read;
             ck_low = w->low_watermark();
             ck_guard = w->checkpoint_guard();
-            ck_lower = ck_low ? std::optional<uint32_t>(decode(*ck_low)) : std::nullopt;
+            ck_lower = std::nullopt;
+            // The copied prefix's last key, as the model knows it.
+            if (ck_low) {
+              for (uint32_t k = 0; k < kKeys + 10; ++k) {
+                if (encode(k) == *ck_low) ck_lower = k;
+              }
+            }
           }
           break;
-        case 5: {  // the copier hands out and reads a chunk
+        case 5: {  // the copier hands out a chunk
           if (all_dispatched) break;
-          // Its snapshot holds every change read so far (and, in this
-          // model, every change logged).
-          for (; read < log.size(); ++read) {
-            if (w->Admit(K(log[read].first))) buffer[log[read].first] = log[read].second;
-          }
-          const uint32_t from = next_lower ? *next_lower + 1 : 0;
-          std::optional<uint32_t> upper;
-          if (from + 15 < kKeys + 10) upper = from + rng() % 15;
           Copy c;
-          c.id = w->Dispatch(upper ? std::optional<std::string>(K(*upper)) : std::nullopt);
-          for (auto it = source.lower_bound(from);
-               it != source.end() && (!upper || it->first <= *upper); ++it) {
-            c.rows.insert(*it);
-          }
-          copies.push_back(std::move(c));
-          if (upper) {
-            next_lower = upper;
+          c.from = next_lower ? *next_lower + 1 : 0;
+          if (c.from + 15 < kKeys + 10) c.upper = c.from + rng() % 15;
+          c.id = w->Dispatch(c.upper ? std::optional<std::string>(encode(*c.upper))
+                                     : std::nullopt);
+          if (c.upper) {
+            next_lower = c.upper;
           } else {
             all_dispatched = true;
           }
+          copies.push_back(std::move(c));
           break;
         }
-        case 6: {  // the copier writes a chunk it read (INSERT IGNORE)
+        case 6:
+        case 7: {  // the copier reads a chunk, or writes one it read
           if (copies.empty()) break;
-          const size_t i = rng() % copies.size();
-          for (const auto& [k, v] : copies[i].rows) target.emplace(k, v);
-          w->Complete(copies[i].id);
-          copies.erase(copies.begin() + i);
+          Copy& c = copies[rng() % copies.size()];
+          if (!c.read) {
+            snapshot(c);
+            break;
+          }
+          for (const auto& [k, v] : c.rows) target.emplace(k, v);  // INSERT IGNORE
+          w->Complete(c.id);
+          copies.erase(copies.begin() + (&c - copies.data()));
           break;
         }
-        case 7: {  // kill -9 now and then, and resume
+        case 8: {  // kill -9 now and then, and resume
           if (rng() % 4 != 0) break;
           buffer.clear();
           copies.clear();
           read = ck_read;
-          std::optional<std::string> guard = ck_guard;
-          if (!target.empty()) {
-            const std::string top = K(target.rbegin()->first);
-            if (!guard || top > *guard) guard = top;
+          std::optional<std::string> top;
+          for (const auto& [k, v] : target) {
+            if (!top || encode(k) > *top) top = encode(k);
           }
-          w.emplace(ck_low, guard);
+          w.emplace(exact_order, ck_low, ck_guard, top);
           next_lower = ck_lower;
           all_dispatched = false;
           break;
@@ -250,25 +269,20 @@ TEST(CopyWatermarksTest, RandomMovesWithCrashesEndWithTheSourcesRows) {
       }
     }
     // Finish the copy, then cutover: nothing dropped or deferred any more.
-    while (!all_dispatched) {
-      for (; read < log.size(); ++read) {
-        if (w->Admit(K(log[read].first))) buffer[log[read].first] = log[read].second;
-      }
-      const uint64_t id = w->Dispatch(std::nullopt);
-      const uint32_t from = next_lower ? *next_lower + 1 : 0;
-      for (auto it = source.lower_bound(from); it != source.end(); ++it) target.emplace(*it);
-      w->Complete(id);
-      all_dispatched = true;
+    if (!all_dispatched) {
+      Copy c;
+      c.from = next_lower ? *next_lower + 1 : 0;
+      c.id = w->Dispatch(std::nullopt);
+      copies.push_back(std::move(c));
     }
+    while (read < log.size()) read_one();
     for (auto& c : copies) {
+      if (!c.read) snapshot(c);
       for (const auto& [k, v] : c.rows) target.emplace(k, v);
       w->Complete(c.id);
     }
     ASSERT_TRUE(w->copy_done()) << "round " << round;
     w->Disable();
-    for (; read < log.size(); ++read) {
-      if (w->Admit(K(log[read].first))) buffer[log[read].first] = log[read].second;
-    }
     for (auto& [k, v] : buffer) {
       if (v) {
         target[k] = *v;
@@ -278,6 +292,18 @@ TEST(CopyWatermarksTest, RandomMovesWithCrashesEndWithTheSourcesRows) {
     }
     ASSERT_EQ(target, source) << "round " << round;
   }
+}
+
+TEST(CopyWatermarksTest, RandomMovesWithCrashesEndWithTheSourcesRows) {
+  RunModel(true, [](uint32_t k) { return K(k); });
+}
+
+// A key whose bytes do not follow the chunks' order (a collation): with
+// exact_order off, nothing is dropped and every change waits while a chunk
+// is in flight, and the moves still end right. (With exact_order on, this
+// model loses changes.)
+TEST(CopyWatermarksTest, RandomMovesOfKeysInAnotherOrderEndWithTheSourcesRows) {
+  RunModel(false, [](uint32_t k) { return K((k * 37) % 101); });
 }
 
 }  // namespace
