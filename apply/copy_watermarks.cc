@@ -23,9 +23,16 @@ CopyWatermarks::CopyWatermarks(bool exact_order, std::optional<std::string> copi
   }
 }
 
-uint64_t CopyWatermarks::Dispatch(std::optional<std::string> upper) {
+absl::StatusOr<uint64_t> CopyWatermarks::Dispatch(std::optional<std::string> upper) {
+  // Chunks go out in key order: a bound that does not rise, or a chunk
+  // after the one to the end, is a copier bug that would misplace changes.
+  if (last_dispatched_) {
+    return absl::InternalError("a chunk was handed out after the one to the end of the table");
+  }
+  if (exact_order_ && upper && high_ && !Above(*upper, *high_)) {
+    return absl::InternalError("a chunk's upper bound does not rise above the last one's");
+  }
   const uint64_t id = next_id_++;
-  if (last_dispatched_) return id;  // nothing follows the end of the table
   Chunk c;
   c.lower = high_;
   c.upper = upper;

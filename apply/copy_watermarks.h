@@ -29,7 +29,7 @@
 // key's order. A checkpoint written while changes are deferred must stay
 // before the earliest of them (they are not on the target yet), and it
 // records low_watermark() and checkpoint_guard() with the binlog position.
-// Chunk upper bounds must rise. Thread safety: none; the move serializes
+// Thread safety: none; the move serializes
 // calls.
 #pragma once
 
@@ -38,6 +38,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "absl/status/statusor.h"
 
 namespace binrelay::apply {
 
@@ -62,8 +64,9 @@ class CopyWatermarks {
 
   // The copier starts the chunk (high watermark, upper]; nullopt `upper`: to
   // the end of the table (the last chunk; none may follow). Returns the
-  // chunk's id.
-  uint64_t Dispatch(std::optional<std::string> upper);
+  // chunk's id; Internal if `upper` does not rise (exact order) or a chunk
+  // follows the last.
+  absl::StatusOr<uint64_t> Dispatch(std::optional<std::string> upper);
   // Chunk `id`'s rows are on the target.
   void Complete(uint64_t id);
 

@@ -32,7 +32,7 @@ std::string K(uint32_t k) {
 TEST(CopyWatermarksTest, AKeyKeptBeforeItsChunkIsNeverDroppedLater) {
   CopyWatermarks w;
   EXPECT_TRUE(w.Admit(K(500)));  // nothing handed out yet: kept
-  w.Dispatch(K(100));            // (start, 100]
+  (void)*w.Dispatch(K(100));            // (start, 100]
   EXPECT_TRUE(w.Admit(K(500))) << "500 was kept before its chunk";
   EXPECT_TRUE(w.Admit(K(300))) << "below the guard";
   EXPECT_FALSE(w.Admit(K(501))) << "above the high watermark and the guard";
@@ -44,13 +44,13 @@ TEST(CopyWatermarksTest, AKeyKeptBeforeItsChunkIsNeverDroppedLater) {
 // a key in a chunk already handed out dropped (its copy may predate it).
 TEST(CopyWatermarksTest, OnlyUnguardedKeysAboveTheHighWatermarkAreDropped) {
   CopyWatermarks w;
-  w.Dispatch(K(100));
+  (void)*w.Dispatch(K(100));
   EXPECT_TRUE(w.Admit(K(100))) << "the upper bound is inside the chunk";
   EXPECT_FALSE(w.Admit(K(101)));
-  w.Dispatch(K(200));
+  (void)*w.Dispatch(K(200));
   EXPECT_TRUE(w.Admit(K(150)));
   EXPECT_FALSE(w.Admit(K(201)));
-  w.Dispatch(std::nullopt);  // to the end of the table
+  (void)*w.Dispatch(std::nullopt);  // to the end of the table
   EXPECT_TRUE(w.Admit(K(999999))) << "every key is handed out";
   EXPECT_EQ(w.keys_dropped_above_high(), 2u);
 }
@@ -60,8 +60,8 @@ TEST(CopyWatermarksTest, OnlyUnguardedKeysAboveTheHighWatermarkAreDropped) {
 // (keys copied already, or not handed out yet, wait for nothing).
 TEST(CopyWatermarksTest, OnlyKeysOfChunksInFlightWait) {
   CopyWatermarks w;
-  const uint64_t a = w.Dispatch(K(100));  // (start, 100]
-  const uint64_t b = w.Dispatch(K(200));  // (100, 200]
+  const uint64_t a = *w.Dispatch(K(100));  // (start, 100]
+  const uint64_t b = *w.Dispatch(K(200));  // (100, 200]
   EXPECT_TRUE(w.MustDefer(K(0)));
   EXPECT_TRUE(w.MustDefer(K(100)));
   EXPECT_TRUE(w.MustDefer(K(101)));
@@ -76,18 +76,33 @@ TEST(CopyWatermarksTest, OnlyKeysOfChunksInFlightWait) {
   ASSERT_TRUE(w.low_watermark().has_value());
   EXPECT_EQ(*w.low_watermark(), K(200)) << "both chunks fold into the copied prefix";
   EXPECT_FALSE(w.copy_done());
-  const uint64_t c = w.Dispatch(std::nullopt);
+  const uint64_t c = *w.Dispatch(std::nullopt);
   EXPECT_TRUE(w.MustDefer(K(4000000000u)));
   w.Complete(c);
   EXPECT_TRUE(w.copy_done());
   EXPECT_EQ(*w.low_watermark(), K(200));
 }
 
+// Guards: a copier bug (bounds out of order, a chunk after the last)
+// silently misplacing changes instead of stopping the move.
+TEST(CopyWatermarksTest, ChunksOutOfOrderAreRefused) {
+  CopyWatermarks w;
+  ASSERT_TRUE(w.Dispatch(K(100)).ok());
+  EXPECT_FALSE(w.Dispatch(K(100)).ok());
+  EXPECT_FALSE(w.Dispatch(K(50)).ok());
+  ASSERT_TRUE(w.Dispatch(std::nullopt).ok());
+  EXPECT_FALSE(w.Dispatch(K(500)).ok());
+  EXPECT_EQ(w.chunks_in_flight(), 2u);
+  CopyWatermarks collated(false);  // its bytes need not rise
+  ASSERT_TRUE(collated.Dispatch(K(100)).ok());
+  EXPECT_TRUE(collated.Dispatch(K(50)).ok());
+}
+
 // Guards: changes dropped or held after cutover began (every change must
 // then reach the target).
 TEST(CopyWatermarksTest, DisabledKeepsAndReleasesEverything) {
   CopyWatermarks w;
-  w.Dispatch(K(100));
+  (void)*w.Dispatch(K(100));
   w.Disable();
   EXPECT_TRUE(w.Admit(K(5000)));
   EXPECT_FALSE(w.MustDefer(K(50)));
@@ -98,18 +113,18 @@ TEST(CopyWatermarksTest, DisabledKeepsAndReleasesEverything) {
 TEST(CopyWatermarksTest, AResumeKeepsEveryKeyUpToItsGuard) {
   CopyWatermarks before;
   before.Admit(K(900));  // kept before the first chunk
-  before.Dispatch(K(100));
-  before.Dispatch(K(200));
+  (void)*before.Dispatch(K(100));
+  (void)*before.Dispatch(K(200));
   EXPECT_EQ(before.checkpoint_guard(), K(900));
   CopyWatermarks none;
-  none.Dispatch(K(300));
+  (void)*none.Dispatch(K(300));
   EXPECT_EQ(none.checkpoint_guard(), K(300)) << "the high watermark, when above the guard";
 
   CopyWatermarks w(true, K(100), K(900), std::nullopt);
   EXPECT_TRUE(w.Admit(K(500)));
   EXPECT_TRUE(w.Admit(K(900)));
   EXPECT_FALSE(w.Admit(K(901)));
-  const uint64_t id = w.Dispatch(K(300));  // (100, 300]
+  const uint64_t id = *w.Dispatch(K(300));  // (100, 300]
   EXPECT_TRUE(w.MustDefer(K(101)));
   EXPECT_FALSE(w.MustDefer(K(100))) << "copied by the run before";
   w.Complete(id);
@@ -229,7 +244,7 @@ void RunModel(bool exact_order, std::string (*encode)(uint32_t)) {
           Copy c;
           c.from = next_lower ? *next_lower + 1 : 0;
           if (c.from + 15 < kKeys + 10) c.upper = c.from + rng() % 15;
-          c.id = w->Dispatch(c.upper ? std::optional<std::string>(encode(*c.upper))
+          c.id = *w->Dispatch(c.upper ? std::optional<std::string>(encode(*c.upper))
                                      : std::nullopt);
           if (c.upper) {
             next_lower = c.upper;
@@ -272,7 +287,7 @@ void RunModel(bool exact_order, std::string (*encode)(uint32_t)) {
     if (!all_dispatched) {
       Copy c;
       c.from = next_lower ? *next_lower + 1 : 0;
-      c.id = w->Dispatch(std::nullopt);
+      c.id = *w->Dispatch(std::nullopt);
       copies.push_back(std::move(c));
     }
     while (read < log.size()) read_one();
