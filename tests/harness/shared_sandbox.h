@@ -60,4 +60,41 @@ class SharedSandboxTest : public ::testing::Test {
   static inline absl::Status* start_error_ = new absl::Status();
 };
 
+// SourceTargetSandboxTest: the same for suites that need two servers, a
+// source (server_id 1) and a target (server_id 2), each with the suite's
+// account.
+template <typename Suite>
+class SourceTargetSandboxTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    for (uint32_t id : {1u, 2u}) {
+      MariaDbSandboxOptions o;
+      o.server_id = id;
+      absl::StatusOr<std::unique_ptr<MariaDbSandbox>> sb = MariaDbSandbox::Start(o);
+      if (!sb.ok()) {
+        *start_error_ = sb.status();
+        return;
+      }
+      MariaDbSandbox*& slot = id == 1 ? source_ : target_;
+      slot = sb->release();
+      absl::Status s = slot->CreateUser(Suite::kAccount.user, Suite::kAccount.password,
+                                        Suite::kAccount.grants);
+      if (!s.ok()) {
+        *start_error_ = s;
+        return;
+      }
+    }
+  }
+  static void TearDownTestSuite() {
+    delete source_;
+    delete target_;
+    source_ = target_ = nullptr;
+  }
+  void SetUp() override { ASSERT_TRUE(start_error_->ok()) << *start_error_; }
+
+  static inline MariaDbSandbox* source_ = nullptr;
+  static inline MariaDbSandbox* target_ = nullptr;
+  static inline absl::Status* start_error_ = new absl::Status();
+};
+
 }  // namespace binrelay::testing

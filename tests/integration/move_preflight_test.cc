@@ -11,6 +11,7 @@
 #include "apply/table_shape.h"
 #include "replication/connection_sql_source.h"
 #include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/shared_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::apply {
@@ -21,29 +22,10 @@ using testing::MariaDbSandbox;
 constexpr char kUser[] = "mover";
 constexpr char kPassword[] = "mover-pw";
 
-class MovePreflightTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    for (uint32_t id : {1u, 2u}) {
-      testing::MariaDbSandboxOptions o;
-      o.server_id = id;
-      auto s = MariaDbSandbox::Start(o);
-      ASSERT_TRUE(s.ok()) << s.status();
-      ASSERT_TRUE((*s)->CreateUser(kUser, kPassword).ok());
-      (id == 1 ? source_ : target_) = s->release();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete source_;
-    delete target_;
-    source_ = target_ = nullptr;
-  }
-  static MariaDbSandbox* source_;
-  static MariaDbSandbox* target_;
+class MovePreflightTest : public testing::SourceTargetSandboxTest<MovePreflightTest> {
+ public:
+  static constexpr testing::SandboxAccount kAccount{kUser, kPassword};
 };
-
-MariaDbSandbox* MovePreflightTest::source_ = nullptr;
-MariaDbSandbox* MovePreflightTest::target_ = nullptr;
 
 // Guards: a move starting on a table it cannot copy in ranges (no primary
 // key, a FLOAT key), one missing on the source, or over a target table

@@ -17,6 +17,7 @@
 #include "replication/connection_sql_source.h"
 #include "tests/harness/every_type_table.h"
 #include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/shared_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/status_matchers.h"
 
@@ -28,24 +29,11 @@ using testing::MariaDbSandbox;
 constexpr char kUser[] = "copier";
 constexpr char kPassword[] = "copier-pw";
 
-class RangeCopierTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    for (uint32_t id : {1u, 2u}) {
-      testing::MariaDbSandboxOptions o;
-      o.server_id = id;
-      auto s = MariaDbSandbox::Start(o);
-      ASSERT_TRUE(s.ok()) << s.status();
-      ASSERT_TRUE((*s)->CreateUser(kUser, kPassword).ok());
-      (id == 1 ? source_ : target_) = s->release();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete source_;
-    delete target_;
-    source_ = target_ = nullptr;
-  }
+class RangeCopierTest : public testing::SourceTargetSandboxTest<RangeCopierTest> {
+ public:
+  static constexpr testing::SandboxAccount kAccount{kUser, kPassword};
 
+ protected:
   // Copies db.t from source to target in ranges of `rows`, with statements
   // of at most `batch_bytes`; returns the rows copied.
   static uint64_t CopyAll(const std::string& db, uint64_t rows, size_t batch_bytes) {
@@ -72,13 +60,7 @@ class RangeCopierTest : public ::testing::Test {
     }
     return copied;
   }
-
-  static MariaDbSandbox* source_;
-  static MariaDbSandbox* target_;
 };
-
-MariaDbSandbox* RangeCopierTest::source_ = nullptr;
-MariaDbSandbox* RangeCopierTest::target_ = nullptr;
 
 // Guards: any column type copied inexactly (a character set conversion, a
 // rounded FLOAT or DOUBLE, a TIMESTAMP shifted by a time zone, a trimmed
