@@ -26,6 +26,8 @@
 
 namespace binrelay::apply {
 
+class TableCopyGate;
+
 struct ApplyTable {
   TableShape source;  // as checked at start
   TableShape target;  // target db/table may differ (target_schema)
@@ -44,6 +46,8 @@ struct ApplyTable {
   std::vector<LiteralStyle> styles;
   // The target's max_allowed_packet less room for the packet header.
   size_t max_statement_bytes = 16u << 20;
+  // A move's copier of this table (copy_gate.h), or null.
+  TableCopyGate* gate = nullptr;
 
   std::string Name() const { return source.db + "." + source.table; }
 };

@@ -90,6 +90,7 @@ class CopyWatermarks {
   // Before cutover: from now on no change is dropped or deferred.
   void Disable() { enabled_ = false; }
   bool enabled() const { return enabled_; }
+  bool exact_order() const { return exact_order_; }
 
   // For status and the log.
   uint64_t keys_dropped_above_high() const { return dropped_; }

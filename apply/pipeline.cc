@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "apply/change_decoder.h"
 #include "apply/ddl_tables.h"
+#include "apply/ordered_key.h"
 #include "apply/row_key.h"
 #include "apply/sql_literal.h"
 #include "apply/xa_holds.h"
@@ -57,6 +58,10 @@ class SessionSqlSource : public replication::SqlSource {
 
 struct ApplyPipeline::Drain {
   std::vector<std::pair<const ApplyTable*, DrainedTable>> tables;
+  // No change in the drain lies before `since` (the checkpoint the drain
+  // before carried); everything before `checkpoint` is in this drain or an
+  // earlier one.
+  replication::BinlogPosition since;
   replication::BinlogPosition checkpoint;
   uint32_t checkpoint_ts = 0;
   size_t bytes = 0;
@@ -255,6 +260,7 @@ class ApplyPipeline::Sink : public ChangeSink {
   // One change into its table's buffer (keyed: by primary key).
   absl::Status Buffer(ApplyTable* t, RowOp op, std::string_view before_image,
                       std::string_view after_image) {
+    if (t->gate != nullptr) return BufferGated(t, op, before_image, after_image);
     TableBuffer* buffer = p_->buffers_[t].get();
     const size_t before_bytes = buffer->bytes();
     switch (op) {
@@ -285,6 +291,56 @@ class ApplyPipeline::Sink : public ChangeSink {
       BR_RETURN_IF_ERROR(p_->HandOff());
     }
     return absl::OkStatus();
+  }
+
+  // A table a move's copier is copying: each change (each side of a key
+  // change) is first offered to its gate, which drops what the copier will
+  // read later (copy_watermarks.h).
+  absl::Status BufferGated(ApplyTable* t, RowOp op, std::string_view before_image,
+                           std::string_view after_image) {
+    TableCopyGate& gate = *t->gate;
+    auto admit = [&](std::string_view image) -> absl::StatusOr<bool> {
+      if (!gate.exact_order()) return gate.Admit({});
+      BR_RETURN_IF_ERROR(EncodeOrderedKey(image, t->def, t->def.primary_key, &ordered_scratch_,
+                                          &ordered_));
+      return gate.Admit(ordered_);
+    };
+    TableBuffer* buffer = p_->buffers_[t].get();
+    const size_t before_bytes = buffer->bytes();
+    if (op == RowOp::kUpdate) {
+      BR_RETURN_IF_ERROR(keys_.Encode(before_image, t->def, t->def.primary_key, &key_));
+      BR_RETURN_IF_ERROR(keys_.Encode(after_image, t->def, t->def.primary_key, &after_key_));
+      if (key_ != after_key_) {
+        BR_ASSIGN_OR_RETURN(bool keep_old, admit(before_image));
+        if (keep_old) Put(buffer, true, key_, before_image);
+      }
+      BR_ASSIGN_OR_RETURN(bool keep, admit(after_image));
+      if (keep) Put(buffer, false, after_key_, after_image);
+    } else {
+      const std::string_view image = op == RowOp::kDelete ? before_image : after_image;
+      BR_ASSIGN_OR_RETURN(bool keep, admit(image));
+      if (keep) {
+        if (buffer->keyed()) {
+          BR_RETURN_IF_ERROR(keys_.Encode(image, t->def, t->def.primary_key, &key_));
+        } else {
+          key_.clear();
+        }
+        Put(buffer, op == RowOp::kDelete, key_, image);
+      }
+    }
+    p_->buffered_bytes_ = p_->buffered_bytes_ + buffer->bytes() - before_bytes;
+    if (p_->buffered_bytes_ + p_->inflight_bytes_ >= p_->options_.soft_limit_bytes) {
+      BR_RETURN_IF_ERROR(p_->HandOff());
+    }
+    return absl::OkStatus();
+  }
+  static void Put(TableBuffer* buffer, bool is_delete, std::string_view key,
+                  std::string_view image) {
+    if (is_delete) {
+      buffer->Delete(key, image);
+    } else {
+      buffer->Upsert(key, image);
+    }
   }
 
   void Prepare(const std::string& xid) {
@@ -347,15 +403,17 @@ class ApplyPipeline::Sink : public ChangeSink {
   std::string query_scratch_;
   std::string key_;
   std::string after_key_;
+  std::string ordered_, ordered_scratch_;  // BufferedGated
   ApplyTable* last_ = nullptr;
   uint64_t last_id_ = 0;
 };
 
 ApplyPipeline::ApplyPipeline(PipelineOptions options, replication::StoreReadSide* store,
-                             protocol::ConnectOptions source)
+                             protocol::ConnectOptions source, CopyGate* gate)
     : options_(std::move(options)),
       store_(store),
       source_(std::move(source)),
+      gate_(gate),
       cur_concurrency_(options_.concurrency),
       cur_batch_rows_(options_.batch_rows) {
   auto pattern = Subscription::Parse(options_.tables);
@@ -389,6 +447,14 @@ absl::Status ApplyPipeline::WriteLocalCheckpoint(const replication::BinlogPositi
   ::close(fd);
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
     return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyPipeline::ForgetLocalCheckpoint() {
+  const std::string path = LocalCheckpointPath();
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return absl::InternalError(absl::StrCat("cannot remove ", path, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }
@@ -536,7 +602,11 @@ void ApplyPipeline::Run() {
     SetState("error", std::string(s.message()));
     break;
   }
-  stopping_ = true;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+    reader_done_ = true;
+  }
   cv_.notify_all();
 }
 
@@ -775,6 +845,7 @@ absl::Status ApplyPipeline::Prepare() {
       image_pool_ = std::make_unique<ImageArena::Pool>(
           std::min<size_t>(options_.soft_limit_bytes / 4, size_t{64} << 20));
     }
+    if (gate_ != nullptr) t->gate = gate_->ForTable(db, table);
     buffers_[t.get()] = std::make_unique<TableBuffer>(t->keyed, image_pool_.get());
     exact.push_back(absl::StrCat(db, ".", table));
     tables_[TableKey(db, table)] = std::move(t);
@@ -992,6 +1063,7 @@ absl::Status ApplyPipeline::ReadLoop() {
   boundary.Reset(position_);
   last_commit_ = position_;
   handed_checkpoint_ = position_;
+  last_drain_checkpoint_ = position_;
   SetState("running");
   ddl_stop_ = absl::OkStatus();
   bool caught_up_state = false;
@@ -1015,6 +1087,10 @@ absl::Status ApplyPipeline::ReadLoop() {
     }
     if (step == replication::StoreReader::Step::kCaughtUp) {
       until_check = 0;
+      if (hold_wanted_.load(std::memory_order_relaxed) && !boundary.in_transaction()) {
+        BR_RETURN_IF_ERROR(MaybeHold(boundary.last_boundary()));
+        if (stopping_) break;
+      }
       const bool have_rows = buffered_bytes_ > 0;
       const bool moved = !(last_commit_ == handed_checkpoint_);
       if (have_rows || (moved && absl::Now() - last_handoff_ >= absl::FromChrono(options_.flush_interval))) {
@@ -1048,7 +1124,14 @@ absl::Status ApplyPipeline::ReadLoop() {
     BR_ASSIGN_OR_RETURN(bool ends, boundary.OnEvent(event, reader->format(), end));
     replication::StreamEvent e{event, reader->format(), end, ends};
     BR_RETURN_IF_ERROR(decoder.OnEvent(e));  // the sink's OnEvent and OnCommit
-    if (!ends) continue;
+    if (!ends) {
+      // Events outside transactions (a rotation, a checkpoint) move the
+      // boundary too: a snapshot's position may be just after one.
+      if (hold_wanted_.load(std::memory_order_relaxed) && !boundary.in_transaction()) {
+        BR_RETURN_IF_ERROR(MaybeHold(boundary.last_boundary()));
+      }
+      continue;
+    }
     last_commit_ = end;
     last_commit_ts_ = event.header.timestamp;
     if (!ddl_stop_.ok() && xa_.held() > 0) {
@@ -1085,6 +1168,7 @@ absl::Status ApplyPipeline::ReadLoop() {
          WorthDrainingEarly())) {
       BR_RETURN_IF_ERROR(HandOff());
     }
+    if (hold_wanted_.load(std::memory_order_relaxed)) BR_RETURN_IF_ERROR(MaybeHold(end));
   }
   return absl::OkStatus();
 }
@@ -1135,6 +1219,8 @@ absl::Status ApplyPipeline::HandOff() {
     drain->checkpoint = *held;
   }
   drain->checkpoint_ts = last_commit_ts_;
+  drain->since = last_drain_checkpoint_;
+  last_drain_checkpoint_ = drain->checkpoint;
   handed_checkpoint_ = last_commit_;
   last_handoff_ = absl::Now();
   changes_since_handoff_ = 0;
@@ -1154,9 +1240,25 @@ void ApplyPipeline::DrainLoop() {
     std::unique_ptr<Drain> drain;
     {
       std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return pending_ != nullptr || stopping_; });
-      if (pending_ == nullptr) return;
-      drain = std::move(pending_);
+      if (deferred_.empty()) {
+        cv_.wait(l, [&] { return pending_ != nullptr || stopping_; });
+      } else {
+        // Held-back changes go as soon as their chunk is copied, whether or
+        // not the reader hands over anything new.
+        cv_.wait_for(l, std::chrono::milliseconds(50),
+                     [&] { return pending_ != nullptr || stopping_; });
+      }
+      if (stopping_ && pending_ == nullptr) return;
+      if (pending_ != nullptr) {
+        drain = std::move(pending_);
+      } else {
+        if (!drain_error_.ok()) continue;  // the reader stops; nothing more is written
+        drain = std::make_unique<Drain>();
+        drain->since = drained_to_;
+        drain->checkpoint = drained_to_;
+        drain->checkpoint_ts = flushed_ts_;
+        draining_ = true;
+      }
     }
     const absl::Time start = absl::Now();
     absl::Status s = Flush(*drain);
@@ -1165,7 +1267,7 @@ void ApplyPipeline::DrainLoop() {
       status_.flushed = drain->checkpoint;
       flushed_ts_ = drain->checkpoint_ts;
       status_.last_flush_seconds = absl::ToDoubleSeconds(absl::Now() - start);
-      ++status_.drains;
+      if (!drain->tables.empty()) ++status_.drains;
       status_.concurrency = cur_concurrency_;
       status_.batch_rows = cur_batch_rows_;
     } else if (!absl::IsCancelled(s)) {
@@ -1174,9 +1276,103 @@ void ApplyPipeline::DrainLoop() {
     inflight_bytes_ = 0;
     status_.buffered_bytes = buffered_bytes_;
     status_.buffered_keys = 0;
+    status_.deferred = deferred_.rows();
     draining_ = false;
     cv_.notify_all();
   }
+}
+
+absl::Status ApplyPipeline::MaybeHold(const replication::BinlogPosition& at) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (hold_mode_ == HoldMode::kNone || held_at_) return absl::OkStatus();
+    if (hold_mode_ == HoldMode::kAdvance) {
+      if (replication::PositionBefore(at, hold_target_)) return absl::OkStatus();  // not yet
+      // Past it with only events outside transactions since (a rotation, a
+      // checkpoint) is the same state; a transaction ending past it means
+      // it was no boundary of this stream.
+      if (replication::PositionBefore(hold_target_, last_commit_)) {
+        hold_error_ = absl::FailedPreconditionError(absl::StrCat(
+            "apply pipeline ", options_.name, " read past ", hold_target_.ToString(),
+            " (a transaction ends at ", last_commit_.ToString(), ")"));
+        hold_mode_ = HoldMode::kNone;
+        hold_wanted_ = false;
+        cv_.notify_all();
+        return absl::OkStatus();
+      }
+    }
+  }
+  // Everything read goes to the target, checkpoint and all.
+  BR_RETURN_IF_ERROR(HandOff());
+  BR_RETURN_IF_ERROR(WaitForDrain());
+  std::unique_lock<std::mutex> l(mu_);
+  if (status_.deferred != 0) {
+    // Changes still held for a copier are not on the target: no position
+    // here means "everything before it is applied". Try again later.
+    return absl::OkStatus();
+  }
+  held_at_ = at;
+  const std::string state = status_.state;
+  status_.state = absl::StrCat("paused at ", at.ToString());
+  cv_.notify_all();
+  cv_.wait(l, [&] { return stopping_ || !held_at_ || hold_mode_ == HoldMode::kNone; });
+  status_.state = state;
+  return absl::OkStatus();
+}
+
+absl::Status ApplyPipeline::WaitHeld(std::unique_lock<std::mutex>& l, absl::Duration timeout) {
+  const bool done = cv_.wait_for(l, absl::ToChronoMilliseconds(timeout), [&] {
+    return held_at_.has_value() || !hold_error_.ok() || reader_done_ || stopping_;
+  });
+  if (!hold_error_.ok()) return hold_error_;
+  if (held_at_) return absl::OkStatus();
+  if (reader_done_ || stopping_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "apply pipeline ", options_.name, " stopped: ",
+        status_.last_error.empty() ? std::string("stopping") : status_.last_error));
+  }
+  (void)done;
+  return absl::DeadlineExceededError(absl::StrCat(
+      "apply pipeline ", options_.name, " did not reach a pause in ",
+      absl::FormatDuration(timeout), " (state: ", status_.state, ")"));
+}
+
+absl::StatusOr<replication::BinlogPosition> ApplyPipeline::Pause(absl::Duration timeout) {
+  std::unique_lock<std::mutex> l(mu_);
+  if (held_at_) return *held_at_;
+  hold_mode_ = HoldMode::kPause;
+  hold_error_ = absl::OkStatus();
+  hold_wanted_ = true;
+  BR_RETURN_IF_ERROR(WaitHeld(l, timeout));
+  return *held_at_;
+}
+
+absl::Status ApplyPipeline::AdvanceTo(const replication::BinlogPosition& at,
+                                      absl::Duration timeout) {
+  std::unique_lock<std::mutex> l(mu_);
+  if (held_at_ && *held_at_ == at) return absl::OkStatus();
+  if (held_at_ && replication::PositionBefore(at, *held_at_)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "apply pipeline ", options_.name, " is paused at ", held_at_->ToString(),
+        ", already past ", at.ToString()));
+  }
+  hold_mode_ = HoldMode::kAdvance;
+  hold_target_ = at;
+  hold_error_ = absl::OkStatus();
+  held_at_.reset();
+  hold_wanted_ = true;
+  cv_.notify_all();
+  return WaitHeld(l, timeout);
+}
+
+void ApplyPipeline::Resume() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    hold_mode_ = HoldMode::kNone;
+    held_at_.reset();
+    hold_wanted_ = false;
+  }
+  cv_.notify_all();
 }
 
 absl::Status ApplyPipeline::Execute(TargetSession& session, std::string_view sql, size_t rows) {
@@ -1380,15 +1576,38 @@ absl::Status ApplyPipeline::Flush(Drain& drain) {
     std::vector<const BufferedRow*> upserts, deletes, ordered;
   };
   std::vector<TableRows> per_table;
+  auto add = [&](TableRows& r, bool keyed, const BufferedRow* row) {
+    if (!keyed) {
+      r.ordered.push_back(row);
+    } else {
+      (row->is_delete ? r.deletes : r.upserts).push_back(row);
+    }
+  };
+  // Tables a move's copier is copying: changes whose chunk is in flight
+  // are held back, and earlier held ones whose chunk is done join in.
+  deferred_.BeginDrain();
+  std::vector<const BufferedRow*> sifted;
+  absl::flat_hash_set<const ApplyTable*> gated;
   for (auto& [table, drained] : drain.tables) {
     TableRows r{table, {}, {}, {}};
-    for (const BufferedRow& row : drained.rows) {
-      if (!drained.keyed) {
-        r.ordered.push_back(&row);
-      } else {
-        (row.is_delete ? r.deletes : r.upserts).push_back(&row);
-      }
+    if (table->gate != nullptr) {
+      sifted.clear();
+      BR_RETURN_IF_ERROR(
+          deferred_.Sift(*table, *table->gate, &drained.rows, drain.since, &sifted));
+      for (const BufferedRow* row : sifted) add(r, drained.keyed, row);
+      gated.insert(table);
+    } else {
+      for (const BufferedRow& row : drained.rows) add(r, drained.keyed, &row);
     }
+    per_table.push_back(std::move(r));
+  }
+  for (const auto& [table, gate] : deferred_.tables()) {
+    if (gated.contains(table)) continue;
+    TableRows r{table, {}, {}, {}};
+    sifted.clear();
+    BR_RETURN_IF_ERROR(deferred_.Sift(*table, *gate, nullptr, drain.since, &sifted));
+    for (const BufferedRow* row : sifted) add(r, table->keyed, row);
+    gated.insert(table);
     per_table.push_back(std::move(r));
   }
   using Job = std::function<absl::Status(TargetSession&)>;
@@ -1464,7 +1683,16 @@ absl::Status ApplyPipeline::Flush(Drain& drain) {
   BR_RETURN_IF_ERROR(RunJobs(upserts));
   BR_RETURN_IF_ERROR(RunJobs(odd_upserts));
   BR_RETURN_IF_ERROR(RunJobs(deletes));
-  BR_RETURN_IF_ERROR(WriteCheckpoint(*sessions_[0], drain.checkpoint));
+  drained_to_ = drain.checkpoint;
+  // Not past a change still held back: it is not on the target.
+  if (auto floor = deferred_.floor(); floor && replication::PositionBefore(*floor, drain.checkpoint)) {
+    drain.checkpoint = *floor;
+  }
+  for (const ApplyTable* t : gated) t->gate->SetDeferred(deferred_.rows(t));
+  if (!(drain.checkpoint == written_) || !drain.tables.empty()) {
+    BR_RETURN_IF_ERROR(WriteCheckpoint(*sessions_[0], drain.checkpoint));
+    written_ = drain.checkpoint;
+  }
   // Additive increase after clean drains, multiplicative decrease on
   // contention.
   if (contention_) {

@@ -36,7 +36,14 @@
 // Failing to prepare (target unreachable or refusing, a table that does not
 // match) is retried every 5 s, its error shown meanwhile.
 //
-// Thread safety: Start/Stop/Status from any thread.
+// A move (table_move.h) runs a pipeline with a CopyGate (copy_gate.h): at
+// ingest a change its copier will read later is dropped, and at flush a
+// change whose chunk is being copied is held back (deferred_rows.h) with
+// the checkpoint kept before it. A move also stops the reader at a chosen
+// transaction boundary with everything before it on the target (Pause,
+// AdvanceTo, Resume), to read both servers at the same binlog position.
+//
+// Thread safety: Start/Stop/Status/Pause/AdvanceTo/Resume from any thread.
 #pragma once
 
 #include <atomic>
@@ -53,6 +60,8 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "apply/apply_table.h"
+#include "apply/copy_gate.h"
+#include "apply/deferred_rows.h"
 #include "apply/pipeline_options.h"
 #include "apply/xa_holds.h"
 #include "apply/subscription.h"
@@ -82,6 +91,8 @@ struct PipelineStatus {
   // Prepared XA transactions with rows of these tables, not yet decided on
   // the source: the checkpoint waits before the oldest.
   uint64_t xa_held = 0;
+  // Changes held back while a move's copier copies their chunk.
+  uint64_t deferred = 0;
   uint64_t changes_read = 0;   // row changes buffered
   uint64_t rows_written = 0;   // rows in REPLACE/DELETE statements
   uint64_t drains = 0;
@@ -96,8 +107,9 @@ struct PipelineStatus {
 
 class ApplyPipeline {
  public:
+  // `gate` (a move's copier; may be null) must outlive the pipeline.
   ApplyPipeline(PipelineOptions options, replication::StoreReadSide* store,
-                protocol::ConnectOptions source);
+                protocol::ConnectOptions source, CopyGate* gate = nullptr);
   ~ApplyPipeline();
   ApplyPipeline(const ApplyPipeline&) = delete;
   ApplyPipeline& operator=(const ApplyPipeline&) = delete;
@@ -110,6 +122,21 @@ class ApplyPipeline {
   void Stop();  // joins; idempotent
   PipelineStatus Status() const;
   const std::string& name() const { return options_.name; }
+
+  // Stops reading at the next transaction boundary, once everything read
+  // before it is on the target (checkpoint written); returns that
+  // position. DeadlineExceeded after `timeout`; the pipeline's own error
+  // if it stopped.
+  absl::StatusOr<replication::BinlogPosition> Pause(absl::Duration timeout);
+  // Paused: reads on up to `at` (a transaction boundary at or after the
+  // paused position, e.g. a snapshot's binlog position) and pauses there
+  // the same way. FailedPrecondition if a transaction ends past `at`
+  // before it is reached (it was not a boundary).
+  absl::Status AdvanceTo(const replication::BinlogPosition& at, absl::Duration timeout);
+  void Resume();
+  // Removes the local checkpoint file (a move starting afresh), before
+  // Restore.
+  absl::Status ForgetLocalCheckpoint();
 
  private:
   class Sink;
@@ -135,6 +162,10 @@ class ApplyPipeline {
   // Hands the buffers to the drainer (waits if one is in flight).
   absl::Status HandOff();
   absl::Status WaitForDrain();
+  // Reader thread: holds here if Pause/AdvanceTo asks to (at a transaction
+  // boundary, `at` being the end of the last event read).
+  absl::Status MaybeHold(const replication::BinlogPosition& at);
+  absl::Status WaitHeld(std::unique_lock<std::mutex>& l, absl::Duration timeout);
   void SetState(std::string state, std::string error = "");
   bool Sleep(absl::Duration d);  // false if stopping
   std::string LocalCheckpointPath() const;
@@ -162,6 +193,7 @@ class ApplyPipeline {
   PipelineOptions options_;
   replication::StoreReadSide* store_;
   protocol::ConnectOptions source_;
+  CopyGate* gate_;
   Subscription pattern_;  // the configured tables (DDL and new tables are matched by it)
   std::optional<Subscription> exact_;  // the tables checked at start
   // Arena chunks recycled from flushed drains to the buffers (declared
@@ -188,6 +220,9 @@ class ApplyPipeline {
   std::optional<ReadBack> read_back_;
   replication::BinlogPosition last_commit_;
   replication::BinlogPosition handed_checkpoint_;  // of the last hand-off
+  // The checkpoint the last drain carried (before which no change of the
+  // next drain lies): the next drain's `since`.
+  replication::BinlogPosition last_drain_checkpoint_;
   uint32_t last_commit_ts_ = 0;
   std::atomic<size_t> buffered_bytes_{0};  // written by the reader, read by status
   absl::Time last_handoff_ = absl::InfinitePast();
@@ -201,6 +236,9 @@ class ApplyPipeline {
 
   // Drainer state.
   std::vector<std::unique_ptr<TargetSession>> sessions_;
+  DeferredRows deferred_;  // held back for a move's copier
+  replication::BinlogPosition drained_to_;  // the last drain's own checkpoint
+  replication::BinlogPosition written_;     // the checkpoint last written
   // options_.bulk_replace and the target takes it; cleared (for the rest of
   // the run) when the target refuses a bulk command. Flush threads read it.
   std::atomic<bool> bulk_{false};
@@ -223,6 +261,15 @@ class ApplyPipeline {
   std::atomic<size_t> inflight_bytes_{0};
   replication::StorePin pin_;
   PipelineStatus status_;  // guarded by mu_
+  // Pause/AdvanceTo/Resume (under mu_; hold_wanted_ lets the reader test
+  // it without the lock).
+  enum class HoldMode { kNone, kPause, kAdvance };
+  HoldMode hold_mode_ = HoldMode::kNone;
+  replication::BinlogPosition hold_target_;
+  std::optional<replication::BinlogPosition> held_at_;
+  absl::Status hold_error_;
+  std::atomic<bool> hold_wanted_{false};
+  bool reader_done_ = false;  // Run returned
   uint32_t flushed_ts_ = 0;
 };
 
