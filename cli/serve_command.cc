@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/ini_file.h"
 #include "apply/pipeline.h"
+#include "apply/table_move.h"
 #include "cli/serve_config.h"
 #include "protocol/status_macros.h"
 #include "proxy/asio.h"
@@ -83,6 +84,7 @@ class ServeStatus : public proxy::StatusProvider {
   void set_pipelines(const std::vector<std::unique_ptr<apply::ApplyPipeline>>* p) {
     pipelines_.store(p);
   }
+  void set_moves(const std::vector<std::unique_ptr<apply::TableMove>>* m) { moves_.store(m); }
   proxy::RelayStatus Snapshot() const override {
     proxy::RelayStatus s;
     s.source = absl::StrCat(config_.upstream.connect.host, ":", config_.upstream.connect.port);
@@ -136,8 +138,46 @@ class ServeStatus : public proxy::StatusProvider {
       s.consumers.push_back(std::move(c));
     }
     if (const auto* pipelines = pipelines_.load()) {
-      for (const auto& p : *pipelines) {
-        apply::PipelineStatus ps = p->Status();
+      for (const auto& p : *pipelines) AddPipeline(p->Status(), &s);
+    }
+    if (const auto* moves = moves_.load()) {
+      for (const auto& m : *moves) {
+        apply::MoveStatus ms = m->Status();
+        s.moves.push_back(ToProgress(ms));
+        if (ms.has_apply) AddPipeline(ms.apply, &s);
+      }
+    }
+    return s;
+  }
+
+  static proxy::MoveProgress ToProgress(const apply::MoveStatus& ms) {
+    proxy::MoveProgress m;
+    m.name = ms.name;
+    m.phase = ms.phase;
+    m.error = ms.error;
+    m.tables = ms.tables;
+    m.cutover = ms.cutover;
+    m.rows_estimate = ms.rows_estimate;
+    m.rows_copied = ms.rows_copied;
+    m.chunks_copied = ms.chunks_copied;
+    m.copy_rows_per_second = ms.copy_rows_per_second;
+    if (ms.phase == "copy" && ms.copy_rows_per_second > 0 && ms.rows_estimate > ms.rows_copied) {
+      m.eta_seconds = static_cast<double>(ms.rows_estimate - ms.rows_copied) / ms.copy_rows_per_second;
+    }
+    m.changes_dropped = ms.changes_dropped;
+    m.chunks_checked = ms.chunks_checked;
+    m.chunks_total = ms.chunks_total;
+    m.chunks_differing = ms.chunks_differing;
+    m.chunks_repaired = ms.chunks_repaired;
+    m.cutover_attempts = ms.cutover_attempts;
+    m.apply_lag_seconds = ms.apply.lag_seconds;
+    return m;
+  }
+
+  static void AddPipeline(const apply::PipelineStatus& ps, proxy::RelayStatus* out) {
+    proxy::RelayStatus& s = *out;
+    {
+      {
         proxy::ApplyStatus a;
         a.name = ps.name;
         a.state = ps.state;
@@ -175,7 +215,6 @@ class ServeStatus : public proxy::StatusProvider {
         s.pipelines.push_back(std::move(a));
       }
     }
-    return s;
   }
 
   // Stored bytes from `from` to `to` (0 if `from` is at or past it).
@@ -205,6 +244,7 @@ class ServeStatus : public proxy::StatusProvider {
   const proxy::DumpRegistry* dumps_;
   std::atomic<const proxy::Listener*> listener_{nullptr};
   std::atomic<const std::vector<std::unique_ptr<apply::ApplyPipeline>>*> pipelines_{nullptr};
+  std::atomic<const std::vector<std::unique_ptr<apply::TableMove>>*> moves_{nullptr};
   const absl::Time started_ = absl::Now();
 };
 
@@ -389,6 +429,12 @@ absl::Status Serve(const ServeConfig& config) {
   }
   status.set_pipelines(&pipelines);
   for (auto& p : pipelines) p->Start();
+  std::vector<std::unique_ptr<apply::TableMove>> moves;
+  for (const apply::MoveOptions& m : config.moves) {
+    moves.push_back(std::make_unique<apply::TableMove>(m, store.get(), config.upstream.connect));
+  }
+  status.set_moves(&moves);
+  for (auto& m : moves) m->Start();
 
   replication::RetentionJob retention(
       store.get(), replication::MakeRetentionPolicy(config.store.retention_hours,
@@ -416,6 +462,7 @@ absl::Status Serve(const ServeConfig& config) {
   }
   io.reset();
   listener.reset();
+  for (auto& m : moves) m->Stop();
   for (auto& p : pipelines) p->Stop();
   store->SetCommitListener(nullptr);
   store->SetFileClosedListener(nullptr);

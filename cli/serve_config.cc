@@ -1,6 +1,7 @@
 #include "cli/serve_config.h"
 
 #include <fstream>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/ascii.h"
@@ -212,7 +213,10 @@ absl::Status ParseHttp(const Section& s, ServeConfig* c) {
   return absl::OkStatus();
 }
 
-absl::Status ParseApply(const Section& s, std::string name, ServeConfig* c) {
+// The keys [apply.NAME] and [move.NAME] share; `kind` is "apply" or "move"
+// (a move has no start: it reads from where its copy begins).
+absl::StatusOr<apply::PipelineOptions> ParsePipeline(const Section& s, std::string name,
+                                                     std::string_view kind) {
   apply::PipelineOptions p;
   p.name = std::move(name);
   bool name_ok = !p.name.empty() && p.name.size() <= 64;
@@ -222,7 +226,7 @@ absl::Status ParseApply(const Section& s, std::string name, ServeConfig* c) {
   }
   if (!name_ok) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "[apply.", p.name, "]: a pipeline name is 1 to 64 letters, digits, '_' or '-'"));
+        "[", AV(kind), ".", p.name, "]: a name is 1 to 64 letters, digits, '_' or '-'"));
   }
   protocol::ConnectOptions& t = p.target;
   BR_ASSIGN_OR_RETURN(t.host, s.Required("target_host"));
@@ -245,15 +249,17 @@ absl::Status ParseApply(const Section& s, std::string name, ServeConfig* c) {
   }
   BR_ASSIGN_OR_RETURN(p.tables, s.Required("tables"));
   p.target_schema = s.Optional("target_schema", "");
-  auto start = replication::ParseStartSpec(s.Optional("start", "current"));
-  if (!start.ok()) return s.Invalid("start", SV(start.status().message()));
-  if (start->kind == replication::StartSpec::Kind::kGtid &&
-      !replication::MariaGtidPosition::Parse(start->gtid_set).ok() &&
-      !replication::MysqlGtidSet::Parse(start->gtid_set).ok()) {
-    return s.Invalid("start", "gtid: expects a MariaDB GTID position (0-1-100,1-2-5) or a "
-                              "MySQL GTID set (uuid:1-100)");
+  if (kind == "apply") {
+    auto start = replication::ParseStartSpec(s.Optional("start", "current"));
+    if (!start.ok()) return s.Invalid("start", SV(start.status().message()));
+    if (start->kind == replication::StartSpec::Kind::kGtid &&
+        !replication::MariaGtidPosition::Parse(start->gtid_set).ok() &&
+        !replication::MysqlGtidSet::Parse(start->gtid_set).ok()) {
+      return s.Invalid("start", "gtid: expects a MariaDB GTID position (0-1-100,1-2-5) or a "
+                                "MySQL GTID set (uuid:1-100)");
+    }
+    p.start = *start;
   }
-  p.start = *start;
   if (const IniFile::Value* v = s.Get("flush_interval")) {
     auto d = ParseDuration(v->text);
     if (!d.ok() || d->count() <= 0) return s.Invalid("flush_interval", "expected a duration such as 1s");
@@ -286,9 +292,65 @@ absl::Status ParseApply(const Section& s, std::string name, ServeConfig* c) {
   BR_ASSIGN_OR_RETURN(uint32_t lock_wait, s.Number<uint32_t>("lock_wait_timeout", 5, 1, 3600));
   p.lock_wait_timeout_seconds = static_cast<int>(lock_wait);
   p.checkpoint_schema = s.Optional("checkpoint_schema", "binrelay");
+  return p;
+}
+
+absl::Status ParseApply(const Section& s, std::string name, ServeConfig* c) {
+  BR_ASSIGN_OR_RETURN(apply::PipelineOptions p, ParsePipeline(s, std::move(name), "apply"));
   c->apply.push_back(std::move(p));
   return absl::OkStatus();
 }
+
+absl::StatusOr<bool> OnOff(const Section& s, std::string_view key, bool fallback) {
+  const IniFile::Value* v = s.Get(key);
+  if (v == nullptr) return fallback;
+  const std::string b = absl::AsciiStrToLower(absl::StripAsciiWhitespace(AV(v->text)));
+  if (b == "on" || b == "1" || b == "true") return true;
+  if (b == "off" || b == "0" || b == "false") return false;
+  return s.Invalid(key, "expected on or off");
+}
+
+absl::StatusOr<std::chrono::milliseconds> PositiveDuration(const Section& s, std::string_view key,
+                                                           std::chrono::milliseconds fallback) {
+  const IniFile::Value* v = s.Get(key);
+  if (v == nullptr) return fallback;
+  auto d = ParseDuration(v->text);
+  if (!d.ok() || d->count() <= 0) return s.Invalid(key, "expected a duration such as 2s");
+  return *d;
+}
+
+}  // namespace
+
+absl::StatusOr<apply::MoveOptions> ParseMoveSection(const IniFile& ini, const std::string& section,
+                                                    std::string name) {
+  Section s(ini, section);
+  apply::MoveOptions m;
+  BR_ASSIGN_OR_RETURN(m.apply, ParsePipeline(s, std::move(name), "move"));
+  const std::string cutover = absl::AsciiStrToLower(s.Optional("cutover", "auto"));
+  if (cutover == "auto") {
+    m.cutover = apply::MoveOptions::Cutover::kAuto;
+  } else if (cutover == "manual") {
+    m.cutover = apply::MoveOptions::Cutover::kManual;
+  } else if (cutover == "none") {
+    m.cutover = apply::MoveOptions::Cutover::kNone;
+  } else {
+    return s.Invalid("cutover", "expected auto, manual or none");
+  }
+  BR_ASSIGN_OR_RETURN(m.chunk_time, PositiveDuration(s, "chunk_time", m.chunk_time));
+  BR_ASSIGN_OR_RETURN(m.copy_threads, s.Number<size_t>("copy_threads", 2, 1, 64));
+  if (const IniFile::Value* v = s.Get("copy_batch_bytes")) {
+    auto b = ParseByteSize(v->text);
+    if (!b.ok() || *b < 1024) return s.Invalid("copy_batch_bytes", "expected a size of at least 1K");
+    m.copy_batch_bytes = *b;
+  }
+  BR_ASSIGN_OR_RETURN(m.cutover_lock_wait,
+                      PositiveDuration(s, "cutover_lock_wait", m.cutover_lock_wait));
+  BR_ASSIGN_OR_RETURN(m.cutover_timeout, PositiveDuration(s, "cutover_timeout", m.cutover_timeout));
+  BR_ASSIGN_OR_RETURN(m.rename_source, OnOff(s, "rename_source", true));
+  return m;
+}
+
+namespace {
 
 }  // namespace
 
@@ -339,6 +401,20 @@ absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini) {
   BR_RETURN_IF_ERROR(ParseHttp(Section(ini, "http"), &c));
   for (const std::string& section : ini.SectionsWithPrefix("apply.")) {
     BR_RETURN_IF_ERROR(ParseApply(Section(ini, section), section.substr(6), &c));
+  }
+  for (const std::string& section : ini.SectionsWithPrefix("move.")) {
+    BR_ASSIGN_OR_RETURN(apply::MoveOptions m, ParseMoveSection(ini, section, section.substr(5)));
+    c.moves.push_back(std::move(m));
+  }
+  // Pipelines and moves share the checkpoint table on a target.
+  std::set<std::string> names;
+  for (const auto& p : c.apply) names.insert(p.name);
+  for (const auto& m : c.moves) {
+    if (!names.insert(m.apply.name).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "[move.", m.apply.name, "] has the name of an [apply.", m.apply.name,
+          "] section: give each pipeline and move its own name"));
+    }
   }
   c.unknown_keys = ini.UnreadKeys();
   if (!c.unknown_keys.empty()) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "apply/move_options.h"
 #include "apply/pipeline_options.h"
 #include "cli/ini_file.h"
 #include "replication/upstream_session.h"
@@ -63,6 +64,8 @@ struct ServeConfig {
 
   // [apply.NAME]: pipelines keeping tables in sync on a target server.
   std::vector<apply::PipelineOptions> apply;
+  // [move.NAME]: moves of tables to another server (apply/table_move.h).
+  std::vector<apply::MoveOptions> moves;
 
   // Keys set that no setting reads; non-empty only inside ParseServeConfig,
   // which then fails naming the first (typos must not fall back to defaults).
@@ -70,6 +73,10 @@ struct ServeConfig {
 };
 
 absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini);
+
+// One move section ([move.NAME] of serve, [move] of `binrelay move`).
+absl::StatusOr<apply::MoveOptions> ParseMoveSection(const IniFile& ini, const std::string& section,
+                                                    std::string name);
 
 // "64M", "10G", "1024" (bytes) -> bytes. Exposed for tests.
 absl::StatusOr<uint64_t> ParseByteSize(std::string_view text);

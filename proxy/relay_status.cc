@@ -118,7 +118,37 @@ std::string RenderStatusJson(const RelayStatus& s) {
     out.push_back('}');
     out.push_back('}');
   }
+  out.push_back(']');
+  Key(&out, "moves");
+  out.push_back('[');
+  for (size_t i = 0; i < s.moves.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out += RenderMoveJson(s.moves[i]);
+  }
   out += "]}\n";
+  return out;
+}
+
+std::string RenderMoveJson(const MoveProgress& m) {
+  std::string out = "{";
+  Str(&out, "name", m.name);
+  Str(&out, "phase", m.phase);
+  Str(&out, "error", m.error);
+  Str(&out, "tables", m.tables);
+  Str(&out, "cutover", m.cutover);
+  Num(&out, "rows_estimate", m.rows_estimate);
+  Num(&out, "rows_copied", m.rows_copied);
+  Num(&out, "chunks_copied", m.chunks_copied);
+  Dbl(&out, "copy_rows_per_second", m.copy_rows_per_second);
+  Dbl(&out, "eta_seconds", m.eta_seconds);
+  Num(&out, "changes_dropped", m.changes_dropped);
+  Num(&out, "chunks_checked", m.chunks_checked);
+  Num(&out, "chunks_total", m.chunks_total);
+  Num(&out, "chunks_differing", m.chunks_differing);
+  Num(&out, "chunks_repaired", m.chunks_repaired);
+  Num(&out, "cutover_attempts", m.cutover_attempts);
+  Dbl(&out, "apply_lag_seconds", m.apply_lag_seconds);
+  out.push_back('}');
   return out;
 }
 
@@ -212,6 +242,29 @@ std::string RenderPrometheus(const RelayStatus& s) {
     absl::StrAppend(&out, "# HELP ", g.name, " ", g.help, "\n# TYPE ", g.name, " ", g.type, "\n");
     for (const ApplyStatus& p : s.pipelines) {
       absl::StrAppend(&out, g.name, "{pipeline=\"", Label(p.name), "\"} ", g.value(p), "\n");
+    }
+  }
+  struct MoveGauge {
+    const char* name;
+    const char* help;
+    std::function<std::string(const MoveProgress&)> value;
+  };
+  const MoveGauge move_gauges[] = {
+      {"binrelay_move_rows_copied", "Rows a move's copier has copied.",
+       [](const MoveProgress& m) { return absl::StrCat(m.rows_copied); }},
+      {"binrelay_move_rows_estimate", "Rows of a move's tables (information_schema estimate).",
+       [](const MoveProgress& m) { return absl::StrCat(m.rows_estimate); }},
+      {"binrelay_move_chunks_checked", "Chunks a move's checksum has compared.",
+       [](const MoveProgress& m) { return absl::StrCat(m.chunks_checked); }},
+      {"binrelay_move_chunks_repaired", "Chunks a move's checksum found different and repaired.",
+       [](const MoveProgress& m) { return absl::StrCat(m.chunks_repaired); }},
+      {"binrelay_move_done", "1 once a move has cut over.",
+       [](const MoveProgress& m) { return std::string(m.phase == "done" ? "1" : "0"); }},
+  };
+  for (const MoveGauge& g : move_gauges) {
+    absl::StrAppend(&out, "# HELP ", g.name, " ", g.help, "\n# TYPE ", g.name, " gauge\n");
+    for (const MoveProgress& m : s.moves) {
+      absl::StrAppend(&out, g.name, "{move=\"", Label(m.name), "\"} ", g.value(m), "\n");
     }
   }
   absl::StrAppend(&out,

@@ -54,6 +54,28 @@ struct ApplyStatus {
   }
 };
 
+// A move of tables (apply/table_move.h), as status shows it; its apply
+// pipeline is listed among the pipelines under the same name.
+struct MoveProgress {
+  std::string name;
+  std::string phase;
+  std::string error;
+  std::string tables;
+  std::string cutover;
+  uint64_t rows_estimate = 0;
+  uint64_t rows_copied = 0;
+  uint64_t chunks_copied = 0;
+  double copy_rows_per_second = 0;
+  double eta_seconds = 0;  // copy phase: estimated rows left at the current rate
+  uint64_t changes_dropped = 0;
+  uint64_t chunks_checked = 0;
+  uint64_t chunks_total = 0;
+  uint64_t chunks_differing = 0;
+  uint64_t chunks_repaired = 0;
+  uint64_t cutover_attempts = 0;
+  double apply_lag_seconds = 0;
+};
+
 struct RelayStatus {
   std::string upstream_state;  // "streaming", "connecting", "reconnecting", "stopped"
   std::string source;          // host:port
@@ -86,6 +108,7 @@ struct RelayStatus {
   std::string last_error;
   std::vector<ConsumerStatus> consumers;
   std::vector<ApplyStatus> pipelines;
+  std::vector<MoveProgress> moves;
 };
 
 // One line per pipeline for SHOW RELAY STATUS's pipelines column.
@@ -98,6 +121,9 @@ class StatusProvider {
 };
 
 std::string RenderStatusJson(const RelayStatus& s);
+// One move as a JSON object (an element of /status "moves", and each line
+// `binrelay move --json-status` prints).
+std::string RenderMoveJson(const MoveProgress& m);
 std::string RenderPrometheus(const RelayStatus& s);
 
 }  // namespace binrelay::proxy

@@ -1,0 +1,42 @@
+// MoveOptions: one move of tables to another server (a [move.NAME] section
+// of the serve configuration, or [move] of `binrelay move`; conf/binrelay.cnf
+// documents each key and its default).
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "apply/pipeline_options.h"
+#include "protocol/client_connection.h"
+
+namespace binrelay::apply {
+
+struct MoveOptions {
+  // The apply pipeline's options: name (NAME), target, tables,
+  // target_schema and the apply tunables. Its start is the store's end
+  // when the move begins.
+  PipelineOptions apply;
+  // What happens once the copy is verified: auto (cut over as soon as the
+  // backlog is trivial), manual (wait, catching up, until the operator
+  // asks), none (keep applying changes, never lock the source).
+  enum class Cutover { kAuto, kManual, kNone };
+  Cutover cutover = Cutover::kAuto;
+  // Each chunk is sized to take about this long to copy.
+  std::chrono::milliseconds chunk_time{1000};
+  size_t copy_threads = 2;  // chunks in flight (1 for keys under a collation)
+  size_t copy_batch_bytes = 1 << 20;  // SQL per INSERT IGNORE
+  // Cutover: how long LOCK TABLES may wait for the source's metadata
+  // locks, and how long the tables may stay locked while the last changes
+  // are applied; past either the lock is released and retried later.
+  std::chrono::milliseconds cutover_lock_wait{2000};
+  std::chrono::milliseconds cutover_timeout{5000};
+  // Cutover renames each source table to `<t>_old` (off: leaves them).
+  bool rename_source = true;
+};
+
+const char* CutoverName(MoveOptions::Cutover c);
+
+}  // namespace binrelay::apply

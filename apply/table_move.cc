@@ -1,0 +1,669 @@
+#include "apply/table_move.h"
+
+#include <algorithm>
+#include <deque>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "apply/range_checksum.h"
+#include "apply/range_copier.h"
+#include "apply/sql_literal.h"
+#include "apply/subscription.h"
+#include "apply/table_shape.h"
+#include "apply/target_session.h"
+#include "protocol/status_macros.h"
+#include "replication/binlog_status.h"
+#include "replication/connection_sql_source.h"
+#include "spdlog/spdlog.h"
+
+namespace binrelay::apply {
+namespace {
+
+std::string TableKey(std::string_view db, std::string_view table) {
+  return absl::StrCat(AV(db), absl::string_view("\0", 1), AV(table));
+}
+
+std::string Qualified(std::string_view db, std::string_view table) {
+  std::string out;
+  AppendIdentifier(db, &out);
+  out.push_back('.');
+  AppendIdentifier(table, &out);
+  return out;
+}
+
+// A connection inside a transaction that sees one consistent snapshot,
+// and the binlog position MariaDB reports for that snapshot
+// (binlog_snapshot_file / binlog_snapshot_position, sql/log.cc: the binlog
+// position of the last transaction the snapshot holds).
+struct Snapshot {
+  std::unique_ptr<protocol::ClientConnection> conn;
+  std::unique_ptr<replication::ConnectionSqlSource> sql;
+  replication::BinlogPosition position;
+};
+
+absl::StatusOr<Snapshot> OpenSnapshot(const protocol::ConnectOptions& server, bool position) {
+  Snapshot s;
+  BR_ASSIGN_OR_RETURN(s.conn, protocol::ClientConnection::Connect(server));
+  s.sql = std::make_unique<replication::ConnectionSqlSource>(s.conn.get());
+  BR_RETURN_IF_ERROR(s.sql->Query("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ").status());
+  BR_RETURN_IF_ERROR(s.sql->Query("START TRANSACTION WITH CONSISTENT SNAPSHOT").status());
+  if (!position) return s;
+  BR_ASSIGN_OR_RETURN(auto rows, s.sql->Query("SHOW STATUS LIKE 'binlog_snapshot_%'"));
+  for (const auto& row : rows) {
+    if (row.size() < 2 || !row[0] || !row[1]) continue;
+    if (absl::EqualsIgnoreCase(*row[0], "Binlog_snapshot_file")) s.position.file = *row[1];
+    if (absl::EqualsIgnoreCase(*row[0], "Binlog_snapshot_position")) {
+      (void)absl::SimpleAtoi(*row[1], &s.position.offset);
+    }
+  }
+  if (s.position.file.empty() || s.position.offset < 4) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        s.sql->Peer(), " reported no binlog_snapshot_file/binlog_snapshot_position for a "
+        "consistent snapshot: a move needs a MariaDB source with the binary log enabled"));
+  }
+  return s;
+}
+
+// Resumes a paused pipeline when it goes out of scope.
+class ResumeOnExit {
+ public:
+  explicit ResumeOnExit(ApplyPipeline* p) : p_(p) {}
+  ~ResumeOnExit() { p_->Resume(); }
+  ResumeOnExit(const ResumeOnExit&) = delete;
+  ResumeOnExit& operator=(const ResumeOnExit&) = delete;
+
+ private:
+  ApplyPipeline* p_;
+};
+
+}  // namespace
+
+const char* CutoverName(MoveOptions::Cutover c) {
+  switch (c) {
+    case MoveOptions::Cutover::kAuto: return "auto";
+    case MoveOptions::Cutover::kManual: return "manual";
+    case MoveOptions::Cutover::kNone: return "none";
+  }
+  return "?";
+}
+
+struct TableMove::Table {
+  MoveTablePlan plan;
+  TableShape target;
+  std::unique_ptr<TableCopyGate> gate;
+  std::optional<KeyRangeChunker> chunker;
+  std::optional<RangeCopier> copier;
+  std::vector<KeyRange> ranges;  // as copied, in key order
+  std::string Name() const { return absl::StrCat(plan.name.db, ".", plan.name.table); }
+};
+
+TableMove::TableMove(MoveOptions options, replication::StoreReadSide* store,
+                     protocol::ConnectOptions source)
+    : options_(std::move(options)), store_(store), source_(std::move(source)) {
+  status_.name = options_.apply.name;
+  status_.phase = "starting";
+  status_.tables = options_.apply.tables;
+  status_.cutover = CutoverName(options_.cutover);
+}
+
+TableMove::~TableMove() { Stop(); }
+
+void TableMove::Start() {
+  thread_ = std::thread([this] {
+    absl::Status s = Run();
+    if (!s.ok() && !stopping_) {
+      spdlog::error("move {}: {}", name(), SV(s.message()));
+      SetPhase("error");
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    if (!s.ok()) status_.error = std::string(s.message());
+    outcome_ = s;
+    finished_ = true;
+    cv_.notify_all();
+  });
+}
+
+void TableMove::Stop() {
+  ApplyPipeline* pipeline;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+    pipeline = pipeline_.get();
+  }
+  cv_.notify_all();
+  // First: the move's thread may be waiting for the pipeline to pause.
+  if (pipeline != nullptr) pipeline->Stop();
+  if (thread_.joinable()) thread_.join();
+  if (pipeline_) pipeline_->Stop();
+}
+
+absl::Status TableMove::Wait() {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [&] { return finished_; });
+  return outcome_;
+}
+
+void TableMove::RequestCutover() {
+  cutover_requested_ = true;
+  cv_.notify_all();
+}
+
+MoveStatus TableMove::Status() const {
+  MoveStatus s;
+  ApplyPipeline* pipeline;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    s = status_;
+    pipeline = pipeline_.get();
+  }
+  s.rows_copied = rows_copied_.load();
+  s.chunks_copied = chunks_copied_.load();
+  if (copy_started_ != absl::InfinitePast()) {
+    const double secs = absl::ToDoubleSeconds(absl::Now() - copy_started_);
+    if (secs > 0) s.copy_rows_per_second = static_cast<double>(s.rows_copied) / secs;
+  }
+  if (planned_.load(std::memory_order_acquire)) {  // tables_ is fixed from then on
+    for (const auto& t : tables_) s.changes_dropped += t->gate->snapshot().dropped;
+  }
+  if (pipeline != nullptr) {
+    s.has_apply = true;
+    s.apply = pipeline->Status();
+  }
+  return s;
+}
+
+TableCopyGate* TableMove::ForTable(std::string_view db, std::string_view table) {
+  auto it = by_name_.find(TableKey(db, table));
+  return it == by_name_.end() ? nullptr : it->second->gate.get();
+}
+
+void TableMove::SetPhase(std::string phase) {
+  spdlog::info("move {}: {}", name(), phase);
+  std::lock_guard<std::mutex> l(mu_);
+  status_.phase = std::move(phase);
+}
+
+bool TableMove::Sleep(absl::Duration d) {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait_for(l, absl::ToChronoMilliseconds(d), [&] { return stopping_.load(); });
+  return !stopping_;
+}
+
+absl::Status TableMove::PipelineError() const {
+  PipelineStatus p = pipeline_->Status();
+  if (p.state == "error") {
+    return absl::FailedPreconditionError(
+        absl::StrCat("move ", name(), ": its apply pipeline stopped: ", p.last_error));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TableMove::Plan() {
+  SetPhase("preflight");
+  replication::ConnectionSqlSource source(source_);
+  replication::ConnectionSqlSource target(options_.apply.target);
+  BR_ASSIGN_OR_RETURN(Subscription pattern, Subscription::Parse(options_.apply.tables));
+  auto listed = ListTables(source);
+  if (!listed.ok()) return Annotate(listed.status(), "listing the source's tables");
+  std::vector<MoveTableName> names;
+  for (const auto& [db, table] : *listed) {
+    if (!pattern.Matches(db, table) || db == options_.apply.checkpoint_schema) continue;
+    if (!options_.apply.target_schema.empty() && db == options_.apply.target_schema) continue;
+    names.push_back(MoveTableName{
+        db, table, options_.apply.target_schema.empty() ? db : options_.apply.target_schema});
+  }
+  if (names.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "move ", name(), ": no table on ", source.Peer(), " matches tables = ",
+        options_.apply.tables));
+  }
+  BR_ASSIGN_OR_RETURN(MovePlan plan, MovePreflight(source, target, names));
+  for (const std::string& w : plan.warnings) spdlog::warn("move {}: {}", name(), w);
+  if (options_.rename_source) {
+    // Cutover renames each source table to <t>_old: a name already taken
+    // would fail it halfway, with the source locked.
+    std::vector<std::string> taken;
+    for (const MoveTablePlan& t : plan.tables) {
+      std::string sql =
+          "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ";
+      AppendQuotedString(t.name.db, &sql);
+      sql.append(" AND TABLE_NAME = ");
+      AppendQuotedString(t.name.table + "_old", &sql);
+      BR_ASSIGN_OR_RETURN(auto rows, source.Query(sql));
+      if (!rows.empty() && rows[0][0] && *rows[0][0] != "0") {
+        taken.push_back(absl::StrCat(t.name.db, ".", t.name.table, "_old"));
+      }
+    }
+    if (!taken.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "move ", name(), ": cutover renames each source table to <table>_old, but ",
+          absl::StrJoin(taken, ", "), " already exist(s) on ", source.Peer(),
+          "; drop or rename them, or set rename_source = off"));
+    }
+  }
+  SetPhase("create");
+  uint64_t rows = 0;
+  std::vector<std::string> exact;
+  for (MoveTablePlan& p : plan.tables) {
+    if (p.create_on_target) {
+      BR_RETURN_IF_ERROR(CreateTargetTable(source, target, p.name));
+      spdlog::info("move {}: created {}.{} on {}", name(), p.name.target_db, p.name.table,
+                   target.Peer());
+    }
+    auto t = std::make_unique<Table>();
+    BR_ASSIGN_OR_RETURN(t->target, LoadTableShape(target, p.name.target_db, p.name.table));
+    BR_ASSIGN_OR_RETURN(KeyRangeChunker chunker, KeyRangeChunker::Create(p.source));
+    t->chunker.emplace(std::move(chunker));
+    BR_ASSIGN_OR_RETURN(RangeCopier copier, RangeCopier::Create(p.source, t->target));
+    t->copier.emplace(std::move(copier));
+    t->gate = std::make_unique<TableCopyGate>(CopyWatermarks(KeyIsMemComparable(t->target)));
+    rows += p.approx_rows;
+    exact.push_back(absl::StrCat(p.name.db, ".", p.name.table));
+    t->plan = std::move(p);
+    by_name_[TableKey(t->plan.name.db, t->plan.name.table)] = t.get();
+    tables_.push_back(std::move(t));
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    status_.rows_estimate = rows;
+  }
+  // A fresh move: a checkpoint an earlier move of the same name left on
+  // the target would start the pipeline before this copy.
+  std::string cp = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ";
+  AppendQuotedString(options_.apply.checkpoint_schema, &cp);
+  cp.append(" AND TABLE_NAME = 'apply_checkpoint'");
+  BR_ASSIGN_OR_RETURN(auto has_cp, target.Query(cp));
+  if (!has_cp.empty() && has_cp[0][0] && *has_cp[0][0] != "0") {
+    std::string del = "DELETE FROM ";
+    AppendIdentifier(options_.apply.checkpoint_schema, &del);
+    del.append(".`apply_checkpoint` WHERE pipeline = ");
+    AppendQuotedString(options_.apply.name, &del);
+    BR_RETURN_IF_ERROR(target.Query(del).status());
+  }
+  options_.apply.tables = absl::StrJoin(exact, ",");
+  planned_.store(true, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::Status TableMove::Run() {
+  BR_RETURN_IF_ERROR(Plan());
+  if (stopping_) return absl::CancelledError("stopping");
+
+  // The pipeline starts at the source's binlog position now, before any
+  // chunk is read: a change committed before it is in every chunk's
+  // snapshot, and a change after it is read by the pipeline (once the store
+  // has it; the store may still be behind the source, and the tables'
+  // CREATE statements before this position must not be read as DDL on
+  // them).
+  PipelineOptions p = options_.apply;
+  {
+    replication::ConnectionSqlSource source(source_);
+    BR_ASSIGN_OR_RETURN(replication::BinlogPosition start, replication::ReadBinlogStatus(source));
+    p.start.kind = replication::StartSpec::Kind::kPosition;
+    p.start.position = start;
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) return absl::CancelledError("stopping");
+    pipeline_ = std::make_unique<ApplyPipeline>(p, store_, source_, this);
+  }
+  BR_RETURN_IF_ERROR(pipeline_->ForgetLocalCheckpoint());
+  BR_RETURN_IF_ERROR(pipeline_->Restore());
+  pipeline_->Start();
+  const absl::Time prepare_deadline = absl::Now() + absl::Seconds(60);
+  while (true) {
+    PipelineStatus ps = pipeline_->Status();
+    if (ps.state == "running" || ps.state == "caught up") break;
+    BR_RETURN_IF_ERROR(PipelineError());
+    if (absl::Now() > prepare_deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "move ", name(), ": its apply pipeline did not start in 60 s (state ", ps.state,
+          ps.last_error.empty() ? "" : ": ", ps.last_error, ")"));
+    }
+    if (!Sleep(absl::Milliseconds(50))) return absl::CancelledError("stopping");
+  }
+
+  SetPhase("copy");
+  copy_started_ = absl::Now();
+  for (auto& t : tables_) {
+    BR_RETURN_IF_ERROR(CopyTable(*t));
+    spdlog::info("move {}: {} copied in {} chunk(s)", name(), t->Name(), t->ranges.size());
+  }
+  // Every change is applied from now on.
+  for (auto& t : tables_) t->gate->Disable();
+
+  SetPhase("catch up");
+  BR_RETURN_IF_ERROR(WaitCaughtUp(absl::InfiniteDuration()));
+  SetPhase("checksum");
+  BR_RETURN_IF_ERROR(Checksum());
+
+  switch (options_.cutover) {
+    case MoveOptions::Cutover::kNone:
+      SetPhase("applying (cutover = none)");
+      while (Sleep(absl::Milliseconds(200))) BR_RETURN_IF_ERROR(PipelineError());
+      return absl::OkStatus();
+    case MoveOptions::Cutover::kManual:
+      SetPhase("ready for cutover");
+      while (!cutover_requested_) {
+        if (!Sleep(absl::Milliseconds(100))) return absl::OkStatus();
+        BR_RETURN_IF_ERROR(PipelineError());
+      }
+      break;
+    case MoveOptions::Cutover::kAuto:
+      break;
+  }
+  SetPhase("cutover");
+  BR_RETURN_IF_ERROR(Cutover());
+  SetPhase("done");
+  return absl::OkStatus();
+}
+
+absl::Status TableMove::CopyTable(Table& t) {
+  replication::ConnectionSqlSource source(source_);
+  const bool exact = t.gate->exact_order();
+  // Keys under a collation: one chunk at a time, and none while the
+  // pipeline still holds changes back (it holds every change of the table
+  // while any chunk is in flight: copy_watermarks.h).
+  const size_t workers = exact ? std::max<size_t>(1, options_.copy_threads) : 1;
+  struct Job {
+    KeyRange range;
+    uint64_t id;
+  };
+  std::mutex qmu;
+  std::condition_variable qcv;
+  std::deque<Job> queue;
+  size_t busy = 0;  // queued or being copied
+  bool closed = false;
+  absl::Status error;
+  std::atomic<uint64_t> chunk_rows{1000};
+  const double target_seconds =
+      std::max(0.05, std::chrono::duration<double>(options_.chunk_time).count());
+
+  auto work = [&] {
+    replication::ConnectionSqlSource src(source_);
+    TargetSession target(options_.apply.target, options_.apply.lock_wait_timeout_seconds);
+    while (true) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> l(qmu);
+        qcv.wait(l, [&] { return !queue.empty() || closed || !error.ok() || stopping_; });
+        if (queue.empty() || !error.ok() || stopping_) return;
+        job = std::move(queue.front());
+        queue.pop_front();
+      }
+      const absl::Time start = absl::Now();
+      absl::StatusOr<uint64_t> n;
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        // INSERT IGNORE of the same range again is harmless.
+        n = t.copier->Copy(src, target, job.range, *t.chunker, options_.copy_batch_bytes);
+        if (n.ok() || stopping_) break;
+        spdlog::warn("move {}: copying a chunk of {} ({}) failed, retrying: {}", name(),
+                     t.Name(), job.range.where, SV(n.status().message()));
+        Sleep(absl::Seconds(1 + attempt));
+      }
+      std::lock_guard<std::mutex> l(qmu);
+      --busy;
+      if (!n.ok()) {
+        error = Annotate(n.status(), absl::StrCat("move ", name(), ": copying ", t.Name(),
+                                                  " where ", job.range.where));
+        qcv.notify_all();
+        return;
+      }
+      t.gate->Complete(job.id);
+      rows_copied_ += *n;
+      ++chunks_copied_;
+      // Next chunks sized to take about chunk_time: by this one's rate,
+      // growing at most 2x and shrinking at most 4x at a time.
+      const double secs = std::max(0.001, absl::ToDoubleSeconds(absl::Now() - start));
+      const uint64_t cur = chunk_rows.load();
+      if (*n > 0) {
+        double ideal = static_cast<double>(*n) / secs * target_seconds;
+        ideal = std::clamp(ideal, static_cast<double>(cur) / 4, static_cast<double>(cur) * 2);
+        chunk_rows = std::clamp<uint64_t>(static_cast<uint64_t>(ideal), 100, 500000);
+      }
+      qcv.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < workers; ++i) threads.emplace_back(work);
+
+  absl::Status s;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> l(qmu);
+      qcv.wait(l, [&] { return busy < workers || !error.ok() || stopping_; });
+      if (!error.ok() || stopping_) break;
+    }
+    if (!exact) {
+      while (!t.gate->WaitNoneDeferred(absl::Milliseconds(200))) {
+        if (stopping_) break;
+        if (s = PipelineError(); !s.ok()) break;
+      }
+      if (stopping_ || !s.ok()) break;
+    }
+    auto next = t.chunker->Next(source, chunk_rows.load());
+    if (!next.ok()) {
+      s = Annotate(next.status(), absl::StrCat("move ", name(), ": cutting ", t.Name()));
+      break;
+    }
+    if (!next->has_value()) break;  // every chunk handed out
+    KeyRange range = std::move(**next);
+    std::optional<std::string> upper;
+    if (range.upper) upper = range.upper->ordered;
+    // Handed out before its SELECT runs: from here on changes to its keys
+    // are kept and held back until its rows are on the target.
+    auto id = t.gate->Dispatch(std::move(upper));
+    if (!id.ok()) {
+      s = id.status();
+      break;
+    }
+    t.ranges.push_back(range);
+    std::lock_guard<std::mutex> l(qmu);
+    queue.push_back(Job{std::move(range), *id});
+    ++busy;
+    qcv.notify_all();
+  }
+  {
+    std::lock_guard<std::mutex> l(qmu);
+    closed = true;
+    if (!s.ok() && error.ok()) error = s;
+    qcv.notify_all();
+  }
+  for (auto& th : threads) th.join();
+  if (!error.ok()) return error;
+  if (stopping_) return absl::CancelledError("stopping");
+  return absl::OkStatus();
+}
+
+absl::Status TableMove::WaitCaughtUp(absl::Duration max_wait) {
+  const absl::Time give_up = absl::Now() + max_wait;
+  while (true) {
+    BR_RETURN_IF_ERROR(PipelineError());
+    PipelineStatus p = pipeline_->Status();
+    // "Trivial": what is left applies in well under a second.
+    if (p.lag_bytes <= (256u << 10) && p.deferred == 0 && p.state != "preparing") {
+      return absl::OkStatus();
+    }
+    if (absl::Now() > give_up) {
+      return absl::UnavailableError(absl::StrCat("the apply pipeline is ", p.lag_bytes,
+                                                 " bytes behind binrelay's store"));
+    }
+    if (!Sleep(absl::Milliseconds(100))) return absl::CancelledError("stopping");
+  }
+}
+
+absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<size_t>& ranges,
+                                         std::vector<size_t>* differing) {
+  // Pause first: the reader then stands at or before the source's
+  // position, so it can be advanced to the snapshot's.
+  BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
+  std::optional<Snapshot> source, target;
+  {
+    ResumeOnExit resume(pipeline_.get());
+    BR_ASSIGN_OR_RETURN(Snapshot s, OpenSnapshot(source_, true));
+    source.emplace(std::move(s));
+    BR_RETURN_IF_ERROR(pipeline_->AdvanceTo(source->position, absl::Seconds(120)));
+    BR_ASSIGN_OR_RETURN(Snapshot d, OpenSnapshot(options_.apply.target, false));
+    target.emplace(std::move(d));
+  }
+  RangeChecksum source_sum(t.plan.source), target_sum(t.target);
+  for (size_t i : ranges) {
+    const std::string& where = t.ranges[i].where;
+    BR_ASSIGN_OR_RETURN(RangeSum a, source_sum.Sum(*source->sql, where));
+    BR_ASSIGN_OR_RETURN(RangeSum b, target_sum.Sum(*target->sql, where));
+    if (!(a == b)) {
+      spdlog::warn("move {}: {} differs where {} at {}: source {} row(s), target {} row(s)",
+                   name(), t.Name(), where, source->position.ToString(), a.rows, b.rows);
+      differing->push_back(i);
+    }
+  }
+  (void)source->sql->Query("COMMIT");
+  (void)target->sql->Query("COMMIT");
+  return absl::OkStatus();
+}
+
+absl::Status TableMove::Repair(Table& t, size_t i) {
+  BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
+  ResumeOnExit resume(pipeline_.get());
+  BR_ASSIGN_OR_RETURN(Snapshot source, OpenSnapshot(source_, true));
+  BR_RETURN_IF_ERROR(pipeline_->AdvanceTo(source.position, absl::Seconds(120)));
+  // The pipeline stays paused at the snapshot's position: the range on the
+  // target becomes exactly the source's there, and the changes after it
+  // follow once it resumes.
+  TargetSession target(options_.apply.target, options_.apply.lock_wait_timeout_seconds);
+  BR_RETURN_IF_ERROR(target.Execute(absl::StrCat(
+      "DELETE FROM ", Qualified(t.target.db, t.target.table), " WHERE ", t.ranges[i].where)));
+  BR_RETURN_IF_ERROR(t.copier->Copy(*source.sql, target, t.ranges[i], *t.chunker,
+                                    options_.copy_batch_bytes)
+                         .status());
+  (void)source.sql->Query("COMMIT");
+  return absl::OkStatus();
+}
+
+absl::Status TableMove::Checksum() {
+  uint64_t total = 0;
+  for (auto& t : tables_) total += t->ranges.size();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    status_.chunks_total = total;
+  }
+  // One snapshot per group of chunks: a snapshot held open for a whole big
+  // table would keep the source's undo history growing meanwhile.
+  constexpr size_t kPerSnapshot = 64;
+  for (auto& t : tables_) {
+    for (size_t at = 0; at < t->ranges.size(); at += kPerSnapshot) {
+      if (stopping_) return absl::CancelledError("stopping");
+      std::vector<size_t> group, differing;
+      for (size_t i = at; i < std::min(t->ranges.size(), at + kPerSnapshot); ++i) group.push_back(i);
+      BR_RETURN_IF_ERROR(SumAtOnePosition(*t, group, &differing));
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        status_.chunks_checked += group.size();
+        status_.chunks_differing += differing.size();
+      }
+      for (size_t i : differing) {
+        BR_RETURN_IF_ERROR(Repair(*t, i));
+        std::vector<size_t> still;
+        BR_RETURN_IF_ERROR(SumAtOnePosition(*t, {i}, &still));
+        if (!still.empty()) {
+          return absl::DataLossError(absl::StrCat(
+              "move ", name(), ": ", t->Name(), " still differs on the target where ",
+              t->ranges[i].where, " after it was copied again; the move stops before "
+              "cutover. Compare the rows by hand (a trigger or another writer on the target "
+              "table?)"));
+        }
+        std::lock_guard<std::mutex> l(mu_);
+        ++status_.chunks_repaired;
+      }
+    }
+  }
+  MoveStatus s = Status();
+  spdlog::info("move {}: checksum: {} chunk(s) checked, {} differed, {} repaired", name(),
+               s.chunks_checked, s.chunks_differing, s.chunks_repaired);
+  return absl::OkStatus();
+}
+
+absl::Status TableMove::Cutover() {
+  while (true) {
+    absl::Status s = TryCutover();
+    if (s.ok() || !absl::IsUnavailable(s)) return s;
+    spdlog::warn("move {}: cutover not possible now, the source's tables are unlocked; "
+                 "retrying in 5 s: {}", name(), SV(s.message()));
+    if (!Sleep(absl::Seconds(5))) return absl::CancelledError("stopping");
+  }
+}
+
+absl::Status TableMove::TryCutover() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++status_.cutover_attempts;
+  }
+  BR_RETURN_IF_ERROR(WaitCaughtUp(absl::Seconds(60)));
+  BR_ASSIGN_OR_RETURN(std::unique_ptr<protocol::ClientConnection> conn,
+                      protocol::ClientConnection::Connect(source_));
+  replication::ConnectionSqlSource lock(conn.get());
+  const int64_t wait_s = std::max<int64_t>(
+      1, std::chrono::duration_cast<std::chrono::seconds>(options_.cutover_lock_wait).count());
+  BR_RETURN_IF_ERROR(lock.Query(absl::StrCat("SET SESSION lock_wait_timeout = ", wait_s)).status());
+  std::string sql = "LOCK TABLES ";
+  for (size_t i = 0; i < tables_.size(); ++i) {
+    if (i > 0) sql.append(", ");
+    sql.append(Qualified(tables_[i]->plan.name.db, tables_[i]->plan.name.table));
+    sql.append(" WRITE");
+  }
+  if (auto locked = lock.Query(sql); !locked.ok()) {
+    return absl::UnavailableError(absl::StrCat("LOCK TABLES on ", lock.Peer(), ": ",
+                                               locked.status().message()));
+  }
+  // From here every way out unlocks (closing the connection would too).
+  const absl::Time locked_at = absl::Now();
+  auto unlock = [&] { (void)lock.Query("UNLOCK TABLES"); };
+  auto at = replication::ReadBinlogStatus(lock);
+  if (!at.ok()) {
+    unlock();
+    return absl::UnavailableError(absl::StrCat("SHOW MASTER STATUS: ", at.status().message()));
+  }
+  const absl::Duration limit = absl::FromChrono(options_.cutover_timeout);
+  absl::Status applied = pipeline_->Pause(limit).status();
+  if (applied.ok()) {
+    applied = pipeline_->AdvanceTo(*at, std::max(absl::Milliseconds(1),
+                                                 limit - (absl::Now() - locked_at)));
+  }
+  if (!applied.ok()) {
+    pipeline_->Resume();
+    unlock();
+    if (!PipelineError().ok()) return PipelineError();
+    return absl::UnavailableError(absl::StrCat(
+        "the last changes up to ", at->ToString(), " did not reach the target within "
+        "cutover_timeout (", absl::FormatDuration(limit), "): ", applied.message()));
+  }
+  // Everything the source committed to these tables is on the target.
+  if (options_.rename_source) {
+    for (auto& t : tables_) {
+      const std::string from = Qualified(t->plan.name.db, t->plan.name.table);
+      const std::string to = Qualified(t->plan.name.db, t->plan.name.table + "_old");
+      auto renamed = lock.Query(absl::StrCat("ALTER TABLE ", from, " RENAME TO ", to));
+      if (!renamed.ok()) {
+        pipeline_->Resume();
+        unlock();
+        return absl::FailedPreconditionError(absl::StrCat(
+            "move ", name(), ": renaming ", from, " to ", to, " on ", lock.Peer(), ": ",
+            renamed.status().message(), "; the tables are unlocked, check which were "
+            "renamed before writing to them again"));
+      }
+    }
+  }
+  unlock();
+  const absl::Duration held = absl::Now() - locked_at;
+  // The pipeline stays at the position of the cutover: it must not apply
+  // the renames.
+  pipeline_->Stop();
+  spdlog::info("move {}: cut over at {}; the source's tables were locked for {}", name(),
+               at->ToString(), absl::FormatDuration(held));
+  return absl::OkStatus();
+}
+
+}  // namespace binrelay::apply

@@ -1,0 +1,139 @@
+// TableMove: moves a set of tables from the source to a target server while
+// the source keeps taking writes: `binrelay move`, and [move.NAME] in
+// `binrelay serve`. It is one more consumer of binrelay's store: its
+// changes are applied by an ApplyPipeline reading the store, so the
+// source's binlog retention never limits how long a copy may take.
+//
+// Phases (each logged, shown in status):
+//   preflight  MovePreflight: every problem at once, nothing written
+//   create     absent target tables from SHOW CREATE TABLE
+//   copy       the pipeline starts at the store's end, then each table is
+//              cut into primary-key chunks (KeyRangeChunker) sized to take
+//              about chunk_time, copied by copy_threads workers with
+//              INSERT IGNORE (RangeCopier); the pipeline's CopyGate (this)
+//              drops changes the copier reads later and holds back changes
+//              to chunks in flight (copy_watermarks.h)
+//   catch up   watermarks off; the pipeline applies the backlog
+//   checksum   every chunk summed on both servers at one binlog position:
+//              the source's consistent snapshot reports its position, the
+//              pipeline is advanced exactly there and paused while the
+//              target's snapshot opens. A differing chunk is repaired the
+//              same way (paused at the source snapshot's position, its
+//              target rows are deleted and copied from that snapshot), then
+//              checked again; a difference that stays stops the move.
+//   cutover    LOCK TABLES ... WRITE on the source (bounded wait), the
+//              pipeline advanced to the source's position under the lock
+//              (bounded time), ALTER TABLE ... RENAME TO <t>_old (MariaDB
+//              allows it under LOCK TABLES; RENAME TABLE is refused there),
+//              UNLOCK TABLES. Past a limit the lock is released and the
+//              cutover retried later: the source is never left locked.
+//   done
+//
+// Known limits: a move that stops (an error, or binrelay stopping) starts
+// over from preflight, which refuses target tables that are not empty;
+// `binrelay move` after a crash cannot continue yet.
+//
+// Thread safety: Start/Stop/Status/RequestCutover from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "apply/copy_gate.h"
+#include "apply/key_range_chunker.h"
+#include "apply/move_options.h"
+#include "apply/move_preflight.h"
+#include "apply/pipeline.h"
+#include "replication/store_read_side.h"
+
+namespace binrelay::apply {
+
+struct MoveStatus {
+  std::string name;
+  std::string phase;  // preflight, create, copy, catch up, checksum, ready, cutover, done, error
+  std::string error;
+  std::string tables;
+  std::string cutover;  // auto, manual, none
+  uint64_t rows_estimate = 0;  // information_schema estimates
+  uint64_t rows_copied = 0;
+  uint64_t chunks_copied = 0;
+  double copy_rows_per_second = 0;
+  uint64_t changes_dropped = 0;  // above the copier's high watermark
+  uint64_t chunks_checked = 0;
+  uint64_t chunks_total = 0;
+  uint64_t chunks_differing = 0;
+  uint64_t chunks_repaired = 0;
+  uint64_t cutover_attempts = 0;
+  bool has_apply = false;
+  PipelineStatus apply;
+};
+
+class TableMove : public CopyGate {
+ public:
+  TableMove(MoveOptions options, replication::StoreReadSide* store,
+            protocol::ConnectOptions source);
+  ~TableMove() override;
+  TableMove(const TableMove&) = delete;
+  TableMove& operator=(const TableMove&) = delete;
+
+  void Start();
+  void Stop();  // joins; idempotent
+  // Blocks until the move is done or failed (or Stop); its outcome.
+  absl::Status Wait();
+  MoveStatus Status() const;
+  // cutover = manual: go ahead once ready (no effect otherwise).
+  void RequestCutover();
+  const std::string& name() const { return options_.apply.name; }
+
+  TableCopyGate* ForTable(std::string_view db, std::string_view table) override;
+
+ private:
+  struct Table;
+  absl::Status Run();
+  absl::Status Plan();
+  absl::Status CopyTable(Table& t);
+  absl::Status WaitCaughtUp(absl::Duration max_lag_wait);
+  absl::Status Checksum();
+  // Sums `ranges` of `t` on both servers at one binlog position; appends the
+  // indexes that differ to `differing`.
+  absl::Status SumAtOnePosition(Table& t, const std::vector<size_t>& ranges,
+                                std::vector<size_t>* differing);
+  absl::Status Repair(Table& t, size_t range);
+  absl::Status Cutover();
+  // absl::OkStatus once cut over; Unavailable for a cutover to retry.
+  absl::Status TryCutover();
+  void SetPhase(std::string phase);
+  bool Sleep(absl::Duration d);  // false if stopping
+  // The pipeline's own error, if it stopped.
+  absl::Status PipelineError() const;
+
+  MoveOptions options_;
+  replication::StoreReadSide* store_;
+  protocol::ConnectOptions source_;
+  std::vector<std::unique_ptr<Table>> tables_;
+  absl::flat_hash_map<std::string, Table*> by_name_;  // "db\0table"
+  std::unique_ptr<ApplyPipeline> pipeline_;  // set once, under mu_
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> cutover_requested_{false};
+  std::atomic<bool> planned_{false};  // tables_ and by_name_ are complete
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool finished_ = false;
+  absl::Status outcome_;
+  MoveStatus status_;  // under mu_
+  std::atomic<uint64_t> rows_copied_{0};
+  std::atomic<uint64_t> chunks_copied_{0};
+  absl::Time copy_started_ = absl::InfinitePast();
+};
+
+}  // namespace binrelay::apply

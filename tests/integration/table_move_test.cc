@@ -1,0 +1,337 @@
+// binrelay move, run by `binrelay serve` from a [move.NAME] section, against
+// real servers: a MariaDB source taking writes while its tables are copied,
+// binrelay serve storing its binlog, and a separate MariaDB target. Each
+// test checks the outcome on the servers themselves (CHECKSUM TABLE of the
+// source's renamed tables against the target's, rows and triggers), never
+// only binrelay's own report.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tests/harness/json_lite.h"
+#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/replica_fixture.h"
+#include "tests/harness/serve_fixture.h"
+#include "tests/harness/status_matchers.h"
+
+namespace binrelay::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kMover[] = "mover";
+constexpr char kMoverPassword[] = "mover-pw";
+
+class TableMoveTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto source = StartServeSource({"--binlog-format=ROW", "--binlog-row-image=FULL"});
+    if (!source.ok()) {
+      *start_error_ = source.status();
+      return;
+    }
+    source_ = source->release();
+    // A move copies, locks and renames with binrelay's [source] account.
+    *start_error_ = source_->Execute(absl::StrCat(
+        "GRANT SELECT, LOCK TABLES, ALTER, DROP, CREATE, INSERT ON *.* TO '", kRelayUser,
+        "'@'%'"));
+    if (!start_error_->ok()) return;
+    MariaDbSandboxOptions o;
+    o.server_id = 2;
+    auto target = MariaDbSandbox::Start(o);
+    if (!target.ok()) {
+      *start_error_ = target.status();
+      return;
+    }
+    target_ = target->release();
+    *start_error_ = target_->CreateUser(kMover, kMoverPassword);
+  }
+  static void TearDownTestSuite() {
+    delete target_;
+    delete source_;
+    target_ = nullptr;
+    source_ = nullptr;
+  }
+  void SetUp() override { ASSERT_TRUE(start_error_->ok()) << *start_error_; }
+
+  // binrelay serve with one [move.NAME] section for `tables`; `extra` are
+  // more "key = value" lines of that section.
+  static std::unique_ptr<ServeProcess> StartMove(const std::string& name,
+                                                 const std::string& tables,
+                                                 const std::vector<std::string>& extra) {
+    std::string section = absl::StrCat("[move.", name, "]\ntarget_host = 127.0.0.1\n",
+                                       "target_port = ", target_->Port(), "\ntarget_user = ",
+                                       kMover, "\ntarget_password = ", kMoverPassword,
+                                       "\ntables = ", tables, "\n");
+    for (const std::string& line : extra) absl::StrAppend(&section, line, "\n");
+    ServeOptions o;
+    o.start = "current";
+    o.extra_config = section;
+    auto serve = ServeProcess::Create(*source_, o);
+    EXPECT_TRUE(serve.ok()) << serve.status();
+    if (!serve.ok()) return nullptr;
+    absl::Status s = (*serve)->Start();
+    EXPECT_TRUE(s.ok()) << s;
+    return std::move(*serve);
+  }
+
+  // The move `name` in /status, or nullopt.
+  static std::optional<JsonValue> MoveStatus(ServeProcess& serve, const std::string& name) {
+    std::string body = HttpGet(serve.http_port(), "/status");
+    size_t at = body.find("\r\n\r\n");
+    if (at == std::string::npos) return std::nullopt;
+    auto json = ParseJson(body.substr(at + 4));
+    if (!json.ok()) return std::nullopt;
+    const JsonValue* list = json->Find("moves");
+    if (list == nullptr) return std::nullopt;
+    for (const JsonValue& m : list->array) {
+      const JsonValue* n = m.Find("name");
+      if (n && n->text == name) return m;
+    }
+    return std::nullopt;
+  }
+
+  static uint64_t Number(const JsonValue& v, const std::string& key) {
+    const JsonValue* f = v.Find(key);
+    return f ? std::stoull(f->text) : 0;
+  }
+
+  // Polls until the move's phase contains `want` (or is "error", or
+  // `timeout` passes); the last status seen.
+  static ::testing::AssertionResult PhaseReaches(ServeProcess& serve, const std::string& name,
+                                                 const std::string& want, seconds timeout,
+                                                 std::optional<JsonValue>* last = nullptr) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string phase, error;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (auto m = MoveStatus(serve, name)) {
+        phase = m->Find("phase") ? m->Find("phase")->text : "";
+        error = m->Find("error") ? m->Find("error")->text : "";
+        if (last) *last = m;
+        if (absl::StrContains(phase, want)) return ::testing::AssertionSuccess();
+        if (phase == "error") break;
+      }
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return ::testing::AssertionFailure() << "move " << name << " is in phase '" << phase
+                                         << "' (error '" << error << "'), wanted '" << want
+                                         << "'\n" << serve.StderrTail(30);
+  }
+
+  static std::string Checksum(MariaDbSandbox& server, const std::string& table) {
+    auto rows = server.Query("CHECKSUM TABLE " + table);
+    if (!rows.ok() || rows->empty() || (*rows)[0].size() < 2 || !(*rows)[0][1]) {
+      return "unreadable: " + std::string(rows.ok() ? "no row" : rows.status().message());
+    }
+    return *(*rows)[0][1];
+  }
+
+  static inline MariaDbSandbox* source_ = nullptr;
+  static inline MariaDbSandbox* target_ = nullptr;
+  static inline absl::Status* start_error_ = new absl::Status();
+};
+
+// Random single-row writes on mv.t and mv.c (inserts, updates, deletes and
+// primary key changes) until `stop`, counting those the source took.
+void WriteRandomly(MariaDbSandbox* source, std::atomic<bool>* stop, std::atomic<uint64_t>* done) {
+  std::mt19937 rng(7);
+  while (!*stop) {
+    const int id = static_cast<int>(rng() % 24000) + 1;
+    std::string sql;
+    switch (rng() % 6) {
+      case 0:
+        sql = absl::StrCat("INSERT INTO mv.t VALUES (", id, ", ", rng() % 100, ", 'w", rng(),
+                           "') ON DUPLICATE KEY UPDATE v = VALUES(v)");
+        break;
+      case 1:
+      case 2:
+        sql = absl::StrCat("UPDATE mv.t SET v = 'u", rng(), "', k = k + 1 WHERE id = ", id);
+        break;
+      case 3:
+        sql = absl::StrCat("DELETE FROM mv.t WHERE id = ", id);
+        break;
+      case 4:
+        sql = absl::StrCat("UPDATE mv.t SET id = ", 100000 + id, " WHERE id = ", id);
+        break;
+      case 5:
+        sql = absl::StrCat("REPLACE INTO mv.c VALUES (", id % 400, ", UNHEX(HEX(", id,
+                           ")), ", rng() % 1000, ")");
+        break;
+    }
+    // After the cutover the tables are gone (renamed): errors are expected.
+    if (source->Execute(sql).ok()) ++*done;
+  }
+}
+
+// Guards the move's core promise: with the source taking random writes
+// (primary key changes included) all through the copy, the target's tables
+// end identical to the source's at the cutover, the checksum compared every
+// chunk, and the source's tables were renamed to <t>_old. A watermark that
+// drops a change the copier never reads, a change applied under a chunk in
+// flight (resurrecting a deleted row), or a cutover that releases the lock
+// before the last change is applied all leave the checksums different.
+TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mv"));
+  BR_ASSERT_OK(source_->Execute(
+      "CREATE TABLE mv.t (id INT PRIMARY KEY, k INT NOT NULL, v VARCHAR(64), KEY (k))"));
+  BR_ASSERT_OK(source_->Execute(
+      "CREATE TABLE mv.c (a INT, b VARBINARY(16), n INT, PRIMARY KEY (a, b))"));
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO mv.t SELECT seq, seq % 97, CONCAT('row', seq) FROM mv.seq_1_to_20000"));
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO mv.c SELECT seq % 400, UNHEX(HEX(seq)), seq FROM mv.seq_1_to_5000"));
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> writes{0};
+  std::thread writer(WriteRandomly, source_, &stop, &writes);
+  // Small chunks: many chunks in flight and completed while writes land.
+  auto serve = StartMove("m1", "mv.*", {"chunk_time = 20ms", "copy_threads = 2",
+                                        "flush_interval = 100ms"});
+  ASSERT_NE(serve, nullptr);
+  std::optional<JsonValue> last;
+  const bool done = PhaseReaches(*serve, "m1", "done", seconds(120), &last);
+  stop = true;
+  writer.join();
+  ASSERT_TRUE(done) << PhaseReaches(*serve, "m1", "done", seconds(1));
+  ASSERT_TRUE(last.has_value());
+  EXPECT_GT(writes.load(), 100u) << "the source took too few writes during the move";
+  EXPECT_GE(Number(*last, "rows_copied"), 25000u - 5000u);
+  EXPECT_GT(Number(*last, "chunks_total"), 10u);
+  EXPECT_EQ(Number(*last, "chunks_checked"), Number(*last, "chunks_total"));
+  // Renamed on the source, identical on the target.
+  EXPECT_EQ(Checksum(*target_, "mv.t"), Checksum(*source_, "mv.t_old"));
+  EXPECT_EQ(Checksum(*target_, "mv.c"), Checksum(*source_, "mv.c_old"));
+  auto gone = source_->Query("SELECT COUNT(*) FROM information_schema.TABLES WHERE "
+                             "TABLE_SCHEMA = 'mv' AND TABLE_NAME IN ('t', 'c')");
+  ASSERT_TRUE(gone.ok()) << gone.status();
+  EXPECT_EQ((*gone)[0][0].value_or("?"), "0");
+  std::cerr << "move m1: " << writes.load() << " writes during the move; "
+            << Number(*last, "chunks_total") << " chunks, "
+            << Number(*last, "changes_dropped") << " changes dropped above the watermark, "
+            << Number(*last, "chunks_differing") << " chunks differed\n";
+  BR_EXPECT_OK(serve->Stop());
+}
+
+
+// Creates db.t (id INT PRIMARY KEY, v VARCHAR(32)) with `rows` rows on the
+// source, and the same empty table on the target with a trigger that
+// rewrites row 7's value as it is inserted: `once` only for the first
+// insert (a copy the checksum must catch and repair), else every time (a
+// difference no repair can fix).
+void CorruptingTarget(MariaDbSandbox* source, MariaDbSandbox* target, const std::string& db,
+                      bool once) {
+  const std::string create =
+      absl::StrCat("CREATE TABLE ", db, ".t (id INT PRIMARY KEY, v VARCHAR(32))");
+  for (MariaDbSandbox* s : {source, target}) {
+    BR_ASSERT_OK(s->Execute("CREATE DATABASE " + db));
+    BR_ASSERT_OK(s->Execute(create));
+  }
+  BR_ASSERT_OK(source->Execute(absl::StrCat("INSERT INTO ", db, ".t SELECT seq, CONCAT('v', seq) "
+                                            "FROM ", db, ".seq_1_to_3000")));
+  BR_ASSERT_OK(target->Execute(absl::StrCat("CREATE DATABASE ", db, "_aux")));
+  BR_ASSERT_OK(target->Execute(absl::StrCat("CREATE TABLE ", db, "_aux.once (n INT)")));
+  BR_ASSERT_OK(target->Execute(absl::StrCat("INSERT INTO ", db, "_aux.once VALUES (0)")));
+  BR_ASSERT_OK(target->Execute(absl::StrCat(
+      "CREATE TRIGGER ", db, ".corrupt BEFORE INSERT ON ", db, ".t FOR EACH ROW BEGIN "
+      "IF NEW.id = 7 AND (SELECT n FROM ", db, "_aux.once) = 0 THEN SET NEW.v = 'corrupt'; ",
+      once ? absl::StrCat("UPDATE ", db, "_aux.once SET n = 1; ") : std::string(),
+      "END IF; END")));
+}
+
+// Guards: a checksum that compares nothing, or repairs without checking
+// again. The target's trigger makes the copy of row 7 wrong once; the move
+// must find that chunk, copy it again (the trigger now lets it through) and
+// cut over with identical tables.
+TEST_F(TableMoveTest, ChecksumFindsAndRepairsAChunkTheCopyGotWrong) {
+  CorruptingTarget(source_, target_, "mvr", /*once=*/true);
+  auto serve = StartMove("m2", "mvr.t", {"chunk_time = 20ms"});
+  ASSERT_NE(serve, nullptr);
+  std::optional<JsonValue> last;
+  ASSERT_TRUE(PhaseReaches(*serve, "m2", "done", seconds(90), &last));
+  EXPECT_GE(Number(*last, "chunks_differing"), 1u);
+  EXPECT_GE(Number(*last, "chunks_repaired"), 1u);
+  auto row = target_->Query("SELECT v FROM mvr.t WHERE id = 7");
+  ASSERT_TRUE(row.ok()) << row.status();
+  ASSERT_EQ(row->size(), 1u);
+  EXPECT_EQ((*row)[0][0].value_or("NULL"), "v7");
+  EXPECT_EQ(Checksum(*target_, "mvr.t"), Checksum(*source_, "mvr.t_old"));
+  BR_EXPECT_OK(serve->Stop());
+}
+
+// Guards: a cutover after a checksum that still differs (the target would
+// serve a wrong row), and a failed move leaving the source's tables locked
+// or renamed.
+TEST_F(TableMoveTest, DifferenceThatPersistsAfterRepairStopsBeforeCutover) {
+  CorruptingTarget(source_, target_, "mvp", /*once=*/false);
+  auto serve = StartMove("m3", "mvp.t", {"chunk_time = 20ms"});
+  ASSERT_NE(serve, nullptr);
+  std::optional<JsonValue> last;
+  EXPECT_FALSE(PhaseReaches(*serve, "m3", "done", seconds(90), &last));
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->Find("phase")->text, "error");
+  EXPECT_TRUE(absl::StrContains(last->Find("error")->text, "still differs"))
+      << last->Find("error")->text;
+  EXPECT_TRUE(absl::StrContains(last->Find("error")->text, "mvp.t")) << last->Find("error")->text;
+  // The source's table is where it was, and takes writes.
+  BR_EXPECT_OK(source_->Execute("UPDATE mvp.t SET v = 'after' WHERE id = 1"));
+  EXPECT_TRUE(serve->Running());
+  BR_EXPECT_OK(serve->Stop());
+}
+
+// Guards: cutover = none locking or renaming the source anyway, or the
+// pipeline stopping once the copy is verified.
+TEST_F(TableMoveTest, CutoverNoneKeepsApplyingAndNeverTouchesTheSource) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mvn"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE mvn.t (id BIGINT PRIMARY KEY, d DATETIME(6))"));
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO mvn.t SELECT seq, '2026-01-01' + INTERVAL seq SECOND FROM mvn.seq_1_to_2000"));
+  auto serve = StartMove("m4", "mvn.t", {"cutover = none"});
+  ASSERT_NE(serve, nullptr);
+  ASSERT_TRUE(PhaseReaches(*serve, "m4", "cutover = none", seconds(60)));
+  BR_ASSERT_OK(source_->Execute("UPDATE mvn.t SET d = '2030-05-05 05:05:05.5' WHERE id = 5"));
+  BR_ASSERT_OK(source_->Execute("DELETE FROM mvn.t WHERE id = 6"));
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (Checksum(*target_, "mvn.t") != Checksum(*source_, "mvn.t") &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(Checksum(*target_, "mvn.t"), Checksum(*source_, "mvn.t"));
+  auto kept = source_->Query("SELECT COUNT(*) FROM mvn.t");
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ((*kept)[0][0].value_or("?"), "1999");
+  BR_EXPECT_OK(serve->Stop());
+}
+
+// Guards: a move writing to the target before finding that a table cannot
+// be moved; the operator gets every problem with its table named.
+TEST_F(TableMoveTest, PreflightFailureNamesTheTableAndCreatesNothing) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mvf"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE mvf.keyed (id INT PRIMARY KEY)"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE mvf.heap (v INT)"));
+  auto serve = StartMove("m5", "mvf.*", {});
+  ASSERT_NE(serve, nullptr);
+  std::optional<JsonValue> last;
+  EXPECT_FALSE(PhaseReaches(*serve, "m5", "done", seconds(30), &last));
+  ASSERT_TRUE(last.has_value());
+  const std::string error = last->Find("error")->text;
+  EXPECT_TRUE(absl::StrContains(error, "mvf.heap")) << error;
+  EXPECT_TRUE(absl::StrContains(error, "primary key")) << error;
+  auto created = target_->Query(
+      "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'mvf'");
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ((*created)[0][0].value_or("?"), "0");
+  BR_EXPECT_OK(serve->Stop());
+}
+
+}  // namespace
+}  // namespace binrelay::testing
