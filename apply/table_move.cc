@@ -146,6 +146,11 @@ absl::Status TableMove::Wait() {
   return outcome_;
 }
 
+bool TableMove::Finished() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return finished_;
+}
+
 void TableMove::RequestCutover() {
   cutover_requested_ = true;
   cv_.notify_all();

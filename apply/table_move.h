@@ -88,6 +88,7 @@ class TableMove : public CopyGate {
   void Stop();  // joins; idempotent
   // Blocks until the move is done or failed (or Stop); its outcome.
   absl::Status Wait();
+  bool Finished() const;
   MoveStatus Status() const;
   // cutover = manual: go ahead once ready (no effect otherwise).
   void RequestCutover();

@@ -19,6 +19,8 @@ constexpr const char* kUsage =
     "  serve  follow a source as a replica, keep a durable byte-identical copy of its binlog,\n"
     "         and serve it to replicas, mysqlbinlog and binlog clients (and to another\n"
     "         binrelay); status over SQL and HTTP\n"
+    "  move   move tables to another server while the source takes writes: copy, verify,\n"
+    "         cut over (changes come from binrelay's own copy of the binlog)\n"
     "\n"
     "run `binrelay <command> --help` for the options of a command;\n"
     "`binrelay --version` prints the version\n";
@@ -38,6 +40,7 @@ int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "tail") return RunTail(args);
   if (command == "serve") return RunServe(args);
+  if (command == "move") return RunMove(args);
   std::fprintf(stderr, "binrelay: unknown command '%s'\n%s", argv[1], kUsage);
   return 2;
 }

@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "cli/ini_file.h"
 #include "apply/pipeline.h"
 #include "apply/table_move.h"
@@ -48,6 +54,19 @@ constexpr const char* kServeUsage =
     "\n"
     "conf/binrelay.cnf documents every key; any key can be overridden, e.g.\n"
     "--store.dir=/srv/binrelay. SIGTERM/SIGINT stop it cleanly.\n";
+
+constexpr const char* kMoveUsage =
+    "usage: binrelay move --config FILE [--json-status] [--section.key=value ...]\n"
+    "\n"
+    "Moves the [move] tables from the [source] server to the [move] target while the\n"
+    "source keeps taking writes: creates the target tables, copies them in primary-key\n"
+    "chunks while applying every change from binrelay's own copy of the source's binlog\n"
+    "([store] dir: the source may purge its binlog meanwhile), compares every chunk on both\n"
+    "servers at one binlog position (repairing what differs), then cuts over: the source's\n"
+    "tables are locked for the last changes and renamed to <table>_old (cutover = auto),\n"
+    "or on SIGUSR1 (cutover = manual). Phases and progress are logged; a line a second on\n"
+    "a terminal, or JSON lines on stdout with --json-status. Exits 0 once cut over, 1 if\n"
+    "the move failed. conf/binrelay.cnf documents every key.\n";
 
 std::atomic<replication::UpstreamSession*> g_serve_session{nullptr};
 
@@ -343,7 +362,95 @@ class IoThreads {
   std::vector<std::thread> threads_;
 };
 
-absl::Status Serve(const ServeConfig& config) {
+// `binrelay move`: the run ends when its move does, and prints progress.
+struct MoveMode {
+  bool json_status = false;  // JSON lines on stdout, once a second
+  bool progress = false;     // a line on stderr once a second (a terminal)
+};
+
+std::atomic<bool> g_cutover_requested{false};
+void OnCutoverSignal(int) { g_cutover_requested = true; }
+
+// Watches the moves: SIGUSR1 asks the manual ones to cut over; under
+// `binrelay move` it prints progress and ends the run once the move ends.
+class MoveSupervisor {
+ public:
+  MoveSupervisor(const std::vector<std::unique_ptr<apply::TableMove>>* moves,
+                 replication::UpstreamSession* session, const MoveMode* mode)
+      : moves_(moves), session_(session), mode_(mode) {
+    std::signal(SIGUSR1, OnCutoverSignal);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~MoveSupervisor() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void Loop() {
+    auto next_print = std::chrono::steady_clock::now();
+    while (true) {
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        if (cv_.wait_for(l, std::chrono::milliseconds(200), [&] { return stop_; })) return;
+      }
+      if (g_cutover_requested.exchange(false)) {
+        spdlog::info("SIGUSR1: cutover requested");
+        for (const auto& m : *moves_) m->RequestCutover();
+      }
+      if (mode_ == nullptr) continue;
+      const auto now = std::chrono::steady_clock::now();
+      bool all_finished = true;
+      for (const auto& m : *moves_) all_finished = all_finished && m->Finished();
+      if (now >= next_print || all_finished) {
+        next_print = now + std::chrono::seconds(1);
+        for (const auto& m : *moves_) Print(m->Status());
+      }
+      if (all_finished) {
+        session_->RequestStop();
+        return;
+      }
+    }
+  }
+
+  void Print(const apply::MoveStatus& st) const {
+    const proxy::MoveProgress m = ServeStatus::ToProgress(st);
+    if (mode_->json_status) {
+      std::string line = proxy::RenderMoveJson(m);
+      line.push_back('\n');
+      std::fwrite(line.data(), 1, line.size(), stdout);
+      std::fflush(stdout);
+    }
+    if (mode_->progress) {
+      std::string line = absl::StrCat("move ", m.name, ": ", m.phase);
+      if (m.phase == "copy") {
+        absl::StrAppend(&line, absl::StrFormat(
+            ", %d / ~%d rows, %.0f rows/s, ETA %.0f s", m.rows_copied, m.rows_estimate,
+            m.copy_rows_per_second, m.eta_seconds));
+      }
+      if (m.phase == "checksum") {
+        absl::StrAppend(&line, ", ", m.chunks_checked, " / ", m.chunks_total, " chunks, ",
+                        m.chunks_repaired, " repaired");
+      }
+      absl::StrAppend(&line, absl::StrFormat(", apply lag %.1f s", m.apply_lag_seconds));
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  }
+
+  const std::vector<std::unique_ptr<apply::TableMove>>* moves_;
+  replication::UpstreamSession* session_;
+  const MoveMode* mode_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullptr) {
   BR_ASSIGN_OR_RETURN(std::unique_ptr<replication::BinlogStore> store,
                       replication::BinlogStore::Open(config.store.dir, StoreOptions(config)));
   replication::UpstreamOptions u = config.upstream;
@@ -409,16 +516,19 @@ absl::Status Serve(const ServeConfig& config) {
         "binrelay is starting: it has not reached its source yet and has nothing stored; "
         "retry shortly");
   };
-  if (!config.listen.ssl_cert.empty()) {
-    BR_ASSIGN_OR_RETURN(listen.tls_context,
-                        proxy::MakeServerTlsContext(config.listen.ssl_cert, config.listen.ssl_key));
+  std::unique_ptr<proxy::Listener> listener;
+  std::unique_ptr<IoThreads> io;
+  if (config.listen.enabled) {
+    if (!config.listen.ssl_cert.empty()) {
+      BR_ASSIGN_OR_RETURN(listen.tls_context, proxy::MakeServerTlsContext(config.listen.ssl_cert,
+                                                                          config.listen.ssl_key));
+    }
+    BR_ASSIGN_OR_RETURN(listener, proxy::Listener::Create(ioc, listen, admin.get(), &dump_service));
+    status.set_listener(listener.get());
+    listener->Start();
+    io = std::make_unique<IoThreads>(ioc, 2);
+    spdlog::info("serving replicas on {}:{}", config.listen.address, listener->port());
   }
-  BR_ASSIGN_OR_RETURN(std::unique_ptr<proxy::Listener> listener,
-                      proxy::Listener::Create(ioc, listen, admin.get(), &dump_service));
-  status.set_listener(listener.get());
-  listener->Start();
-  auto io = std::make_unique<IoThreads>(ioc, 2);
-  spdlog::info("serving replicas on {}:{}", config.listen.address, listener->port());
 
   // Apply pipelines pin what they still need before retention first runs.
   std::vector<std::unique_ptr<apply::ApplyPipeline>> pipelines;
@@ -435,6 +545,8 @@ absl::Status Serve(const ServeConfig& config) {
   }
   status.set_moves(&moves);
   for (auto& m : moves) m->Start();
+  std::optional<MoveSupervisor> supervisor;
+  if (!moves.empty()) supervisor.emplace(&moves, &session, move_mode);
 
   replication::RetentionJob retention(
       store.get(), replication::MakeRetentionPolicy(config.store.retention_hours,
@@ -453,16 +565,25 @@ absl::Status Serve(const ServeConfig& config) {
   std::signal(SIGTERM, OnServeSignal);
   absl::Status run = session.Run();
   g_serve_session.store(nullptr);
-  // Replicas get ER_SERVER_SHUTDOWN and are closed; a stalled one is cut
-  // after a short grace period.
-  listener->Stop();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (listener->open_connections() > 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (listener) {
+    // Replicas get ER_SERVER_SHUTDOWN and are closed; a stalled one is cut
+    // after a short grace period.
+    listener->Stop();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (listener->open_connections() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
   io.reset();
   listener.reset();
+  supervisor.reset();
   for (auto& m : moves) m->Stop();
+  absl::Status moved = absl::OkStatus();
+  if (move_mode != nullptr) {
+    for (auto& m : moves) {
+      if (m->Finished()) moved.Update(m->Wait());
+    }
+  }
   for (auto& p : pipelines) p->Stop();
   store->SetCommitListener(nullptr);
   store->SetFileClosedListener(nullptr);
@@ -471,45 +592,97 @@ absl::Status Serve(const ServeConfig& config) {
   // Whatever was received is made durable before exiting, even after an error.
   absl::Status closed = store->Close();
   BR_RETURN_IF_ERROR(run);
+  BR_RETURN_IF_ERROR(moved);
   return closed;
 }
 
 }  // namespace
 
-int RunServe(const std::vector<std::string>& args) {
-  auto logger = spdlog::stderr_color_mt("binrelay");
-  spdlog::set_default_logger(logger);
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-  std::string config_path;
-  std::vector<std::string> overrides;
+namespace {
+
+// Shared by serve and move: --config FILE and --section.key=value overrides
+// (and, for move, --json-status). Returns the exit code to end with, or -1
+// to go on.
+int ParseCommandLine(const std::vector<std::string>& args, const char* command, const char* usage,
+                     bool allow_json_status, std::string* config_path,
+                     std::vector<std::string>* overrides, bool* json_status) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--help" || args[i] == "-h") {
-      std::fputs(kServeUsage, stdout);
+      std::fputs(usage, stdout);
       return 0;
     }
     if (args[i] == "--config" && i + 1 < args.size()) {
-      config_path = args[++i];
+      *config_path = args[++i];
     } else if (args[i].rfind("--config=", 0) == 0) {
-      config_path = args[i].substr(9);
+      *config_path = args[i].substr(9);
+    } else if (allow_json_status && args[i] == "--json-status") {
+      *json_status = true;
     } else {
-      overrides.push_back(args[i]);
+      overrides->push_back(args[i]);
     }
   }
-  if (config_path.empty()) {
-    std::fprintf(stderr, "binrelay serve: --config FILE is required\n\n%s", kServeUsage);
+  if (config_path->empty()) {
+    std::fprintf(stderr, "binrelay %s: --config FILE is required\n\n%s", command, usage);
     return 2;
   }
-  auto ini = IniFile::Load(config_path);
-  absl::Status s = ini.status();
-  for (const std::string& o : overrides) {
-    if (s.ok()) s = ini->Override(o);
+  return -1;
+}
+
+void SetUpLogging() {
+  auto logger = spdlog::stderr_color_mt("binrelay");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+}
+
+absl::StatusOr<ServeConfig> LoadConfig(
+    const std::string& path, const std::vector<std::string>& overrides,
+    absl::StatusOr<ServeConfig> (*parse)(const IniFile&)) {
+  BR_ASSIGN_OR_RETURN(IniFile ini, IniFile::Load(path));
+  for (const std::string& o : overrides) BR_RETURN_IF_ERROR(ini.Override(o));
+  return parse(ini);
+}
+
+}  // namespace
+
+int RunServe(const std::vector<std::string>& args) {
+  SetUpLogging();
+  std::string config_path;
+  std::vector<std::string> overrides;
+  bool unused = false;
+  if (int rc = ParseCommandLine(args, "serve", kServeUsage, false, &config_path, &overrides, &unused);
+      rc >= 0) {
+    return rc;
   }
-  absl::StatusOr<ServeConfig> config = s.ok() ? ParseServeConfig(*ini) : absl::StatusOr<ServeConfig>(s);
+  absl::StatusOr<ServeConfig> config = LoadConfig(config_path, overrides, &ParseServeConfig);
   if (!config.ok()) {
     std::fprintf(stderr, "binrelay serve: %s\n", std::string(config.status().message()).c_str());
     return 2;
   }
-  s = Serve(*config);
+  absl::Status s = Serve(*config);
+  if (!s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return 1;
+  }
+  return 0;
+}
+
+int RunMove(const std::vector<std::string>& args) {
+  SetUpLogging();
+  std::string config_path;
+  std::vector<std::string> overrides;
+  MoveMode mode;
+  if (int rc = ParseCommandLine(args, "move", kMoveUsage, true, &config_path, &overrides,
+                                &mode.json_status);
+      rc >= 0) {
+    return rc;
+  }
+  mode.progress = ::isatty(STDERR_FILENO) == 1;
+  absl::StatusOr<ServeConfig> config = LoadConfig(config_path, overrides, &ParseMoveConfig);
+  if (!config.ok()) {
+    std::fprintf(stderr, "binrelay move: %s\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  absl::Status s = Serve(*config, &mode);
   if (!s.ok()) {
     spdlog::error("{}", std::string(s.message()));
     return 1;

@@ -393,11 +393,49 @@ absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   return std::chrono::milliseconds(static_cast<int64_t>(v * factor));
 }
 
+namespace {
+
+absl::Status RefuseUnknownKeys(const IniFile& ini, ServeConfig* c) {
+  c->unknown_keys = ini.UnreadKeys();
+  if (!c->unknown_keys.empty()) {
+    // Like mysqld with an unknown option: a typo must not silently fall back
+    // to a default (a retention or sync setting, say).
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown configuration key ", c->unknown_keys.front(),
+                     c->unknown_keys.size() > 1
+                         ? absl::StrCat(" (and ", c->unknown_keys.size() - 1, " more)")
+                         : std::string()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ServeConfig> ParseMoveConfig(const IniFile& ini) {
+  ServeConfig c;
+  BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), &c));
+  BR_RETURN_IF_ERROR(ParseStore(Section(ini, "store"), &c));
+  // Serving replicas meanwhile is optional for a move.
+  for (const std::string& section : ini.SectionsWithPrefix("listen")) {
+    if (section != "listen") continue;
+    BR_RETURN_IF_ERROR(ParseListen(Section(ini, "listen"), &c));
+    c.listen.enabled = true;
+  }
+  BR_RETURN_IF_ERROR(ParseHttp(Section(ini, "http"), &c));
+  const IniFile::Value* name = ini.Find("move", "name");
+  BR_ASSIGN_OR_RETURN(apply::MoveOptions m,
+                      ParseMoveSection(ini, "move", name ? name->text : std::string("move")));
+  c.moves.push_back(std::move(m));
+  BR_RETURN_IF_ERROR(RefuseUnknownKeys(ini, &c));
+  return c;
+}
+
 absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini) {
   ServeConfig c;
   BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), &c));
   BR_RETURN_IF_ERROR(ParseStore(Section(ini, "store"), &c));
   BR_RETURN_IF_ERROR(ParseListen(Section(ini, "listen"), &c));
+  c.listen.enabled = true;
   BR_RETURN_IF_ERROR(ParseHttp(Section(ini, "http"), &c));
   for (const std::string& section : ini.SectionsWithPrefix("apply.")) {
     BR_RETURN_IF_ERROR(ParseApply(Section(ini, section), section.substr(6), &c));
@@ -416,16 +454,7 @@ absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini) {
           "] section: give each pipeline and move its own name"));
     }
   }
-  c.unknown_keys = ini.UnreadKeys();
-  if (!c.unknown_keys.empty()) {
-    // Like mysqld with an unknown option: a typo must not silently fall back
-    // to a default (a retention or sync setting, say).
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown configuration key ", c.unknown_keys.front(),
-                     c.unknown_keys.size() > 1
-                         ? absl::StrCat(" (and ", c.unknown_keys.size() - 1, " more)")
-                         : std::string()));
-  }
+  BR_RETURN_IF_ERROR(RefuseUnknownKeys(ini, &c));
   return c;
 }
 

@@ -36,6 +36,7 @@ struct ServeConfig {
   } store;
 
   struct Listen {
+    bool enabled = false;  // serve always; `binrelay move` when [listen] is given
     std::string address = "127.0.0.1";
     uint16_t port = 0;
     uint32_t server_id = 0;  // the server_id binrelay reports to its replicas
@@ -73,6 +74,10 @@ struct ServeConfig {
 };
 
 absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini);
+
+// `binrelay move`: [source], [store], [move] (one move; `name` names it,
+// default "move"), optional [listen] and [http].
+absl::StatusOr<ServeConfig> ParseMoveConfig(const IniFile& ini);
 
 // One move section ([move.NAME] of serve, [move] of `binrelay move`).
 absl::StatusOr<apply::MoveOptions> ParseMoveSection(const IniFile& ini, const std::string& section,

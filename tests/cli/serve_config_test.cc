@@ -167,6 +167,7 @@ TEST(ServeConfigTest, DocumentedSampleParses) {
   ASSERT_TRUE(ini->Override("--source.password_file=" + pw).ok());
   ASSERT_TRUE(ini->Override("--listen.password_file=" + pw).ok());
   ASSERT_TRUE(ini->Override("--apply.orders.target_password_file=" + pw).ok());
+  ASSERT_TRUE(ini->Override("--move.archive.target_password_file=" + pw).ok());
   auto c = ParseServeConfig(*ini);
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_EQ(c->apply.size(), 1u);
@@ -176,6 +177,8 @@ TEST(ServeConfigTest, DocumentedSampleParses) {
   EXPECT_EQ(c->upstream.connect.password, "secret");
   EXPECT_EQ(c->store.sync, ServeConfig::Store::Sync::kTransaction);
   EXPECT_TRUE(c->http.enabled);
+  ASSERT_EQ(c->moves.size(), 1u);
+  EXPECT_EQ(c->moves[0].apply.name, "archive");
   // An empty password file is reported by key.
   std::string empty = absl::StrCat(::testing::TempDir(), "/binrelay-sample-empty-", getpid());
   std::ofstream(empty) << "";
@@ -239,6 +242,69 @@ TEST(ServeConfigTest, ApplySectionsWithDefaultsAndOverrides) {
   auto missing = Parse(std::string(kGood) + "[apply.x]\ntarget_host = db2\n");
   ASSERT_FALSE(missing.ok());
   EXPECT_TRUE(absl::StrContains(missing.status().message(), "target_user")) << missing.status();
+}
+
+}  // namespace
+}  // namespace binrelay::cli
+
+namespace binrelay::cli {
+namespace {
+
+// Guards: [move.NAME] keys ignored or read with the wrong defaults, a start
+// key accepted for a move (it has none: it starts where its copy begins),
+// a bad cutover mode accepted, and a move sharing a pipeline's name (they
+// share the checkpoint table on the target).
+TEST(ServeConfigTest, MoveSectionsWithDefaultsAndErrors) {
+  const std::string base = std::string(kGood) +
+                           "[move.arch]\ntarget_host = db3\ntarget_user = mover\n"
+                           "target_password = pw\ntables = shop.archive\n";
+  auto c = Parse(base, {"--move.arch.copy_threads=4"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->moves.size(), 1u);
+  const apply::MoveOptions& m = c->moves[0];
+  EXPECT_EQ(m.apply.name, "arch");
+  EXPECT_EQ(m.apply.target.host, "db3");
+  EXPECT_EQ(m.apply.tables, "shop.archive");
+  EXPECT_EQ(m.copy_threads, 4u);
+  EXPECT_EQ(m.cutover, apply::MoveOptions::Cutover::kAuto);
+  EXPECT_EQ(m.chunk_time.count(), 1000);
+  EXPECT_EQ(m.cutover_lock_wait.count(), 2000);
+  EXPECT_EQ(m.cutover_timeout.count(), 5000);
+  EXPECT_TRUE(m.rename_source);
+  auto manual = Parse(base + "cutover = manual\nchunk_time = 250ms\nrename_source = off\n");
+  ASSERT_TRUE(manual.ok()) << manual.status();
+  EXPECT_EQ(manual->moves[0].cutover, apply::MoveOptions::Cutover::kManual);
+  EXPECT_EQ(manual->moves[0].chunk_time.count(), 250);
+  EXPECT_FALSE(manual->moves[0].rename_source);
+  auto bad = Parse(base + "cutover = later\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "[move.arch] cutover")) << bad.status();
+  auto start = Parse(base + "start = current\n");
+  ASSERT_FALSE(start.ok());
+  EXPECT_TRUE(absl::StrContains(start.status().message(), "start")) << start.status();
+  auto clash = Parse(base + "[apply.arch]\ntarget_host = db2\ntarget_user = app\n"
+                            "target_password = pw\ntables = shop.*\n");
+  ASSERT_FALSE(clash.ok());
+  EXPECT_TRUE(absl::StrContains(clash.status().message(), "own name")) << clash.status();
+}
+
+// The `binrelay move` sample parses: [listen] is optional there, [move] is
+// the one move and `name` names it.
+TEST(ServeConfigTest, MoveSampleParsesWithoutAListener) {
+  auto ini = IniFile::Load(std::string(BINRELAY_SOURCE_DIR) + "/conf/move.cnf");
+  ASSERT_TRUE(ini.ok()) << ini.status();
+  std::string pw = absl::StrCat(::testing::TempDir(), "/binrelay-move-pw-", getpid());
+  std::ofstream(pw) << "secret\n";
+  ASSERT_TRUE(ini->Override("--source.password_file=" + pw).ok());
+  ASSERT_TRUE(ini->Override("--move.target_password_file=" + pw).ok());
+  auto c = ParseMoveConfig(*ini);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->listen.enabled);
+  ASSERT_EQ(c->moves.size(), 1u);
+  EXPECT_EQ(c->moves[0].apply.name, "archive");
+  EXPECT_EQ(c->moves[0].apply.target.password, "secret");
+  EXPECT_EQ(c->moves[0].apply.tables, "shop.archive_orders, shop.archive_items");
+  std::remove(pw.c_str());
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -18,6 +20,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
 #include "tests/harness/mariadb_sandbox.h"
 #include "tests/harness/replica_fixture.h"
@@ -142,14 +145,15 @@ class TableMoveTest : public ::testing::Test {
   static inline absl::Status* start_error_ = new absl::Status();
 };
 
-// Random single-row writes on mv.t and mv.c (inserts, updates, deletes and
-// primary key changes) until `stop`, counting those the source took.
+// Random single-row writes on mv.t, mv.c and mv.s (inserts, updates,
+// deletes and primary key changes) until `stop`, counting those the source
+// took.
 void WriteRandomly(MariaDbSandbox* source, std::atomic<bool>* stop, std::atomic<uint64_t>* done) {
   std::mt19937 rng(7);
   while (!*stop) {
     const int id = static_cast<int>(rng() % 24000) + 1;
     std::string sql;
-    switch (rng() % 6) {
+    switch (rng() % 8) {
       case 0:
         sql = absl::StrCat("INSERT INTO mv.t VALUES (", id, ", ", rng() % 100, ", 'w", rng(),
                            "') ON DUPLICATE KEY UPDATE v = VALUES(v)");
@@ -167,6 +171,13 @@ void WriteRandomly(MariaDbSandbox* source, std::atomic<bool>* stop, std::atomic<
       case 5:
         sql = absl::StrCat("REPLACE INTO mv.c VALUES (", id % 400, ", UNHEX(HEX(", id,
                            ")), ", rng() % 1000, ")");
+        break;
+      case 6:  // a key under a case-insensitive collation: 'K5' is 'k5'
+        sql = absl::StrCat("INSERT INTO mv.s VALUES ('", rng() % 2 ? "K" : "k", id % 2500,
+                           "', ", rng() % 1000, ") ON DUPLICATE KEY UPDATE n = VALUES(n)");
+        break;
+      case 7:
+        sql = absl::StrCat("DELETE FROM mv.s WHERE name = 'k", id % 2500, "'");
         break;
     }
     // After the cutover the tables are gone (renamed): errors are expected.
@@ -191,6 +202,10 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
       "INSERT INTO mv.t SELECT seq, seq % 97, CONCAT('row', seq) FROM mv.seq_1_to_20000"));
   BR_ASSERT_OK(source_->Execute(
       "INSERT INTO mv.c SELECT seq % 400, UNHEX(HEX(seq)), seq FROM mv.seq_1_to_5000"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE mv.s (name VARCHAR(20) COLLATE utf8mb4_general_ci "
+                                "PRIMARY KEY, n INT)"));
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO mv.s SELECT CONCAT('k', seq), seq FROM mv.seq_1_to_2000"));
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> writes{0};
   std::thread writer(WriteRandomly, source_, &stop, &writes);
@@ -205,14 +220,15 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
   ASSERT_TRUE(done) << PhaseReaches(*serve, "m1", "done", seconds(1));
   ASSERT_TRUE(last.has_value());
   EXPECT_GT(writes.load(), 100u) << "the source took too few writes during the move";
-  EXPECT_GE(Number(*last, "rows_copied"), 25000u - 5000u);
+  EXPECT_GE(Number(*last, "rows_copied"), 27000u - 5000u);
   EXPECT_GT(Number(*last, "chunks_total"), 10u);
   EXPECT_EQ(Number(*last, "chunks_checked"), Number(*last, "chunks_total"));
   // Renamed on the source, identical on the target.
   EXPECT_EQ(Checksum(*target_, "mv.t"), Checksum(*source_, "mv.t_old"));
   EXPECT_EQ(Checksum(*target_, "mv.c"), Checksum(*source_, "mv.c_old"));
+  EXPECT_EQ(Checksum(*target_, "mv.s"), Checksum(*source_, "mv.s_old"));
   auto gone = source_->Query("SELECT COUNT(*) FROM information_schema.TABLES WHERE "
-                             "TABLE_SCHEMA = 'mv' AND TABLE_NAME IN ('t', 'c')");
+                             "TABLE_SCHEMA = 'mv' AND TABLE_NAME IN ('t', 'c', 's')");
   ASSERT_TRUE(gone.ok()) << gone.status();
   EXPECT_EQ((*gone)[0][0].value_or("?"), "0");
   std::cerr << "move m1: " << writes.load() << " writes during the move; "
@@ -331,6 +347,40 @@ TEST_F(TableMoveTest, PreflightFailureNamesTheTableAndCreatesNothing) {
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ((*created)[0][0].value_or("?"), "0");
   BR_EXPECT_OK(serve->Stop());
+}
+
+// Guards: `binrelay move` not ending once cut over (or ending 0 on a failed
+// move), --json-status not printing the phases it went through, and a move
+// that needs a listener section to run.
+TEST_F(TableMoveTest, MoveCommandRunsToCutoverAndReportsJsonPhases) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mvc"));
+  BR_ASSERT_OK(source_->Execute(
+      "CREATE TABLE mvc.t (id INT PRIMARY KEY, name VARCHAR(20) COLLATE utf8mb4_general_ci)"));
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO mvc.t SELECT seq, CONCAT('n', seq) FROM mvc.seq_1_to_3000"));
+  const std::string dir =
+      absl::StrCat(::testing::TempDir(), "/binrelay-move-", getpid());
+  std::filesystem::create_directories(dir);
+  const std::string config = dir + "/move.cnf";
+  std::ofstream(config) << "[source]\nhost = 127.0.0.1\nport = " << source_->Port()
+                        << "\nuser = " << kRelayUser << "\npassword = " << kRelayPassword
+                        << "\nserver_id = 4077\nstart = current\n"
+                        << "[store]\ndir = " << dir << "/store\n"
+                        << "[move]\nname = cmd\ntarget_host = 127.0.0.1\ntarget_port = "
+                        << target_->Port() << "\ntarget_user = " << kMover
+                        << "\ntarget_password = " << kMoverPassword
+                        << "\ntables = mvc.t\nchunk_time = 50ms\n";
+  BR_ASSERT_OK_AND_ASSIGN(
+      ProcessResult r, RunBinrelay({"move", "--config", config, "--json-status"}, {}, seconds(120)));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  BR_ASSERT_OK_AND_ASSIGN(std::vector<JsonValue> lines, ParseJsonLines(r.out));
+  ASSERT_FALSE(lines.empty()) << r.out;
+  EXPECT_EQ(lines.back().Find("phase")->text, "done") << r.out;
+  EXPECT_EQ(lines.back().Find("name")->text, "cmd");
+  EXPECT_EQ(Number(lines.back(), "rows_copied"), 3000u);
+  EXPECT_EQ(Number(lines.back(), "chunks_checked"), Number(lines.back(), "chunks_total"));
+  EXPECT_EQ(Checksum(*target_, "mvc.t"), Checksum(*source_, "mvc.t_old"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
