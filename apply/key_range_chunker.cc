@@ -167,23 +167,10 @@ std::string KeyRangeChunker::Compare(const KeyBound& b, bool after) const {
 std::string KeyRangeChunker::After(const KeyBound& b) const { return Compare(b, true); }
 std::string KeyRangeChunker::AtMost(const KeyBound& b) const { return Compare(b, false); }
 
-absl::StatusOr<std::optional<KeyRange>> KeyRangeChunker::Next(replication::SqlSource& source,
-                                                              uint64_t rows) {
-  if (done_) return std::optional<KeyRange>();
-  // PAD_CHAR_TO_FULL_LENGTH would pad CHAR bounds unlike the binlog's.
-  std::string sql = absl::StrCat("SET STATEMENT sql_mode = 'NO_ENGINE_SUBSTITUTION' FOR SELECT ",
-                                 select_sql_, " FROM ", table_sql_);
-  if (last_) absl::StrAppend(&sql, " WHERE ", After(*last_));
-  absl::StrAppend(&sql, " ORDER BY ", key_sql_, " LIMIT 1 OFFSET ", rows > 0 ? rows - 1 : 0);
+absl::StatusOr<std::optional<KeyBound>> KeyRangeChunker::ReadBound(
+    replication::SqlSource& source, const std::string& sql) const {
   BR_ASSIGN_OR_RETURN(std::vector<replication::SqlRow> found, source.Query(sql));
-  KeyRange r;
-  r.lower = last_;
-  if (found.empty()) {
-    // Fewer than `rows` left: the last range, to the end of the table.
-    done_ = true;
-    r.where = last_ ? After(*last_) : "TRUE";
-    return std::optional<KeyRange>(std::move(r));
-  }
+  if (found.empty()) return std::optional<KeyBound>();
   if (found[0].size() != key_.size()) {
     return absl::InternalError(absl::StrCat("chunk bound query on ", source.Peer(), " returned ",
                                             found[0].size(), " columns for ", key_.size(),
@@ -208,6 +195,40 @@ absl::StatusOr<std::optional<KeyRange>> KeyRangeChunker::Next(replication::SqlSo
     BR_RETURN_IF_ERROR(AppendOrderedComponentFromText(key_[i].def, value, &upper.ordered));
     upper.values.push_back(std::move(value));
   }
+  return std::optional<KeyBound>(std::move(upper));
+}
+
+absl::StatusOr<std::optional<KeyBound>> KeyRangeChunker::Highest(
+    replication::SqlSource& server, const std::string& table_sql) const {
+  std::string order;
+  for (size_t i = 0; i < key_.size(); ++i) {
+    if (i > 0) order.push_back(',');
+    AppendIdentifier(key_[i].name, &order);
+    order.append(" DESC");
+  }
+  return ReadBound(server, absl::StrCat("SET STATEMENT sql_mode = 'NO_ENGINE_SUBSTITUTION' FOR "
+                                        "SELECT ", select_sql_, " FROM ", table_sql, " ORDER BY ",
+                                        order, " LIMIT 1"));
+}
+
+absl::StatusOr<std::optional<KeyRange>> KeyRangeChunker::Next(replication::SqlSource& source,
+                                                              uint64_t rows) {
+  if (done_) return std::optional<KeyRange>();
+  // PAD_CHAR_TO_FULL_LENGTH would pad CHAR bounds unlike the binlog's.
+  std::string sql = absl::StrCat("SET STATEMENT sql_mode = 'NO_ENGINE_SUBSTITUTION' FOR SELECT ",
+                                 select_sql_, " FROM ", table_sql_);
+  if (last_) absl::StrAppend(&sql, " WHERE ", After(*last_));
+  absl::StrAppend(&sql, " ORDER BY ", key_sql_, " LIMIT 1 OFFSET ", rows > 0 ? rows - 1 : 0);
+  BR_ASSIGN_OR_RETURN(std::optional<KeyBound> found, ReadBound(source, sql));
+  KeyRange r;
+  r.lower = last_;
+  if (!found) {
+    // Fewer than `rows` left: the last range, to the end of the table.
+    done_ = true;
+    r.where = last_ ? After(*last_) : "TRUE";
+    return std::optional<KeyRange>(std::move(r));
+  }
+  KeyBound upper = std::move(*found);
   r.where = last_ ? absl::StrCat(After(*last_), " AND ", AtMost(upper)) : AtMost(upper);
   r.upper = upper;
   last_ = std::move(upper);

@@ -49,6 +49,11 @@ class KeyRangeChunker {
   // the end of the table was handed out.
   absl::StatusOr<std::optional<KeyRange>> Next(replication::SqlSource& source, uint64_t rows);
 
+  // The highest key of `table_sql` (this table, or its copy on another
+  // server: the same key columns) on `server`; nullopt if it is empty.
+  absl::StatusOr<std::optional<KeyBound>> Highest(replication::SqlSource& server,
+                                                  const std::string& table_sql) const;
+
   // "`db`.`t`", and the key column list "`a`,`b`" (for ORDER BY).
   const std::string& table_sql() const { return table_sql_; }
   const std::string& key_sql() const { return key_sql_; }
@@ -66,6 +71,9 @@ class KeyRangeChunker {
   };
   KeyRangeChunker() = default;
   void AppendLiteral(const KeyColumn& c, const std::string& value, std::string* out) const;
+  // The key a bound query (select_sql_) returned, or nullopt for no row.
+  absl::StatusOr<std::optional<KeyBound>> ReadBound(replication::SqlSource& server,
+                                                    const std::string& sql) const;
   std::string Compare(const KeyBound& b, bool after) const;
 
   std::vector<KeyColumn> key_;

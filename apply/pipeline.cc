@@ -529,6 +529,7 @@ void ApplyPipeline::Start() {
 }
 
 void ApplyPipeline::Stop() {
+  std::lock_guard<std::mutex> once(stop_mu_);  // two threads may stop it at once
   {
     // Under the lock: a waiter between testing its predicate and blocking
     // would otherwise miss this wake-up.
@@ -1203,6 +1204,9 @@ absl::Status ApplyPipeline::HandOff() {
     cv_.wait(l, [&] { return !draining_ || stopping_; });
     if (stopping_) return absl::CancelledError("stopping");
     if (!drain_error_.ok()) return drain_error_;
+    // Claimed now, in the same critical section as the wait: the drain
+    // thread's own flush of held-back rows must not start meanwhile.
+    draining_ = true;
   }
   auto drain = std::make_unique<Drain>();
   size_t keys = 0;
@@ -1230,7 +1234,6 @@ absl::Status ApplyPipeline::HandOff() {
   status_.buffered_bytes = drain->bytes;
   status_.buffered_keys = keys;
   pending_ = std::move(drain);
-  draining_ = true;
   cv_.notify_all();
   return absl::OkStatus();
 }
@@ -1252,7 +1255,9 @@ void ApplyPipeline::DrainLoop() {
       if (pending_ != nullptr) {
         drain = std::move(pending_);
       } else {
-        if (!drain_error_.ok()) continue;  // the reader stops; nothing more is written
+        // The reader has claimed the slot and is building its drain, or the
+        // reader stops after an error: nothing of ours now.
+        if (draining_ || !drain_error_.ok()) continue;
         drain = std::make_unique<Drain>();
         drain->since = drained_to_;
         drain->checkpoint = drained_to_;
@@ -1283,9 +1288,11 @@ void ApplyPipeline::DrainLoop() {
 }
 
 absl::Status ApplyPipeline::MaybeHold(const replication::BinlogPosition& at) {
+  uint64_t generation;
   {
     std::lock_guard<std::mutex> l(mu_);
     if (hold_mode_ == HoldMode::kNone || held_at_) return absl::OkStatus();
+    generation = hold_generation_;
     if (hold_mode_ == HoldMode::kAdvance) {
       if (replication::PositionBefore(at, hold_target_)) return absl::OkStatus();  // not yet
       // Past it with only events outside transactions since (a rotation, a
@@ -1306,16 +1313,21 @@ absl::Status ApplyPipeline::MaybeHold(const replication::BinlogPosition& at) {
   BR_RETURN_IF_ERROR(HandOff());
   BR_RETURN_IF_ERROR(WaitForDrain());
   std::unique_lock<std::mutex> l(mu_);
+  // Asked for something else meanwhile (resumed, or a timed-out request
+  // replaced): this pause is nobody's.
+  if (hold_generation_ != generation || hold_mode_ == HoldMode::kNone) return absl::OkStatus();
   if (status_.deferred != 0) {
     // Changes still held for a copier are not on the target: no position
     // here means "everything before it is applied". Try again later.
     return absl::OkStatus();
   }
   held_at_ = at;
+  held_commit_ = last_commit_;
   const std::string state = status_.state;
   status_.state = absl::StrCat("paused at ", at.ToString());
   cv_.notify_all();
-  cv_.wait(l, [&] { return stopping_ || !held_at_ || hold_mode_ == HoldMode::kNone; });
+  cv_.wait(l, [&] { return stopping_ || hold_generation_ != generation; });
+  held_at_.reset();
   status_.state = state;
   return absl::OkStatus();
 }
@@ -1339,10 +1351,13 @@ absl::Status ApplyPipeline::WaitHeld(std::unique_lock<std::mutex>& l, absl::Dura
 
 absl::StatusOr<replication::BinlogPosition> ApplyPipeline::Pause(absl::Duration timeout) {
   std::unique_lock<std::mutex> l(mu_);
-  if (held_at_) return *held_at_;
+  if (held_at_ && hold_mode_ != HoldMode::kNone) return *held_at_;
   hold_mode_ = HoldMode::kPause;
+  ++hold_generation_;
+  held_at_.reset();
   hold_error_ = absl::OkStatus();
   hold_wanted_ = true;
+  cv_.notify_all();
   BR_RETURN_IF_ERROR(WaitHeld(l, timeout));
   return *held_at_;
 }
@@ -1350,7 +1365,12 @@ absl::StatusOr<replication::BinlogPosition> ApplyPipeline::Pause(absl::Duration 
 absl::Status ApplyPipeline::AdvanceTo(const replication::BinlogPosition& at,
                                       absl::Duration timeout) {
   std::unique_lock<std::mutex> l(mu_);
-  if (held_at_ && *held_at_ == at) return absl::OkStatus();
+  // Paused at or past `at` with no transaction ending after it (only a
+  // rotation or a checkpoint event): the same state as `at` itself.
+  if (held_at_ && hold_mode_ != HoldMode::kNone && !replication::PositionBefore(*held_at_, at) &&
+      !replication::PositionBefore(at, held_commit_)) {
+    return absl::OkStatus();
+  }
   if (held_at_ && replication::PositionBefore(at, *held_at_)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "apply pipeline ", options_.name, " is paused at ", held_at_->ToString(),
@@ -1358,6 +1378,7 @@ absl::Status ApplyPipeline::AdvanceTo(const replication::BinlogPosition& at,
   }
   hold_mode_ = HoldMode::kAdvance;
   hold_target_ = at;
+  ++hold_generation_;
   hold_error_ = absl::OkStatus();
   held_at_.reset();
   hold_wanted_ = true;
@@ -1369,6 +1390,7 @@ void ApplyPipeline::Resume() {
   {
     std::lock_guard<std::mutex> l(mu_);
     hold_mode_ = HoldMode::kNone;
+    ++hold_generation_;
     held_at_.reset();
     hold_wanted_ = false;
   }

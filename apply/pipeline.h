@@ -254,6 +254,7 @@ class ApplyPipeline {
   std::atomic<uint64_t> rows_written_{0};
 
   mutable std::mutex mu_;
+  std::mutex stop_mu_;  // serializes Stop()
   std::condition_variable cv_;
   std::unique_ptr<Drain> pending_;  // handed off, not yet taken by the drainer
   bool draining_ = false;           // a drain is pending or running
@@ -267,6 +268,8 @@ class ApplyPipeline {
   HoldMode hold_mode_ = HoldMode::kNone;
   replication::BinlogPosition hold_target_;
   std::optional<replication::BinlogPosition> held_at_;
+  replication::BinlogPosition held_commit_;  // last_commit_ when it paused
+  uint64_t hold_generation_ = 0;  // each Pause/AdvanceTo/Resume
   absl::Status hold_error_;
   std::atomic<bool> hold_wanted_{false};
   bool reader_done_ = false;  // Run returned

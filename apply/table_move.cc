@@ -96,8 +96,10 @@ struct TableMove::Table {
   std::unique_ptr<TableCopyGate> gate;
   std::optional<KeyRangeChunker> chunker;
   std::optional<RangeCopier> copier;
-  std::vector<KeyRange> ranges;  // as copied, in key order
+  MoveTableProgress progress;  // as last saved on the target
+  uint64_t chunk_rows = 1000;  // the copy's last size, the checksum's first
   std::string Name() const { return absl::StrCat(plan.name.db, ".", plan.name.table); }
+  std::string TargetSql() const { return Qualified(plan.name.target_db, plan.name.table); }
 };
 
 TableMove::TableMove(MoveOptions options, replication::StoreReadSide* store,
@@ -114,6 +116,20 @@ TableMove::~TableMove() { Stop(); }
 void TableMove::Start() {
   thread_ = std::thread([this] {
     absl::Status s = Run();
+    if (!s.ok()) {
+      // Nothing of a failed move may keep running: no change stays held
+      // back for a chunk that will never complete, no pipeline stays
+      // paused or keeps its pin on the store. A restart resumes it.
+      if (planned_.load(std::memory_order_acquire)) {
+        for (auto& t : tables_) t->gate->Disable();
+      }
+      ApplyPipeline* pipeline;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        pipeline = pipeline_.get();
+      }
+      if (pipeline != nullptr) pipeline->Stop();
+    }
     if (!s.ok() && !stopping_) {
       spdlog::error("move {}: {}", name(), SV(s.message()));
       SetPhase("error");
@@ -166,8 +182,13 @@ MoveStatus TableMove::Status() const {
   }
   s.rows_copied = rows_copied_.load();
   s.chunks_copied = chunks_copied_.load();
-  if (copy_started_ != absl::InfinitePast()) {
-    const double secs = absl::ToDoubleSeconds(absl::Now() - copy_started_);
+  absl::Time copy_started;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    copy_started = copy_started_;
+  }
+  if (copy_started != absl::InfinitePast()) {
+    const double secs = absl::ToDoubleSeconds(absl::Now() - copy_started);
     if (secs > 0) s.copy_rows_per_second = static_cast<double>(s.rows_copied) / secs;
   }
   if (planned_.load(std::memory_order_acquire)) {  // tables_ is fixed from then on
@@ -206,10 +227,48 @@ absl::Status TableMove::PipelineError() const {
   return absl::OkStatus();
 }
 
+absl::Status TableMove::SaveProgress(Table& t) {
+  t.progress.phase = Status().phase;
+  t.progress.start = start_.ToString();
+  return Annotate(SaveMoveCheckpoint(*progress_sql_, options_.apply.checkpoint_schema, name(),
+                                     t.plan.name.db, t.plan.name.table, t.progress),
+                  absl::StrCat("move ", name(), ": saving its progress on ",
+                               progress_sql_->Peer()));
+}
+
+absl::Status TableMove::SaveAll() {
+  for (auto& t : tables_) BR_RETURN_IF_ERROR(SaveProgress(*t));
+  return absl::OkStatus();
+}
+
+absl::Status TableMove::Guard(const std::vector<MoveTableName>& names) {
+  // Named locks on the target, held by one connection for the move's life:
+  // a second move of the same tables to the same target fails here, before
+  // it writes anything (the server frees them if this process dies).
+  BR_ASSIGN_OR_RETURN(guard_conn_, protocol::ClientConnection::Connect(options_.apply.target));
+  replication::ConnectionSqlSource guard(guard_conn_.get());
+  for (const MoveTableName& n : names) {
+    std::string lock = "CONCAT('binrelay-move:', SHA1(";
+    AppendQuotedString(absl::StrCat(n.target_db, ".", n.table), &lock);
+    lock.append("))");
+    BR_ASSIGN_OR_RETURN(auto got, guard.Query(absl::StrCat("SELECT GET_LOCK(", lock, ", 0), "
+                                                           "IS_USED_LOCK(", lock, ")")));
+    if (got.empty() || !got[0][0] || *got[0][0] != "1") {
+      const std::string holder = !got.empty() && got[0].size() > 1 && got[0][1] ? *got[0][1] : "?";
+      return absl::FailedPreconditionError(absl::StrCat(
+          "move ", name(), ": another move of ", n.db, ".", n.table, " to ", n.target_db, ".",
+          n.table, " on ", guard.Peer(), " is running (its lock is held by connection ", holder,
+          " there); stop it first, or wait for it to end"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TableMove::Plan() {
   SetPhase("preflight");
   replication::ConnectionSqlSource source(source_);
   replication::ConnectionSqlSource target(options_.apply.target);
+  progress_sql_ = std::make_unique<replication::ConnectionSqlSource>(options_.apply.target);
   BR_ASSIGN_OR_RETURN(Subscription pattern, Subscription::Parse(options_.apply.tables));
   auto listed = ListTables(source);
   if (!listed.ok()) return Annotate(listed.status(), "listing the source's tables");
@@ -220,14 +279,52 @@ absl::Status TableMove::Plan() {
     names.push_back(MoveTableName{
         db, table, options_.apply.target_schema.empty() ? db : options_.apply.target_schema});
   }
+  BR_ASSIGN_OR_RETURN(auto saved, LoadMoveCheckpoint(target, options_.apply.checkpoint_schema,
+                                                     name()));
+  if (!saved.empty()) {
+    // A move that already cut over renamed its tables away on the source:
+    // its checkpoint alone says which they were.
+    bool all_done = true;
+    for (const auto& [table, p] : saved) all_done = all_done && p.phase == "done";
+    if (all_done) {
+      resumed_done_ = true;
+      return absl::OkStatus();
+    }
+  }
   if (names.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "move ", name(), ": no table on ", source.Peer(), " matches tables = ",
         options_.apply.tables));
   }
-  BR_ASSIGN_OR_RETURN(MovePlan plan, MovePreflight(source, target, names));
-  for (const std::string& w : plan.warnings) spdlog::warn("move {}: {}", name(), w);
-  if (options_.rename_source) {
+  BR_RETURN_IF_ERROR(Guard(names));
+  MovePlan plan;
+  if (saved.empty()) {
+    BR_ASSIGN_OR_RETURN(plan, MovePreflight(source, target, names));
+    for (const std::string& w : plan.warnings) spdlog::warn("move {}: {}", name(), w);
+  } else {
+    // Resuming: the target tables exist and hold what was copied.
+    std::vector<std::string> want, have;
+    for (const MoveTableName& n : names) want.push_back(absl::StrCat(n.db, ".", n.table));
+    for (const auto& [table, p] : saved) have.push_back(table);
+    std::sort(want.begin(), want.end());
+    if (want != have) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "move ", name(), " has a checkpoint on ", target.Peer(), " for ",
+          absl::StrJoin(have, ", "), " but tables = ", options_.apply.tables, " names ",
+          absl::StrJoin(want, ", "), "; give the move another name, or delete its rows from ",
+          options_.apply.checkpoint_schema, ".move_checkpoint (and the target tables) to "
+          "start it over"));
+    }
+    for (const MoveTableName& n : names) {
+      MoveTablePlan p;
+      p.name = n;
+      BR_ASSIGN_OR_RETURN(p.source, LoadTableShape(source, n.db, n.table));
+      plan.tables.push_back(std::move(p));
+    }
+    spdlog::info("move {}: resuming from its checkpoint on {} (phase {})", name(),
+                 target.Peer(), saved.begin()->second.phase);
+  }
+  if (options_.rename_source && saved.empty()) {
     // Cutover renames each source table to <t>_old: a name already taken
     // would fail it halfway, with the source locked.
     std::vector<std::string> taken;
@@ -249,7 +346,7 @@ absl::Status TableMove::Plan() {
           "; drop or rename them, or set rename_source = off"));
     }
   }
-  SetPhase("create");
+  if (saved.empty()) SetPhase("create");
   uint64_t rows = 0;
   std::vector<std::string> exact;
   for (MoveTablePlan& p : plan.tables) {
@@ -260,11 +357,38 @@ absl::Status TableMove::Plan() {
     }
     auto t = std::make_unique<Table>();
     BR_ASSIGN_OR_RETURN(t->target, LoadTableShape(target, p.name.target_db, p.name.table));
-    BR_ASSIGN_OR_RETURN(KeyRangeChunker chunker, KeyRangeChunker::Create(p.source));
+    if (!saved.empty()) {
+      BR_RETURN_IF_ERROR(CheckTargetShape(
+          p.source, t->target,
+          absl::StrCat("move ", name(), " target table ", p.name.target_db, ".", p.name.table)));
+      t->progress = saved[absl::StrCat(p.name.db, ".", p.name.table)];
+    }
+    std::optional<KeyBound> after = t->progress.copy_done ? std::nullopt : t->progress.copied;
+    BR_ASSIGN_OR_RETURN(KeyRangeChunker chunker, KeyRangeChunker::Create(p.source, after));
     t->chunker.emplace(std::move(chunker));
     BR_ASSIGN_OR_RETURN(RangeCopier copier, RangeCopier::Create(p.source, t->target));
     t->copier.emplace(std::move(copier));
-    t->gate = std::make_unique<TableCopyGate>(CopyWatermarks(KeyIsMemComparable(t->target)));
+    const bool exact_order = KeyIsMemComparable(t->target);
+    if (t->progress.copy_done) {
+      t->gate = std::make_unique<TableCopyGate>(CopyWatermarks(exact_order));
+      t->gate->Disable();
+    } else if (!saved.empty()) {
+      // Rows a chunk in flight wrote before the stop are on the target but
+      // above `copied`: no change to them may be dropped (copy_watermarks.h).
+      auto highest = t->chunker->Highest(target, Qualified(p.name.target_db, p.name.table));
+      if (!highest.ok()) {
+        return Annotate(highest.status(), absl::StrCat("move ", name(), ": reading the highest "
+                                                       "key of ", p.name.target_db, ".",
+                                                       p.name.table, " on ", target.Peer()));
+      }
+      std::optional<std::string> copied, top;
+      if (t->progress.copied) copied = t->progress.copied->ordered;
+      if (*highest) top = (*highest)->ordered;
+      t->gate = std::make_unique<TableCopyGate>(
+          CopyWatermarks(exact_order, copied, t->progress.guard, top));
+    } else {
+      t->gate = std::make_unique<TableCopyGate>(CopyWatermarks(exact_order));
+    }
     rows += p.approx_rows;
     exact.push_back(absl::StrCat(p.name.db, ".", p.name.table));
     t->plan = std::move(p);
@@ -275,19 +399,32 @@ absl::Status TableMove::Plan() {
     std::lock_guard<std::mutex> l(mu_);
     status_.rows_estimate = rows;
   }
-  // A fresh move: a checkpoint an earlier move of the same name left on
-  // the target would start the pipeline before this copy.
-  std::string cp = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ";
-  AppendQuotedString(options_.apply.checkpoint_schema, &cp);
-  cp.append(" AND TABLE_NAME = 'apply_checkpoint'");
-  BR_ASSIGN_OR_RETURN(auto has_cp, target.Query(cp));
-  if (!has_cp.empty() && has_cp[0][0] && *has_cp[0][0] != "0") {
-    std::string del = "DELETE FROM ";
-    AppendIdentifier(options_.apply.checkpoint_schema, &del);
-    del.append(".`apply_checkpoint` WHERE pipeline = ");
-    AppendQuotedString(options_.apply.name, &del);
-    BR_RETURN_IF_ERROR(target.Query(del).status());
+  if (saved.empty()) {
+    // A fresh move: rows an earlier move of the same name left on the
+    // target would start its pipeline before this copy.
+    BR_RETURN_IF_ERROR(ClearMoveCheckpoint(target, options_.apply.checkpoint_schema, name()));
+    std::string cp = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ";
+    AppendQuotedString(options_.apply.checkpoint_schema, &cp);
+    cp.append(" AND TABLE_NAME = 'apply_checkpoint'");
+    BR_ASSIGN_OR_RETURN(auto has_cp, target.Query(cp));
+    if (!has_cp.empty() && has_cp[0][0] && *has_cp[0][0] != "0") {
+      std::string del = "DELETE FROM ";
+      AppendIdentifier(options_.apply.checkpoint_schema, &del);
+      del.append(".`apply_checkpoint` WHERE pipeline = ");
+      AppendQuotedString(options_.apply.name, &del);
+      BR_RETURN_IF_ERROR(target.Query(del).status());
+    }
+  } else {
+    auto at = replication::ParseStartSpec(tables_.front()->progress.start);
+    if (!at.ok() || at->kind != replication::StartSpec::Kind::kPosition) {
+      return absl::DataLossError(absl::StrCat(
+          "move ", name(), ": its checkpoint on ", target.Peer(), " holds start_at '",
+          tables_.front()->progress.start, "', not FILE:POS"));
+    }
+    start_ = at->position;
   }
+  BR_RETURN_IF_ERROR(CreateMoveCheckpointTable(target, options_.apply.checkpoint_schema));
+  resumed_ = !saved.empty();
   options_.apply.tables = absl::StrJoin(exact, ",");
   planned_.store(true, std::memory_order_release);
   return absl::OkStatus();
@@ -295,27 +432,35 @@ absl::Status TableMove::Plan() {
 
 absl::Status TableMove::Run() {
   BR_RETURN_IF_ERROR(Plan());
+  if (resumed_done_) {
+    SetPhase("done");
+    spdlog::info("move {}: already cut over (its checkpoint says done)", name());
+    return absl::OkStatus();
+  }
   if (stopping_) return absl::CancelledError("stopping");
 
-  // The pipeline starts at the source's binlog position now, before any
-  // chunk is read: a change committed before it is in every chunk's
-  // snapshot, and a change after it is read by the pipeline (once the store
-  // has it; the store may still be behind the source, and the tables'
-  // CREATE statements before this position must not be read as DDL on
-  // them).
   PipelineOptions p = options_.apply;
-  {
+  if (!resumed_) {
+    // The pipeline starts at the source's binlog position now, before any
+    // chunk is read: a change committed before it is in every chunk's
+    // snapshot, and a change after it is read by the pipeline (once the
+    // store has it; the store may still be behind the source, and the
+    // tables' CREATE statements before this position must not be read as
+    // DDL on them). Saved before the copy starts, so a resumed move starts
+    // there too if its pipeline never wrote a checkpoint.
     replication::ConnectionSqlSource source(source_);
-    BR_ASSIGN_OR_RETURN(replication::BinlogPosition start, replication::ReadBinlogStatus(source));
-    p.start.kind = replication::StartSpec::Kind::kPosition;
-    p.start.position = start;
+    BR_ASSIGN_OR_RETURN(start_, replication::ReadBinlogStatus(source));
+    SetPhase("copy");
+    BR_RETURN_IF_ERROR(SaveAll());
   }
+  p.start.kind = replication::StartSpec::Kind::kPosition;
+  p.start.position = start_;
   {
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_) return absl::CancelledError("stopping");
     pipeline_ = std::make_unique<ApplyPipeline>(p, store_, source_, this);
   }
-  BR_RETURN_IF_ERROR(pipeline_->ForgetLocalCheckpoint());
+  if (!resumed_) BR_RETURN_IF_ERROR(pipeline_->ForgetLocalCheckpoint());
   BR_RETURN_IF_ERROR(pipeline_->Restore());
   pipeline_->Start();
   const absl::Time prepare_deadline = absl::Now() + absl::Seconds(60);
@@ -332,10 +477,16 @@ absl::Status TableMove::Run() {
   }
 
   SetPhase("copy");
-  copy_started_ = absl::Now();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    copy_started_ = absl::Now();
+  }
   for (auto& t : tables_) {
+    if (t->progress.copy_done) continue;
     BR_RETURN_IF_ERROR(CopyTable(*t));
-    spdlog::info("move {}: {} copied in {} chunk(s)", name(), t->Name(), t->ranges.size());
+    t->progress.copy_done = true;
+    BR_RETURN_IF_ERROR(SaveProgress(*t));
+    spdlog::info("move {}: {} copied", name(), t->Name());
   }
   // Every change is applied from now on.
   for (auto& t : tables_) t->gate->Disable();
@@ -343,15 +494,18 @@ absl::Status TableMove::Run() {
   SetPhase("catch up");
   BR_RETURN_IF_ERROR(WaitCaughtUp(absl::InfiniteDuration()));
   SetPhase("checksum");
+  BR_RETURN_IF_ERROR(SaveAll());
   BR_RETURN_IF_ERROR(Checksum());
 
   switch (options_.cutover) {
     case MoveOptions::Cutover::kNone:
       SetPhase("applying (cutover = none)");
+      BR_RETURN_IF_ERROR(SaveAll());
       while (Sleep(absl::Milliseconds(200))) BR_RETURN_IF_ERROR(PipelineError());
       return absl::OkStatus();
     case MoveOptions::Cutover::kManual:
       SetPhase("ready for cutover");
+      BR_RETURN_IF_ERROR(SaveAll());
       while (!cutover_requested_) {
         if (!Sleep(absl::Milliseconds(100))) return absl::OkStatus();
         BR_RETURN_IF_ERROR(PipelineError());
@@ -361,8 +515,10 @@ absl::Status TableMove::Run() {
       break;
   }
   SetPhase("cutover");
+  BR_RETURN_IF_ERROR(SaveAll());
   BR_RETURN_IF_ERROR(Cutover());
   SetPhase("done");
+  BR_RETURN_IF_ERROR(SaveAll());
   return absl::OkStatus();
 }
 
@@ -383,7 +539,7 @@ absl::Status TableMove::CopyTable(Table& t) {
   size_t busy = 0;  // queued or being copied
   bool closed = false;
   absl::Status error;
-  std::atomic<uint64_t> chunk_rows{1000};
+  std::atomic<uint64_t> chunk_rows{t.chunk_rows};
   const double target_seconds =
       std::max(0.05, std::chrono::duration<double>(options_.chunk_time).count());
 
@@ -435,12 +591,32 @@ absl::Status TableMove::CopyTable(Table& t) {
   std::vector<std::thread> threads;
   for (size_t i = 0; i < workers; ++i) threads.emplace_back(work);
 
+  // Upper bounds handed out, by ordered key: the checkpoint stores the
+  // bound the low watermark reached as the chunker resumes from it.
+  std::map<std::string, KeyBound> bounds;
+  absl::Time saved_at = absl::Now();
+  auto save = [&]() -> absl::Status {
+    TableCopyGate::Snapshot w = t.gate->snapshot();
+    if (w.low_watermark) {
+      auto it = bounds.find(*w.low_watermark);
+      if (it != bounds.end()) t.progress.copied = it->second;
+      bounds.erase(bounds.begin(), bounds.upper_bound(*w.low_watermark));
+    }
+    t.progress.guard = w.checkpoint_guard;
+    saved_at = absl::Now();
+    return SaveProgress(t);
+  };
   absl::Status s;
   while (true) {
     {
       std::unique_lock<std::mutex> l(qmu);
       qcv.wait(l, [&] { return busy < workers || !error.ok() || stopping_; });
       if (!error.ok() || stopping_) break;
+    }
+    // Every second: a resumed copy recopies at most what was handed out
+    // since.
+    if (absl::Now() - saved_at >= absl::Seconds(1)) {
+      if (s = save(); !s.ok()) break;
     }
     if (!exact) {
       while (!t.gate->WaitNoneDeferred(absl::Milliseconds(200))) {
@@ -457,15 +633,18 @@ absl::Status TableMove::CopyTable(Table& t) {
     if (!next->has_value()) break;  // every chunk handed out
     KeyRange range = std::move(**next);
     std::optional<std::string> upper;
-    if (range.upper) upper = range.upper->ordered;
+    if (range.upper) {
+      upper = range.upper->ordered;
+      bounds[range.upper->ordered] = *range.upper;
+    }
     // Handed out before its SELECT runs: from here on changes to its keys
     // are kept and held back until its rows are on the target.
     auto id = t.gate->Dispatch(std::move(upper));
     if (!id.ok()) {
-      s = id.status();
+      s = Annotate(id.status(), absl::StrCat("move ", name(), ": handing out a chunk of ",
+                                             t.Name(), " where ", range.where));
       break;
     }
-    t.ranges.push_back(range);
     std::lock_guard<std::mutex> l(qmu);
     queue.push_back(Job{std::move(range), *id});
     ++busy;
@@ -478,6 +657,7 @@ absl::Status TableMove::CopyTable(Table& t) {
     qcv.notify_all();
   }
   for (auto& th : threads) th.join();
+  t.chunk_rows = chunk_rows.load();
   if (!error.ok()) return error;
   if (stopping_) return absl::CancelledError("stopping");
   return absl::OkStatus();
@@ -500,14 +680,14 @@ absl::Status TableMove::WaitCaughtUp(absl::Duration max_wait) {
   }
 }
 
-absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<size_t>& ranges,
+absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& ranges,
                                          std::vector<size_t>* differing) {
   // Pause first: the reader then stands at or before the source's
   // position, so it can be advanced to the snapshot's.
-  BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
   std::optional<Snapshot> source, target;
   {
-    ResumeOnExit resume(pipeline_.get());
+    ResumeOnExit resume(pipeline_.get());  // also when the pause fails
+    BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
     BR_ASSIGN_OR_RETURN(Snapshot s, OpenSnapshot(source_, true));
     source.emplace(std::move(s));
     BR_RETURN_IF_ERROR(pipeline_->AdvanceTo(source->position, absl::Seconds(120)));
@@ -515,8 +695,8 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<size_t>& ra
     target.emplace(std::move(d));
   }
   RangeChecksum source_sum(t.plan.source), target_sum(t.target);
-  for (size_t i : ranges) {
-    const std::string& where = t.ranges[i].where;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const std::string& where = ranges[i].where;
     BR_ASSIGN_OR_RETURN(RangeSum a, source_sum.Sum(*source->sql, where));
     BR_ASSIGN_OR_RETURN(RangeSum b, target_sum.Sum(*target->sql, where));
     if (!(a == b)) {
@@ -530,62 +710,114 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<size_t>& ra
   return absl::OkStatus();
 }
 
-absl::Status TableMove::Repair(Table& t, size_t i) {
-  BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
+absl::Status TableMove::Repair(Table& t, const KeyRange& range) {
   ResumeOnExit resume(pipeline_.get());
+  BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
   BR_ASSIGN_OR_RETURN(Snapshot source, OpenSnapshot(source_, true));
   BR_RETURN_IF_ERROR(pipeline_->AdvanceTo(source.position, absl::Seconds(120)));
   // The pipeline stays paused at the snapshot's position: the range on the
   // target becomes exactly the source's there, and the changes after it
   // follow once it resumes.
   TargetSession target(options_.apply.target, options_.apply.lock_wait_timeout_seconds);
-  BR_RETURN_IF_ERROR(target.Execute(absl::StrCat(
-      "DELETE FROM ", Qualified(t.target.db, t.target.table), " WHERE ", t.ranges[i].where)));
-  BR_RETURN_IF_ERROR(t.copier->Copy(*source.sql, target, t.ranges[i], *t.chunker,
-                                    options_.copy_batch_bytes)
-                         .status());
+  const std::string what = absl::StrCat("move ", name(), ": repairing ", t.Name(), " on ",
+                                        target.peer(), " where ", range.where);
+  BR_RETURN_IF_ERROR(Annotate(
+      target.Execute(absl::StrCat("DELETE FROM ", t.TargetSql(), " WHERE ", range.where)), what));
+  BR_RETURN_IF_ERROR(Annotate(
+      t.copier->Copy(*source.sql, target, range, *t.chunker, options_.copy_batch_bytes).status(),
+      what));
   (void)source.sql->Query("COMMIT");
   return absl::OkStatus();
 }
 
+absl::Status TableMove::Retry(std::string_view what, const std::function<absl::Status()>& step) {
+  // A lost connection, a pause that timed out (the store behind the
+  // source for a while): tried again, not the end of the move.
+  for (int attempt = 1;; ++attempt) {
+    absl::Status s = step();
+    if (s.ok() || stopping_ || attempt == 5 || absl::IsDataLoss(s) ||
+        absl::IsFailedPrecondition(s) || absl::IsInvalidArgument(s)) {
+      return s;
+    }
+    spdlog::warn("move {}: {} failed (attempt {} of 5), retrying: {}", name(), what, attempt,
+                 SV(s.message()));
+    if (!Sleep(absl::Seconds(2 * attempt))) return absl::CancelledError("stopping");
+  }
+}
+
 absl::Status TableMove::Checksum() {
   uint64_t total = 0;
-  for (auto& t : tables_) total += t->ranges.size();
+  for (auto& t : tables_) total += t->plan.approx_rows / std::max<uint64_t>(1, t->chunk_rows) + 1;
   {
     std::lock_guard<std::mutex> l(mu_);
     status_.chunks_total = total;
   }
-  // One snapshot per group of chunks: a snapshot held open for a whole big
-  // table would keep the source's undo history growing meanwhile.
+  // Ranges of its own, resumable after the last one compared: the copy's
+  // ranges of an earlier run are gone. One snapshot per group of ranges:
+  // a snapshot held open over a whole big table would keep the source's
+  // undo history growing meanwhile.
   constexpr size_t kPerSnapshot = 64;
   for (auto& t : tables_) {
-    for (size_t at = 0; at < t->ranges.size(); at += kPerSnapshot) {
+    if (t->progress.checksum_done) continue;
+    BR_ASSIGN_OR_RETURN(KeyRangeChunker ranges,
+                        KeyRangeChunker::Create(t->plan.source, t->progress.checked));
+    replication::ConnectionSqlSource source(source_);
+    const uint64_t rows = std::max<uint64_t>(1000, t->chunk_rows);
+    bool last = false;
+    while (!last) {
       if (stopping_) return absl::CancelledError("stopping");
-      std::vector<size_t> group, differing;
-      for (size_t i = at; i < std::min(t->ranges.size(), at + kPerSnapshot); ++i) group.push_back(i);
-      BR_RETURN_IF_ERROR(SumAtOnePosition(*t, group, &differing));
+      std::vector<KeyRange> group;
+      while (group.size() < kPerSnapshot) {
+        BR_ASSIGN_OR_RETURN(std::optional<KeyRange> r, ranges.Next(source, rows));
+        if (!r) {
+          last = true;
+          break;
+        }
+        const bool to_end = !r->upper.has_value();
+        group.push_back(std::move(*r));
+        if (to_end) {
+          last = true;
+          break;
+        }
+      }
+      if (group.empty()) break;
+      std::vector<size_t> differing;
+      BR_RETURN_IF_ERROR(Retry("checksum", [&] {
+        differing.clear();
+        return SumAtOnePosition(*t, group, &differing);
+      }));
       {
         std::lock_guard<std::mutex> l(mu_);
         status_.chunks_checked += group.size();
         status_.chunks_differing += differing.size();
       }
       for (size_t i : differing) {
-        BR_RETURN_IF_ERROR(Repair(*t, i));
+        BR_RETURN_IF_ERROR(Retry("repair", [&] { return Repair(*t, group[i]); }));
         std::vector<size_t> still;
-        BR_RETURN_IF_ERROR(SumAtOnePosition(*t, {i}, &still));
+        BR_RETURN_IF_ERROR(Retry("checksum", [&] {
+          still.clear();
+          return SumAtOnePosition(*t, {group[i]}, &still);
+        }));
         if (!still.empty()) {
           return absl::DataLossError(absl::StrCat(
               "move ", name(), ": ", t->Name(), " still differs on the target where ",
-              t->ranges[i].where, " after it was copied again; the move stops before "
+              group[i].where, " after it was copied again; the move stops before "
               "cutover. Compare the rows by hand (a trigger or another writer on the target "
               "table?)"));
         }
         std::lock_guard<std::mutex> l(mu_);
         ++status_.chunks_repaired;
       }
+      if (group.back().upper) t->progress.checked = group.back().upper;
+      t->progress.checksum_done = last;
+      BR_RETURN_IF_ERROR(SaveProgress(*t));
     }
   }
   MoveStatus s = Status();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    status_.chunks_total = status_.chunks_checked;
+  }
   spdlog::info("move {}: checksum: {} chunk(s) checked, {} differed, {} repaired", name(),
                s.chunks_checked, s.chunks_differing, s.chunks_repaired);
   return absl::OkStatus();
@@ -607,6 +839,15 @@ absl::Status TableMove::TryCutover() {
     ++status_.cutover_attempts;
   }
   BR_RETURN_IF_ERROR(WaitCaughtUp(absl::Seconds(60)));
+  // Paused before the lock: the reader then stands at or before the
+  // position read under it, and can be advanced exactly there.
+  ResumeOnExit resume(pipeline_.get());
+  const absl::Duration limit = absl::FromChrono(options_.cutover_timeout);
+  if (auto paused = pipeline_->Pause(limit); !paused.ok()) {
+    BR_RETURN_IF_ERROR(PipelineError());
+    return absl::UnavailableError(absl::StrCat("pausing the apply pipeline: ",
+                                               paused.status().message()));
+  }
   BR_ASSIGN_OR_RETURN(std::unique_ptr<protocol::ClientConnection> conn,
                       protocol::ClientConnection::Connect(source_));
   replication::ConnectionSqlSource lock(conn.get());
@@ -631,14 +872,9 @@ absl::Status TableMove::TryCutover() {
     unlock();
     return absl::UnavailableError(absl::StrCat("SHOW MASTER STATUS: ", at.status().message()));
   }
-  const absl::Duration limit = absl::FromChrono(options_.cutover_timeout);
-  absl::Status applied = pipeline_->Pause(limit).status();
-  if (applied.ok()) {
-    applied = pipeline_->AdvanceTo(*at, std::max(absl::Milliseconds(1),
-                                                 limit - (absl::Now() - locked_at)));
-  }
+  absl::Status applied =
+      pipeline_->AdvanceTo(*at, std::max(absl::Milliseconds(1), limit - (absl::Now() - locked_at)));
   if (!applied.ok()) {
-    pipeline_->Resume();
     unlock();
     if (!PipelineError().ok()) return PipelineError();
     return absl::UnavailableError(absl::StrCat(
@@ -652,7 +888,6 @@ absl::Status TableMove::TryCutover() {
       const std::string to = Qualified(t->plan.name.db, t->plan.name.table + "_old");
       auto renamed = lock.Query(absl::StrCat("ALTER TABLE ", from, " RENAME TO ", to));
       if (!renamed.ok()) {
-        pipeline_->Resume();
         unlock();
         return absl::FailedPreconditionError(absl::StrCat(
             "move ", name(), ": renaming ", from, " to ", to, " on ", lock.Peer(), ": ",

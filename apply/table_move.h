@@ -29,15 +29,19 @@
 //              cutover retried later: the source is never left locked.
 //   done
 //
-// Known limits: a move that stops (an error, or binrelay stopping) starts
-// over from preflight, which refuses target tables that are not empty;
-// `binrelay move` after a crash cannot continue yet.
+// Resume: the move's progress (move_checkpoint.h) is written on the target
+// at every phase change, every second of the copy, and after every
+// group of checksummed ranges; a move started again under the same name
+// continues from it (after kill -9 too), and its pipeline from its own
+// checkpoint. A second move of the same tables to the same target fails
+// at start (named locks on the target, held for the move's life).
 //
 // Thread safety: Start/Stop/Status/RequestCutover from any thread.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -49,9 +53,11 @@
 #include "absl/status/status.h"
 #include "apply/copy_gate.h"
 #include "apply/key_range_chunker.h"
+#include "apply/move_checkpoint.h"
 #include "apply/move_options.h"
 #include "apply/move_preflight.h"
 #include "apply/pipeline.h"
+#include "replication/connection_sql_source.h"
 #include "replication/store_read_side.h"
 
 namespace binrelay::apply {
@@ -105,9 +111,16 @@ class TableMove : public CopyGate {
   absl::Status Checksum();
   // Sums `ranges` of `t` on both servers at one binlog position; appends the
   // indexes that differ to `differing`.
-  absl::Status SumAtOnePosition(Table& t, const std::vector<size_t>& ranges,
+  absl::Status SumAtOnePosition(Table& t, const std::vector<KeyRange>& ranges,
                                 std::vector<size_t>* differing);
-  absl::Status Repair(Table& t, size_t range);
+  absl::Status Repair(Table& t, const KeyRange& range);
+  // Named locks on the target for `names` (the concurrency guard).
+  absl::Status Guard(const std::vector<MoveTableName>& names);
+  // t.progress (with the current phase) to the target's move_checkpoint.
+  absl::Status SaveProgress(Table& t);
+  absl::Status SaveAll();
+  // Runs `step` until it succeeds, up to 5 times for errors that may pass.
+  absl::Status Retry(std::string_view what, const std::function<absl::Status()>& step);
   absl::Status Cutover();
   // absl::OkStatus once cut over; Unavailable for a cutover to retry.
   absl::Status TryCutover();
@@ -122,6 +135,12 @@ class TableMove : public CopyGate {
   std::vector<std::unique_ptr<Table>> tables_;
   absl::flat_hash_map<std::string, Table*> by_name_;  // "db\0table"
   std::unique_ptr<ApplyPipeline> pipeline_;  // set once, under mu_
+  // The move thread's: progress writes, and the guard's named locks.
+  std::unique_ptr<replication::ConnectionSqlSource> progress_sql_;
+  std::unique_ptr<protocol::ClientConnection> guard_conn_;
+  replication::BinlogPosition start_;  // where the pipeline started
+  bool resumed_ = false;       // continuing from a checkpoint
+  bool resumed_done_ = false;  // the checkpoint says it already cut over
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> cutover_requested_{false};
@@ -134,7 +153,7 @@ class TableMove : public CopyGate {
   MoveStatus status_;  // under mu_
   std::atomic<uint64_t> rows_copied_{0};
   std::atomic<uint64_t> chunks_copied_{0};
-  absl::Time copy_started_ = absl::InfinitePast();
+  absl::Time copy_started_ = absl::InfinitePast();  // under mu_
 };
 
 }  // namespace binrelay::apply
