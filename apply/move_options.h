@@ -35,6 +35,9 @@ struct MoveOptions {
   std::chrono::milliseconds cutover_timeout{5000};
   // Cutover renames each source table to `<t>_old` (off: leaves them).
   bool rename_source = true;
+  // binrelay's store directory (set by the command, not a key): preflight
+  // checks it can hold the binlog written while the move runs.
+  std::string store_dir;
 };
 
 const char* CutoverName(MoveOptions::Cutover c);

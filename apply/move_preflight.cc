@@ -1,5 +1,10 @@
 #include "apply/move_preflight.h"
 
+#include <sys/statvfs.h>
+
+#include <set>
+#include <thread>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -172,6 +177,124 @@ absl::Status CreateTargetTable(replication::SqlSource& source, replication::SqlS
                                                }()))
                          .status());
   return target.Query(create).status();
+}
+
+namespace {
+
+// The current user's privileges on db.table (global, database and table
+// level), upper-case; nullopt when they cannot be listed (roles, no
+// access to information_schema's views).
+std::optional<std::set<std::string>> PrivilegesOn(replication::SqlSource& server,
+                                                  const std::string& db,
+                                                  const std::string& table) {
+  auto role = server.Query("SELECT CURRENT_ROLE()");
+  if (!role.ok() || (!role->empty() && (*role)[0][0] && *(*role)[0][0] != "NONE")) {
+    return std::nullopt;
+  }
+  // GRANTEE reads 'user'@'host'; CURRENT_USER() user@host.
+  const std::string grantee =
+      "CONCAT(CHAR(39), SUBSTRING_INDEX(CURRENT_USER(), '@', 1), CHAR(39), '@', CHAR(39), "
+      "SUBSTRING_INDEX(CURRENT_USER(), '@', -1), CHAR(39))";
+  std::string q_db, q_table;
+  AppendQuotedString(db, &q_db);
+  AppendQuotedString(table, &q_table);
+  std::string sql = absl::StrCat(
+      "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ", grantee,
+      " UNION SELECT PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = ",
+      grantee, " AND TABLE_SCHEMA = ", q_db);
+  if (!table.empty()) {
+    absl::StrAppend(&sql,
+                    " UNION SELECT PRIVILEGE_TYPE FROM information_schema.TABLE_PRIVILEGES "
+                    "WHERE GRANTEE = ", grantee, " AND TABLE_SCHEMA = ", q_db,
+                    " AND TABLE_NAME = ", q_table);
+  }
+  auto rows = server.Query(sql);
+  if (!rows.ok()) return std::nullopt;
+  std::set<std::string> out;
+  for (const auto& r : *rows) {
+    if (!r.empty() && r[0]) out.insert(*r[0]);
+  }
+  if (out.empty()) return std::nullopt;  // nothing listed: not ours to judge
+  return out;
+}
+
+void Require(replication::SqlSource& server, const std::string& db, const std::string& table,
+             const std::vector<const char*>& needed, const std::string& why,
+             std::vector<std::string>* problems) {
+  std::optional<std::set<std::string>> have = PrivilegesOn(server, db, table);
+  if (!have) return;
+  std::vector<std::string> missing;
+  for (const char* p : needed) {
+    if (!have->contains(p)) missing.push_back(p);
+  }
+  if (missing.empty()) return;
+  const std::string on = table.empty() ? absl::StrCat(db, ".*") : absl::StrCat(db, ".", table);
+  problems->push_back(absl::StrCat("the account on ", server.Peer(), " lacks ",
+                                   absl::StrJoin(missing, ", "), " on ", on, " (", why,
+                                   "): GRANT ", absl::StrJoin(missing, ", "), " ON ", on,
+                                   " TO it"));
+}
+
+}  // namespace
+
+std::vector<std::string> MovePrivilegeProblems(replication::SqlSource& source,
+                                               replication::SqlSource& target,
+                                               const std::vector<MoveTableName>& tables,
+                                               bool cutover_locks, bool cutover_renames,
+                                               const std::string& checkpoint_schema) {
+  std::vector<std::string> problems;
+  std::set<std::string> target_dbs;
+  for (const MoveTableName& t : tables) {
+    Require(source, t.db, t.table, {"SELECT"}, "to copy and compare it", &problems);
+    if (cutover_locks) {
+      Require(source, t.db, t.table, {"LOCK TABLES"}, "cutover locks it", &problems);
+    }
+    if (cutover_renames) {
+      Require(source, t.db, t.table, {"ALTER", "DROP", "CREATE", "INSERT"},
+              "cutover renames it to <table>_old", &problems);
+    }
+    target_dbs.insert(t.target_db);
+  }
+  target_dbs.insert(checkpoint_schema);
+  for (const std::string& db : target_dbs) {
+    Require(target, db, "", {"CREATE", "SELECT", "INSERT", "DELETE"},
+            db == checkpoint_schema ? "the move's checkpoints" : "the moved tables", &problems);
+  }
+  return problems;
+}
+
+absl::StatusOr<std::optional<std::string>> StoreSpaceProblem(
+    replication::SqlSource& source, const std::string& store_dir, uint64_t copy_bytes,
+    uint64_t copy_bytes_per_second, absl::Duration sample, uint64_t* rate) {
+  // Bytes written to the source's binlog over `sample`, across rotations.
+  auto total = [&]() -> absl::StatusOr<uint64_t> {
+    BR_ASSIGN_OR_RETURN(auto logs, source.Query("SHOW BINARY LOGS"));
+    uint64_t sum = 0;
+    for (const auto& r : logs) {
+      uint64_t n = 0;
+      if (r.size() >= 2 && r[1] && absl::SimpleAtoi(*r[1], &n)) sum += n;
+    }
+    return sum;
+  };
+  BR_ASSIGN_OR_RETURN(uint64_t before, total());
+  std::this_thread::sleep_for(absl::ToChronoMilliseconds(sample));
+  BR_ASSIGN_OR_RETURN(uint64_t after, total());
+  // A purge between the samples can only make it look smaller; 0 then.
+  const double secs = std::max(0.001, absl::ToDoubleSeconds(sample));
+  const uint64_t per_second =
+      after > before ? static_cast<uint64_t>(static_cast<double>(after - before) / secs) : 0;
+  if (rate != nullptr) *rate = per_second;
+  const uint64_t duration = 2 * copy_bytes / std::max<uint64_t>(1, copy_bytes_per_second) + 60;
+  const uint64_t need = per_second * duration;
+  struct statvfs fs;
+  if (::statvfs(store_dir.c_str(), &fs) != 0) return std::optional<std::string>();
+  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  if (need <= free_bytes) return std::optional<std::string>();
+  return std::optional<std::string>(absl::StrCat(
+      "the store directory ", store_dir, " has ", free_bytes >> 20, " MiB free, but the source ",
+      source.Peer(), " writes about ", per_second >> 10, " KiB/s of binlog and this move may "
+      "take about ", Duration(duration), ": about ", need >> 20, " MiB the store must keep; "
+      "free space there or point [store] dir elsewhere"));
 }
 
 }  // namespace binrelay::apply

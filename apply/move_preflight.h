@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "apply/table_shape.h"
 #include "replication/sql_source.h"
 
@@ -50,6 +51,29 @@ absl::StatusOr<MovePlan> MovePreflight(replication::SqlSource& source,
                                        replication::SqlSource& target,
                                        const std::vector<MoveTableName>& tables,
                                        uint64_t copy_bytes_per_second = 20 << 20);
+
+// What the move's accounts may lack, one line each (empty: nothing):
+// on the source SELECT on each table, LOCK TABLES if the cutover locks,
+// ALTER, DROP, CREATE and INSERT if it renames (ALTER TABLE ... RENAME); on the
+// target CREATE, SELECT, INSERT, DELETE on each table's database and on
+// `checkpoint_schema`. Read from information_schema's *_PRIVILEGES views
+// for the current user; an account using roles is not checked (its
+// privileges are not listed there) and a failed read is not a problem.
+std::vector<std::string> MovePrivilegeProblems(replication::SqlSource& source,
+                                               replication::SqlSource& target,
+                                               const std::vector<MoveTableName>& tables,
+                                               bool cutover_locks, bool cutover_renames,
+                                               const std::string& checkpoint_schema);
+
+// The store must hold every binlog byte the source writes while the move
+// runs: the source's write rate (its binlog position sampled `sample`
+// apart) times the move's estimated duration (`copy_bytes` at
+// `copy_bytes_per_second`, twice for the checksum, plus a minute), against
+// the free space of `store_dir`. A problem line if it will not fit; `rate`
+// gets the measured bytes per second.
+absl::StatusOr<std::optional<std::string>> StoreSpaceProblem(
+    replication::SqlSource& source, const std::string& store_dir, uint64_t copy_bytes,
+    uint64_t copy_bytes_per_second, absl::Duration sample, uint64_t* rate = nullptr);
 
 // Creates `t` on the target from the source's SHOW CREATE TABLE, in
 // t.target_db (foreign keys included, as the source declares them).

@@ -299,7 +299,30 @@ absl::Status TableMove::Plan() {
   BR_RETURN_IF_ERROR(Guard(names));
   MovePlan plan;
   if (saved.empty()) {
-    BR_ASSIGN_OR_RETURN(plan, MovePreflight(source, target, names));
+    // Every problem at once: the tables' own (MovePreflight), the accounts'
+    // privileges, and room in the store.
+    std::vector<std::string> more = MovePrivilegeProblems(
+        source, target, names, options_.cutover != MoveOptions::Cutover::kNone,
+        options_.cutover != MoveOptions::Cutover::kNone && options_.rename_source,
+        options_.apply.checkpoint_schema);
+    auto planned = MovePreflight(source, target, names);
+    if (!options_.store_dir.empty()) {
+      uint64_t rate = 0;
+      auto space = StoreSpaceProblem(source, options_.store_dir,
+                                     planned.ok() ? planned->approx_bytes : 0, 20 << 20,
+                                     absl::Seconds(1), &rate);
+      if (space.ok() && space->has_value()) more.push_back(**space);
+    }
+    if (!planned.ok()) {
+      if (more.empty()) return planned.status();
+      return absl::FailedPreconditionError(
+          absl::StrCat(planned.status().message(), "; ", absl::StrJoin(more, "; ")));
+    }
+    if (!more.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("binrelay move cannot start: ", absl::StrJoin(more, "; ")));
+    }
+    plan = std::move(*planned);
     for (const std::string& w : plan.warnings) spdlog::warn("move {}: {}", name(), w);
   } else {
     // Resuming: the target tables exist and hold what was copied.

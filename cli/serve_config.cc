@@ -425,6 +425,7 @@ absl::StatusOr<ServeConfig> ParseMoveConfig(const IniFile& ini) {
   const IniFile::Value* name = ini.Find("move", "name");
   BR_ASSIGN_OR_RETURN(apply::MoveOptions m,
                       ParseMoveSection(ini, "move", name ? name->text : std::string("move")));
+  m.store_dir = c.store.dir;
   c.moves.push_back(std::move(m));
   BR_RETURN_IF_ERROR(RefuseUnknownKeys(ini, &c));
   return c;
@@ -442,6 +443,7 @@ absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini) {
   }
   for (const std::string& section : ini.SectionsWithPrefix("move.")) {
     BR_ASSIGN_OR_RETURN(apply::MoveOptions m, ParseMoveSection(ini, section, section.substr(5)));
+    m.store_dir = c.store.dir;
     c.moves.push_back(std::move(m));
   }
   // Pipelines and moves share the checkpoint table on a target.

@@ -5,9 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "apply/table_shape.h"
 #include "replication/connection_sql_source.h"
 #include "tests/harness/mariadb_sandbox.h"
@@ -109,6 +114,39 @@ TEST_F(MovePreflightTest, ShortSourceRetentionIsAWarningNotAnError) {
   auto relaxed = MovePreflight(src, dst, {{"mr", "t", "mr"}});
   BR_ASSERT_OK(relaxed.status());
   EXPECT_TRUE(relaxed->warnings.empty()) << "no retention configured: nothing to warn about";
+}
+
+
+// Guards: a move starting with a store that cannot hold the binlog the
+// source writes while it runs (it would fill the disk mid-copy), and a
+// quiet source (no writes) reported as a problem.
+TEST_F(MovePreflightTest, StoreTooSmallForTheSourcesWriteRateIsAProblem) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE ms"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE ms.t (id INT PRIMARY KEY, v TEXT)"));
+  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
+  const std::string dir = ::testing::TempDir();
+  // Quiet source: nothing to keep, whatever the move's size.
+  uint64_t rate = 1;
+  BR_ASSERT_OK_AND_ASSIGN(auto quiet, StoreSpaceProblem(src, dir, uint64_t{1} << 50, 20 << 20,
+                                                        absl::Milliseconds(500), &rate));
+  EXPECT_EQ(rate, 0u);
+  EXPECT_FALSE(quiet.has_value()) << *quiet;
+  // A writing source and a move estimated at years: more than any disk.
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (int i = 0; !stop; ++i) {
+      (void)source_->Execute(absl::StrCat("REPLACE INTO ms.t VALUES (", i % 100,
+                                          ", REPEAT('x', 2000))"));
+    }
+  });
+  auto busy = StoreSpaceProblem(src, dir, uint64_t{1} << 50, 20 << 20, absl::Seconds(1), &rate);
+  stop = true;
+  writer.join();
+  BR_ASSERT_OK(busy.status());
+  EXPECT_GT(rate, 0u);
+  ASSERT_TRUE(busy->has_value());
+  EXPECT_TRUE(absl::StrContains(**busy, "MiB free")) << **busy;
+  EXPECT_TRUE(absl::StrContains(**busy, dir)) << **busy;
 }
 
 }  // namespace

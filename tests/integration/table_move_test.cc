@@ -484,5 +484,29 @@ TEST_F(TableMoveTest, KilledMoveResumesFromItsCheckpointAndLosesNoChange) {
   std::filesystem::remove_all(dir2);
 }
 
+// Guards: a move that starts with an account that cannot finish it (it
+// would fail at its first write, or at cutover with the source locked),
+// and a privilege report that does not say what to grant.
+TEST_F(TableMoveTest, PreflightListsMissingPrivilegesOnBothServers) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mvg"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE mvg.t (id INT PRIMARY KEY)"));
+  BR_ASSERT_OK(target_->CreateUser("weak", "weak-pw", "SELECT"));
+  std::string section = absl::StrCat("[move.m7]\ntarget_host = 127.0.0.1\ntarget_port = ",
+                                     target_->Port(), "\ntarget_user = weak\n"
+                                     "target_password = weak-pw\ntables = mvg.t\n");
+  ServeOptions o;
+  o.start = "current";
+  o.extra_config = section;
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source_, o));
+  BR_ASSERT_OK(serve->Start());
+  std::optional<JsonValue> last;
+  EXPECT_FALSE(PhaseReaches(*serve, "m7", "done", seconds(30), &last));
+  ASSERT_TRUE(last.has_value());
+  const std::string error = last->Find("error")->text;
+  EXPECT_TRUE(absl::StrContains(error, "lacks CREATE, INSERT, DELETE on mvg.*")) << error;
+  EXPECT_TRUE(absl::StrContains(error, "GRANT CREATE, INSERT, DELETE ON binrelay.*")) << error;
+  BR_EXPECT_OK(serve->Stop());
+}
+
 }  // namespace
 }  // namespace binrelay::testing
