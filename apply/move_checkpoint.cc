@@ -98,6 +98,8 @@ absl::StatusOr<std::map<std::string, MoveTableProgress>> LoadMoveCheckpoint(
     const std::string where =
         absl::StrCat(target.Peer(), " ", schema, ".move_checkpoint row for ", *r[0], ".", *r[1]);
     MoveTableProgress p;
+    p.db = *r[0];
+    p.table = *r[1];
     p.phase = r[2].value_or("");
     BR_ASSIGN_OR_RETURN(p.copied, DecodeBound(r[3], where));
     if (r[4] && !r[4]->empty()) {
@@ -117,6 +119,12 @@ absl::StatusOr<std::map<std::string, MoveTableProgress>> LoadMoveCheckpoint(
 absl::Status SaveMoveCheckpoint(replication::SqlSource& target, const std::string& schema,
                                 const std::string& name, const std::string& db,
                                 const std::string& table, const MoveTableProgress& p) {
+  return target.Query(MoveCheckpointStatement(schema, name, db, table, p)).status();
+}
+
+std::string MoveCheckpointStatement(const std::string& schema, const std::string& name,
+                                    const std::string& db, const std::string& table,
+                                    const MoveTableProgress& p) {
   std::string sql = absl::StrCat("REPLACE INTO ", Table(schema),
                                  " (move, db, tbl, phase, start_at, copied, guard, copy_done, "
                                  "checked, checksum_done, updated_at) VALUES (");
@@ -140,7 +148,7 @@ absl::Status SaveMoveCheckpoint(replication::SqlSource& target, const std::strin
   absl::StrAppend(&sql, ",", p.copy_done ? 1 : 0, ",");
   AppendQuotedString(EncodeBound(p.checked), &sql);
   absl::StrAppend(&sql, ",", p.checksum_done ? 1 : 0, ", UTC_TIMESTAMP(6))");
-  return target.Query(sql).status();
+  return sql;
 }
 
 absl::Status ClearMoveCheckpoint(replication::SqlSource& target, const std::string& schema,

@@ -22,6 +22,7 @@
 namespace binrelay::apply {
 
 struct MoveTableProgress {
+  std::string db, table;  // the source's names (as loaded)
   std::string phase;  // the move's phase when written
   // FILE:POS where the move's pipeline started (before the first chunk):
   // where it resumes if it never wrote a checkpoint of its own.
@@ -43,6 +44,11 @@ absl::StatusOr<std::map<std::string, MoveTableProgress>> LoadMoveCheckpoint(
 absl::Status SaveMoveCheckpoint(replication::SqlSource& target, const std::string& schema,
                                 const std::string& name, const std::string& db,
                                 const std::string& table, const MoveTableProgress& p);
+// The REPLACE statement SaveMoveCheckpoint runs (several go in one
+// transaction when every table's row changes at once).
+std::string MoveCheckpointStatement(const std::string& schema, const std::string& name,
+                                    const std::string& db, const std::string& table,
+                                    const MoveTableProgress& p);
 
 // Removes move `name`'s rows (a move starting afresh).
 absl::Status ClearMoveCheckpoint(replication::SqlSource& target, const std::string& schema,

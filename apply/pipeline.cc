@@ -1298,7 +1298,7 @@ absl::Status ApplyPipeline::MaybeHold(const replication::BinlogPosition& at) {
       // Past it with only events outside transactions since (a rotation, a
       // checkpoint) is the same state; a transaction ending past it means
       // it was no boundary of this stream.
-      if (replication::PositionBefore(hold_target_, last_commit_)) {
+      if (!hold_or_after_ && replication::PositionBefore(hold_target_, last_commit_)) {
         hold_error_ = absl::FailedPreconditionError(absl::StrCat(
             "apply pipeline ", options_.name, " read past ", hold_target_.ToString(),
             " (a transaction ends at ", last_commit_.ToString(), ")"));
@@ -1363,8 +1363,12 @@ absl::StatusOr<replication::BinlogPosition> ApplyPipeline::Pause(absl::Duration 
 }
 
 absl::Status ApplyPipeline::AdvanceTo(const replication::BinlogPosition& at,
-                                      absl::Duration timeout) {
+                                      absl::Duration timeout, bool or_after) {
   std::unique_lock<std::mutex> l(mu_);
+  if (or_after && held_at_ && hold_mode_ != HoldMode::kNone &&
+      !replication::PositionBefore(*held_at_, at)) {
+    return absl::OkStatus();
+  }
   // Paused at or past `at` with no transaction ending after it (only a
   // rotation or a checkpoint event): the same state as `at` itself.
   if (held_at_ && hold_mode_ != HoldMode::kNone && !replication::PositionBefore(*held_at_, at) &&
@@ -1378,6 +1382,7 @@ absl::Status ApplyPipeline::AdvanceTo(const replication::BinlogPosition& at,
   }
   hold_mode_ = HoldMode::kAdvance;
   hold_target_ = at;
+  hold_or_after_ = or_after;
   ++hold_generation_;
   hold_error_ = absl::OkStatus();
   held_at_.reset();

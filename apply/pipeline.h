@@ -132,7 +132,11 @@ class ApplyPipeline {
   // paused position, e.g. a snapshot's binlog position) and pauses there
   // the same way. FailedPrecondition if a transaction ends past `at`
   // before it is reached (it was not a boundary).
-  absl::Status AdvanceTo(const replication::BinlogPosition& at, absl::Duration timeout);
+  // `or_after`: any transaction boundary at or after `at` will do (the
+  // cutover: once the moved tables are locked at `at`, nothing after it
+  // touches them), so it also works unpaused.
+  absl::Status AdvanceTo(const replication::BinlogPosition& at, absl::Duration timeout,
+                         bool or_after = false);
   void Resume();
   // Removes the local checkpoint file (a move starting afresh), before
   // Restore.
@@ -267,6 +271,7 @@ class ApplyPipeline {
   enum class HoldMode { kNone, kPause, kAdvance };
   HoldMode hold_mode_ = HoldMode::kNone;
   replication::BinlogPosition hold_target_;
+  bool hold_or_after_ = false;
   std::optional<replication::BinlogPosition> held_at_;
   replication::BinlogPosition held_commit_;  // last_commit_ when it paused
   uint64_t hold_generation_ = 0;  // each Pause/AdvanceTo/Resume

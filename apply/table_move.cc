@@ -114,8 +114,15 @@ TableMove::TableMove(MoveOptions options, replication::StoreReadSide* store,
 TableMove::~TableMove() { Stop(); }
 
 void TableMove::Start() {
+  // Until its pipeline pins where it resumes, the move holds every stored
+  // file: retention's first pass must not purge what a resumed move needs.
+  early_pin_ = store_->Pin({"", 4}, absl::StrCat("move ", name(), " (starting)"));
   thread_ = std::thread([this] {
     absl::Status s = Run();
+    // A move that ended (done, failed or stopped) holds nothing: its named
+    // locks go with the connection, its claim on the store with the pin.
+    guard_conn_.reset();
+    early_pin_.Release();
     if (!s.ok()) {
       // Nothing of a failed move may keep running: no change stays held
       // back for a chunk that will never complete, no pipeline stays
@@ -228,6 +235,7 @@ absl::Status TableMove::PipelineError() const {
 }
 
 absl::Status TableMove::SaveProgress(Table& t) {
+  BR_RETURN_IF_ERROR(CheckGuard());
   t.progress.phase = Status().phase;
   t.progress.start = start_.ToString();
   return Annotate(SaveMoveCheckpoint(*progress_sql_, options_.apply.checkpoint_schema, name(),
@@ -237,28 +245,105 @@ absl::Status TableMove::SaveProgress(Table& t) {
 }
 
 absl::Status TableMove::SaveAll() {
-  for (auto& t : tables_) BR_RETURN_IF_ERROR(SaveProgress(*t));
+  // One transaction: a restart never finds rows for only some tables.
+  BR_RETURN_IF_ERROR(CheckGuard());
+  const std::string phase = Status().phase;
+  const std::string where = absl::StrCat("move ", name(), ": saving its progress on ",
+                                         progress_sql_->Peer());
+  BR_RETURN_IF_ERROR(Annotate(progress_sql_->Query("BEGIN").status(), where));
+  for (auto& t : tables_) {
+    t->progress.phase = phase;
+    t->progress.start = start_.ToString();
+    absl::Status s = progress_sql_->Query(MoveCheckpointStatement(
+        options_.apply.checkpoint_schema, name(), t->plan.name.db, t->plan.name.table,
+        t->progress)).status();
+    if (!s.ok()) {
+      (void)progress_sql_->Query("ROLLBACK");
+      return Annotate(s, where);
+    }
+  }
+  return Annotate(progress_sql_->Query("COMMIT").status(), where);
+}
+
+namespace {
+
+// Named-lock names: SHA1 of the quoted name, so no two tables or moves
+// share one (and any length fits GET_LOCK's 64 characters).
+std::string LockName(std::string_view kind, const std::string& what) {
+  std::string quoted;
+  AppendQuotedString(what, &quoted);
+  return absl::StrCat("CONCAT('binrelay-", AV(kind), ":', SHA1(", quoted, "))");
+}
+
+}  // namespace
+
+absl::Status TableMove::TakeLock(const std::string& lock, const std::string& what) {
+  replication::ConnectionSqlSource guard(guard_conn_.get());
+  BR_ASSIGN_OR_RETURN(auto got, guard.Query(absl::StrCat("SELECT GET_LOCK(", lock, ", 0), "
+                                                         "IS_USED_LOCK(", lock, ")")));
+  if (got.empty() || !got[0][0] || *got[0][0] != "1") {
+    const std::string holder = !got.empty() && got[0].size() > 1 && got[0][1] ? *got[0][1] : "?";
+    return absl::FailedPreconditionError(absl::StrCat(
+        "move ", name(), ": another move of ", what, " on ", guard.Peer(),
+        " is running (its lock is held by connection ", holder,
+        " there); stop it first, or wait for it to end"));
+  }
+  locks_.push_back(lock);
   return absl::OkStatus();
 }
 
-absl::Status TableMove::Guard(const std::vector<MoveTableName>& names) {
+absl::Status TableMove::GuardName() {
   // Named locks on the target, held by one connection for the move's life:
-  // a second move of the same tables to the same target fails here, before
-  // it writes anything (the server frees them if this process dies).
+  // a second move of the same name, or of the same tables to the same
+  // target, fails before it writes anything (the server frees them if this
+  // process dies). The connection never idles out: wait_timeout is raised,
+  // and CheckGuard asks at every progress write that it still holds them.
   BR_ASSIGN_OR_RETURN(guard_conn_, protocol::ClientConnection::Connect(options_.apply.target));
   replication::ConnectionSqlSource guard(guard_conn_.get());
+  BR_RETURN_IF_ERROR(guard.Query("SET SESSION wait_timeout = 31536000").status());
+  return TakeLock(LockName("move-name", name()), absl::StrCat("the name ", name()));
+}
+
+absl::Status TableMove::Guard(const std::vector<MoveTableName>& names) {
   for (const MoveTableName& n : names) {
-    std::string lock = "CONCAT('binrelay-move:', SHA1(";
-    AppendQuotedString(absl::StrCat(n.target_db, ".", n.table), &lock);
-    lock.append("))");
-    BR_ASSIGN_OR_RETURN(auto got, guard.Query(absl::StrCat("SELECT GET_LOCK(", lock, ", 0), "
-                                                           "IS_USED_LOCK(", lock, ")")));
-    if (got.empty() || !got[0][0] || *got[0][0] != "1") {
-      const std::string holder = !got.empty() && got[0].size() > 1 && got[0][1] ? *got[0][1] : "?";
-      return absl::FailedPreconditionError(absl::StrCat(
-          "move ", name(), ": another move of ", n.db, ".", n.table, " to ", n.target_db, ".",
-          n.table, " on ", guard.Peer(), " is running (its lock is held by connection ", holder,
-          " there); stop it first, or wait for it to end"));
+    BR_RETURN_IF_ERROR(TakeLock(LockName("move", Qualified(n.target_db, n.table)),
+                                absl::StrCat(n.db, ".", n.table, " to ", n.target_db, ".",
+                                             n.table)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TableMove::CheckGuard() {
+  if (guard_conn_ == nullptr || locks_.empty()) return absl::OkStatus();
+  replication::ConnectionSqlSource guard(guard_conn_.get());
+  auto held = guard.Query(absl::StrCat("SELECT IS_USED_LOCK(", locks_.front(),
+                                       ") = CONNECTION_ID()"));
+  if (!held.ok() || held->empty() || !(*held)[0][0] || *(*held)[0][0] != "1") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "move ", name(), ": lost its lock on the target (connection closed?); it stops so that "
+        "no second move can write the same tables unseen. Run it again: it resumes"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TableMove::KillEarlierCopies(replication::SqlSource& target,
+                                          const std::vector<MoveTableName>& names) {
+  BR_ASSIGN_OR_RETURN(
+      auto running,
+      target.Query("SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE ID <> "
+                   "CONNECTION_ID() AND USER = SUBSTRING_INDEX(USER(), '@', 1) AND INFO LIKE "
+                   "'INSERT IGNORE INTO %'"));
+  for (const auto& row : running) {
+    if (row.size() < 2 || !row[0] || !row[1]) continue;
+    for (const MoveTableName& n : names) {
+      if (!absl::StartsWith(*row[1], absl::StrCat("INSERT IGNORE INTO ",
+                                                  Qualified(n.target_db, n.table)))) {
+        continue;
+      }
+      spdlog::warn("move {}: killing connection {} on {}, a copy of {}.{} by an earlier run",
+                   name(), *row[0], target.Peer(), n.db, n.table);
+      BR_RETURN_IF_ERROR(target.Query(absl::StrCat("KILL ", *row[0])).status());
+      break;
     }
   }
   return absl::OkStatus();
@@ -270,26 +355,70 @@ absl::Status TableMove::Plan() {
   replication::ConnectionSqlSource target(options_.apply.target);
   progress_sql_ = std::make_unique<replication::ConnectionSqlSource>(options_.apply.target);
   BR_ASSIGN_OR_RETURN(Subscription pattern, Subscription::Parse(options_.apply.tables));
+  // The name's lock first: the checkpoint read next is then this run's.
+  BR_RETURN_IF_ERROR(GuardName());
   auto listed = ListTables(source);
   if (!listed.ok()) return Annotate(listed.status(), "listing the source's tables");
+  auto exists = [&](const std::string& db, const std::string& table) {
+    for (const auto& [d, t] : *listed) {
+      if (d == db && t == table) return true;
+    }
+    return false;
+  };
+  const std::string& tschema = options_.apply.target_schema;
   std::vector<MoveTableName> names;
   for (const auto& [db, table] : *listed) {
     if (!pattern.Matches(db, table) || db == options_.apply.checkpoint_schema) continue;
-    if (!options_.apply.target_schema.empty() && db == options_.apply.target_schema) continue;
-    names.push_back(MoveTableName{
-        db, table, options_.apply.target_schema.empty() ? db : options_.apply.target_schema});
+    if (!tschema.empty() && db == tschema) continue;
+    names.push_back(MoveTableName{db, table, tschema.empty() ? db : tschema});
   }
   BR_ASSIGN_OR_RETURN(auto saved, LoadMoveCheckpoint(target, options_.apply.checkpoint_schema,
                                                      name()));
   if (!saved.empty()) {
-    // A move that already cut over renamed its tables away on the source:
-    // its checkpoint alone says which they were.
+    // A resumed move's tables are its checkpoint's: after its cutover they
+    // may be renamed away on the source.
+    std::vector<MoveTableName> from_checkpoint;
     bool all_done = true;
-    for (const auto& [table, p] : saved) all_done = all_done && p.phase == "done";
-    if (all_done) {
+    std::vector<std::string> renamed, live;
+    for (const auto& [key, p] : saved) {
+      from_checkpoint.push_back(MoveTableName{p.db, p.table, tschema.empty() ? p.db : tschema});
+      all_done = all_done && p.phase == "done";
+      const bool gone = !exists(p.db, p.table) && exists(p.db, p.table + "_old");
+      (gone ? renamed : live).push_back(key);
+    }
+    if (all_done || (!renamed.empty() && live.empty())) {
+      // Cut over (a crash may have come before "done" was written).
+      for (const auto& [key, p] : saved) {
+        MoveTableProgress q = p;
+        q.phase = "done";
+        BR_RETURN_IF_ERROR(SaveMoveCheckpoint(target, options_.apply.checkpoint_schema, name(),
+                                              p.db, p.table, q));
+      }
       resumed_done_ = true;
       return absl::OkStatus();
     }
+    if (!renamed.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "move ", name(), ": its cutover was interrupted after renaming ",
+          absl::StrJoin(renamed, ", "), " to <table>_old on ", source.Peer(), " but not ",
+          absl::StrJoin(live, ", "), ". The target has every change to the renamed tables. "
+          "Finish by hand: stop writes to the others, compare them on both servers (CHECKSUM "
+          "TABLE) once binrelay.apply_checkpoint has passed SHOW MASTER STATUS, rename them to "
+          "<table>_old, then set phase = 'done' in ", options_.apply.checkpoint_schema,
+          ".move_checkpoint for this move"));
+    }
+    std::vector<std::string> want, have;
+    for (const MoveTableName& n : names) want.push_back(absl::StrCat(n.db, ".", n.table));
+    for (const auto& [table, p] : saved) have.push_back(table);
+    std::sort(want.begin(), want.end());
+    if (want != have) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "move ", name(), " has a checkpoint on ", target.Peer(), " for ",
+          absl::StrJoin(have, ", "), " but tables = ", options_.apply.tables, " now names ",
+          absl::StrJoin(want, ", "), "; put tables back as it was to resume it, or give this "
+          "move another name (the target tables of the first hold a partial copy)"));
+    }
+    names = std::move(from_checkpoint);
   }
   if (names.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -342,12 +471,22 @@ absl::Status TableMove::Plan() {
       MoveTablePlan p;
       p.name = n;
       BR_ASSIGN_OR_RETURN(p.source, LoadTableShape(source, n.db, n.table));
+      std::string sql = "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ";
+      AppendQuotedString(n.db, &sql);
+      sql.append(" AND TABLE_NAME = ");
+      AppendQuotedString(n.table, &sql);
+      if (auto r = source.Query(sql); r.ok() && !r->empty() && (*r)[0][0]) {
+        (void)absl::SimpleAtoi(*(*r)[0][0], &p.approx_rows);
+      }
       plan.tables.push_back(std::move(p));
     }
+    // Statements a killed run still has running on the target (a chunk's
+    // INSERT IGNORE) must not commit after the highest key is read below.
+    BR_RETURN_IF_ERROR(KillEarlierCopies(target, names));
     spdlog::info("move {}: resuming from its checkpoint on {} (phase {})", name(),
                  target.Peer(), saved.begin()->second.phase);
   }
-  if (options_.rename_source && saved.empty()) {
+  if (options_.rename_source) {
     // Cutover renames each source table to <t>_old: a name already taken
     // would fail it halfway, with the source locked.
     std::vector<std::string> taken;
@@ -473,8 +612,6 @@ absl::Status TableMove::Run() {
     // there too if its pipeline never wrote a checkpoint.
     replication::ConnectionSqlSource source(source_);
     BR_ASSIGN_OR_RETURN(start_, replication::ReadBinlogStatus(source));
-    SetPhase("copy");
-    BR_RETURN_IF_ERROR(SaveAll());
   }
   p.start.kind = replication::StartSpec::Kind::kPosition;
   p.start.position = start_;
@@ -483,8 +620,15 @@ absl::Status TableMove::Run() {
     if (stopping_) return absl::CancelledError("stopping");
     pipeline_ = std::make_unique<ApplyPipeline>(p, store_, source_, this);
   }
-  if (!resumed_) BR_RETURN_IF_ERROR(pipeline_->ForgetLocalCheckpoint());
+  if (!resumed_) {
+    // Before the first save: once it exists a restart resumes, and must not
+    // find an earlier move's local checkpoint of the same name.
+    BR_RETURN_IF_ERROR(pipeline_->ForgetLocalCheckpoint());
+    SetPhase("copy");
+    BR_RETURN_IF_ERROR(SaveAll());
+  }
   BR_RETURN_IF_ERROR(pipeline_->Restore());
+  early_pin_.Release();  // the pipeline's own pin holds what it needs now
   pipeline_->Start();
   const absl::Time prepare_deadline = absl::Now() + absl::Seconds(60);
   while (true) {
@@ -862,15 +1006,11 @@ absl::Status TableMove::TryCutover() {
     ++status_.cutover_attempts;
   }
   BR_RETURN_IF_ERROR(WaitCaughtUp(absl::Seconds(60)));
-  // Paused before the lock: the reader then stands at or before the
-  // position read under it, and can be advanced exactly there.
+  // The pipeline keeps applying while LOCK TABLES waits; once the tables are
+  // locked at `at`, any transaction boundary at or after it is as good as
+  // `at` itself for them (AdvanceTo's or_after).
   ResumeOnExit resume(pipeline_.get());
   const absl::Duration limit = absl::FromChrono(options_.cutover_timeout);
-  if (auto paused = pipeline_->Pause(limit); !paused.ok()) {
-    BR_RETURN_IF_ERROR(PipelineError());
-    return absl::UnavailableError(absl::StrCat("pausing the apply pipeline: ",
-                                               paused.status().message()));
-  }
   BR_ASSIGN_OR_RETURN(std::unique_ptr<protocol::ClientConnection> conn,
                       protocol::ClientConnection::Connect(source_));
   replication::ConnectionSqlSource lock(conn.get());
@@ -895,8 +1035,8 @@ absl::Status TableMove::TryCutover() {
     unlock();
     return absl::UnavailableError(absl::StrCat("SHOW MASTER STATUS: ", at.status().message()));
   }
-  absl::Status applied =
-      pipeline_->AdvanceTo(*at, std::max(absl::Milliseconds(1), limit - (absl::Now() - locked_at)));
+  absl::Status applied = pipeline_->AdvanceTo(
+      *at, std::max(absl::Milliseconds(1), limit - (absl::Now() - locked_at)), /*or_after=*/true);
   if (!applied.ok()) {
     unlock();
     if (!PipelineError().ok()) return PipelineError();

@@ -114,8 +114,15 @@ class TableMove : public CopyGate {
   absl::Status SumAtOnePosition(Table& t, const std::vector<KeyRange>& ranges,
                                 std::vector<size_t>* differing);
   absl::Status Repair(Table& t, const KeyRange& range);
-  // Named locks on the target for `names` (the concurrency guard).
+  // Named locks on the target (the concurrency guard): the move's name,
+  // then each target table; CheckGuard: still held.
+  absl::Status GuardName();
   absl::Status Guard(const std::vector<MoveTableName>& names);
+  absl::Status TakeLock(const std::string& lock, const std::string& what);
+  absl::Status CheckGuard();
+  // Kills the target's INSERT IGNOREs into `names` left by a killed run.
+  absl::Status KillEarlierCopies(replication::SqlSource& target,
+                                 const std::vector<MoveTableName>& names);
   // t.progress (with the current phase) to the target's move_checkpoint.
   absl::Status SaveProgress(Table& t);
   absl::Status SaveAll();
@@ -138,6 +145,8 @@ class TableMove : public CopyGate {
   // The move thread's: progress writes, and the guard's named locks.
   std::unique_ptr<replication::ConnectionSqlSource> progress_sql_;
   std::unique_ptr<protocol::ClientConnection> guard_conn_;
+  std::vector<std::string> locks_;  // SQL expressions naming the locks held
+  replication::StorePin early_pin_;  // from Start until the pipeline pins
   replication::BinlogPosition start_;  // where the pipeline started
   bool resumed_ = false;       // continuing from a checkpoint
   bool resumed_done_ = false;  // the checkpoint says it already cut over

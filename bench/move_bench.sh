@@ -124,9 +124,9 @@ PY
 
   fresh_target; rm -rf "$TMP/mydumper"
   t0=$(now)
-  mydumper -h 127.0.0.1 -P "$SPORT" -u b -p b -B sbtest -T sbtest.sbtest1 -t "$CONC" --rows 100000 \
-    -o "$TMP/mydumper" >/dev/null 2>&1
-  myloader -h 127.0.0.1 -P "$TPORT" -u b -p b -d "$TMP/mydumper" -t "$CONC" -o >/dev/null 2>&1
+  mydumper -h 127.0.0.1 -P "$SPORT" -u b -p b -B sbtest -t "$CONC" --rows 100000 \
+    -o "$TMP/mydumper" >"$TMP/mydumper.log" 2>&1
+  myloader -h 127.0.0.1 -P "$TPORT" -u b -p b -d "$TMP/mydumper" -t "$CONC" -o >"$TMP/myloader.log" 2>&1
   t1=$(now); check mydumper
   T[mydumper,$run]=$(python3 -c "print($t1-$t0)")
   log "run $run: binrelay move ${T[binrelay,$run]} s (copy ${T[binrelay_copy,$run]} s, checksum ${T[binrelay_sum,$run]} s), mariadb-dump|mariadb ${T[dump,$run]} s, mydumper+myloader ${T[mydumper,$run]} s"

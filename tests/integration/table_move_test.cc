@@ -370,8 +370,9 @@ std::string WriteMoveConfig(const MariaDbSandbox& source, const MariaDbSandbox& 
 }
 
 // Guards: `binrelay move` not ending once cut over (or ending 0 on a failed
-// move), --json-status not printing the phases it went through, and a move
-// that needs a listener section to run.
+// move), --json-status not printing the phases it went through, a move
+// that needs a listener section to run, and a rerun after a cutover that
+// was not recorded as done.
 TEST_F(TableMoveTest, MoveCommandRunsToCutoverAndReportsJsonPhases) {
   BR_ASSERT_OK(source_->Execute("CREATE DATABASE mvc"));
   BR_ASSERT_OK(source_->Execute(
@@ -391,6 +392,24 @@ TEST_F(TableMoveTest, MoveCommandRunsToCutoverAndReportsJsonPhases) {
   EXPECT_EQ(Number(lines.back(), "rows_copied"), 3000u);
   EXPECT_GE(Number(lines.back(), "chunks_checked"), 1u);
   EXPECT_EQ(Checksum(*target_, "mvc.t"), Checksum(*source_, "mvc.t_old"));
+
+  // Killed after the rename but before "done" was written: the same
+  // command again sees the tables renamed, records the end and exits 0
+  // (it must not start the move over, nor tell the operator to drop the
+  // target's tables, which are now the live ones).
+  BR_ASSERT_OK(target_->Execute(
+      "UPDATE binrelay.move_checkpoint SET phase = 'cutover' WHERE move = 'cmd'"));
+  BR_ASSERT_OK_AND_ASSIGN(
+      ProcessResult again, RunBinrelay({"move", "--config", config, "--json-status"}, {}, seconds(60)));
+  EXPECT_EQ(again.exit_code, 0) << again.Describe();
+  BR_ASSERT_OK_AND_ASSIGN(std::vector<JsonValue> again_lines, ParseJsonLines(again.out));
+  ASSERT_FALSE(again_lines.empty()) << again.out;
+  EXPECT_EQ(again_lines.back().Find("phase")->text, "done");
+  EXPECT_EQ(Number(again_lines.back(), "rows_copied"), 0u);
+  auto phase = target_->Query("SELECT phase FROM binrelay.move_checkpoint WHERE move = 'cmd'");
+  ASSERT_TRUE(phase.ok()) << phase.status();
+  ASSERT_EQ(phase->size(), 1u);
+  EXPECT_EQ((*phase)[0][0].value_or("?"), "done");
   std::filesystem::remove_all(dir);
 }
 
