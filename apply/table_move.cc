@@ -434,6 +434,23 @@ absl::Status TableMove::Plan() {
         source, target, names, options_.cutover != MoveOptions::Cutover::kNone,
         options_.cutover != MoveOptions::Cutover::kNone && options_.rename_source,
         options_.apply.checkpoint_schema);
+    // Row events with full images are what the pipeline applies: checked
+    // here too, before anything is written (the pipeline would refuse the
+    // first partial image only once the copy is under way).
+    auto format = source.Query("SELECT @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image");
+    if (format.ok() && !format->empty() && (*format)[0].size() == 2) {
+      const std::string f = (*format)[0][0].value_or("?"), i = (*format)[0][1].value_or("?");
+      if (f != "ROW") {
+        more.push_back(absl::StrCat("the source ", source.Peer(), " has binlog_format = ", f,
+                                    ": a move applies row events; SET GLOBAL binlog_format = "
+                                    "'ROW' (and in my.cnf), then reconnect the applications"));
+      }
+      if (i != "FULL") {
+        more.push_back(absl::StrCat("the source ", source.Peer(), " has binlog_row_image = ", i,
+                                    ": a move applies whole rows; SET GLOBAL binlog_row_image = "
+                                    "'FULL' (and in my.cnf)"));
+      }
+    }
     auto planned = MovePreflight(source, target, names);
     if (!options_.store_dir.empty()) {
       uint64_t rate = 0;

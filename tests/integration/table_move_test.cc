@@ -20,6 +20,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "replication/connection_sql_source.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
 #include "tests/harness/mariadb_sandbox.h"
@@ -49,6 +50,9 @@ class TableMoveTest : public ::testing::Test {
     *start_error_ = source_->Execute(absl::StrCat(
         "GRANT SELECT, LOCK TABLES, ALTER, DROP, CREATE, INSERT ON *.* TO '", kRelayUser,
         "'@'%'"));
+    if (!start_error_->ok()) return;
+    // A move into another schema of the source itself writes as this user.
+    *start_error_ = source_->CreateUser(kMover, kMoverPassword);
     if (!start_error_->ok()) return;
     MariaDbSandboxOptions o;
     o.server_id = 2;
@@ -153,7 +157,7 @@ void WriteRandomly(MariaDbSandbox* source, std::atomic<bool>* stop, std::atomic<
   while (!*stop) {
     const int id = static_cast<int>(rng() % 24000) + 1;
     std::string sql;
-    switch (rng() % 8) {
+    switch (rng() % 9) {
       case 0:
         sql = absl::StrCat("INSERT INTO mv.t VALUES (", id, ", ", rng() % 100, ", 'w", rng(),
                            "') ON DUPLICATE KEY UPDATE v = VALUES(v)");
@@ -179,6 +183,15 @@ void WriteRandomly(MariaDbSandbox* source, std::atomic<bool>* stop, std::atomic<
       case 7:
         sql = absl::StrCat("DELETE FROM mv.s WHERE name = 'k", id % 2500, "'");
         break;
+      case 8: {  // swap two rows' UNIQUE values in one statement
+        const int a = id % 1000 + 1, b = (id * 7) % 1000 + 1;
+        if (a == b) continue;
+        sql = absl::StrCat("UPDATE mv.u SET email = CASE id WHEN ", a, " THEN (SELECT email FROM "
+                           "(SELECT email FROM mv.u WHERE id = ", b, ") x) WHEN ", b,
+                           " THEN (SELECT email FROM (SELECT email FROM mv.u WHERE id = ", a,
+                           ") y) END WHERE id IN (", a, ", ", b, ")");
+        break;
+      }
     }
     // After the cutover the tables are gone (renamed): errors are expected.
     if (source->Execute(sql).ok()) ++*done;
@@ -186,7 +199,8 @@ void WriteRandomly(MariaDbSandbox* source, std::atomic<bool>* stop, std::atomic<
 }
 
 // Guards the move's core promise: with the source taking random writes
-// (primary key changes included) all through the copy, the target's tables
+// (primary key changes, swaps of UNIQUE values, a case-insensitive key)
+// all through the copy and purging its binlog meanwhile, the target's tables
 // end identical to the source's at the cutover, the checksum compared every
 // chunk, and the source's tables were renamed to <t>_old. A watermark that
 // drops a change the copier never reads, a change applied under a chunk in
@@ -206,17 +220,42 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
                                 "PRIMARY KEY, n INT)"));
   BR_ASSERT_OK(source_->Execute(
       "INSERT INTO mv.s SELECT CONCAT('k', seq), seq FROM mv.seq_1_to_2000"));
+  BR_ASSERT_OK(source_->Execute(
+      "CREATE TABLE mv.u (id INT PRIMARY KEY, email VARCHAR(40) NOT NULL, UNIQUE KEY (email))"));
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO mv.u SELECT seq, CONCAT('user', seq, '@example.com') FROM mv.seq_1_to_1000"));
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> writes{0};
   std::thread writer(WriteRandomly, source_, &stop, &writes);
+  // Joined however the test ends (an ASSERT returns early).
+  struct Join {
+    std::atomic<bool>* stop;
+    std::thread* t;
+    ~Join() {
+      *stop = true;
+      if (t->joinable()) t->join();
+    }
+  } join{&stop, &writer};
   // Small chunks: many chunks in flight and completed while writes land.
   auto serve = StartMove("m1", "mv.*", {"chunk_time = 20ms", "copy_threads = 2",
                                         "flush_interval = 100ms"});
   ASSERT_NE(serve, nullptr);
+  // The source purges every binlog but its current one while the move runs:
+  // the move reads binrelay's copy, never the source's files.
+  EXPECT_TRUE(PhaseReaches(*serve, "m1", "copy", seconds(60)));
+  {
+    // Its own connection: the writer thread is using the sandbox's.
+    replication::ConnectionSqlSource admin(source_->ClientOptions(kMover, kMoverPassword));
+    BR_ASSERT_OK(admin.Query("FLUSH BINARY LOGS").status());
+    auto status = admin.Query("SHOW MASTER STATUS");
+    ASSERT_TRUE(status.ok() && !status->empty() && (*status)[0][0]) << status.status();
+    BR_ASSERT_OK(
+        admin.Query(absl::StrCat("PURGE BINARY LOGS TO '", *(*status)[0][0], "'")).status());
+  }
   std::optional<JsonValue> last;
   const bool done = PhaseReaches(*serve, "m1", "done", seconds(120), &last);
   stop = true;
-  writer.join();
+  if (writer.joinable()) writer.join();
   ASSERT_TRUE(done) << PhaseReaches(*serve, "m1", "done", seconds(1));
   ASSERT_TRUE(last.has_value());
   EXPECT_GT(writes.load(), 100u) << "the source took too few writes during the move";
@@ -229,8 +268,9 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
   EXPECT_EQ(Checksum(*target_, "mv.t"), Checksum(*source_, "mv.t_old"));
   EXPECT_EQ(Checksum(*target_, "mv.c"), Checksum(*source_, "mv.c_old"));
   EXPECT_EQ(Checksum(*target_, "mv.s"), Checksum(*source_, "mv.s_old"));
+  EXPECT_EQ(Checksum(*target_, "mv.u"), Checksum(*source_, "mv.u_old"));
   auto gone = source_->Query("SELECT COUNT(*) FROM information_schema.TABLES WHERE "
-                             "TABLE_SCHEMA = 'mv' AND TABLE_NAME IN ('t', 'c', 's')");
+                             "TABLE_SCHEMA = 'mv' AND TABLE_NAME IN ('t', 'c', 's', 'u')");
   ASSERT_TRUE(gone.ok()) << gone.status();
   EXPECT_EQ((*gone)[0][0].value_or("?"), "0");
   std::cerr << "move m1: " << writes.load() << " writes during the move; "
@@ -445,6 +485,14 @@ TEST_F(TableMoveTest, KilledMoveResumesFromItsCheckpointAndLosesNoChange) {
       if (source_->Execute(sql).ok()) ++writes;
     }
   });
+  struct Join {
+    std::atomic<bool>* stop;
+    std::thread* t;
+    ~Join() {
+      *stop = true;
+      if (t->joinable()) t->join();
+    }
+  } join{&stop, &writer};
   const std::string dir = absl::StrCat(::testing::TempDir(), "/binrelay-move-kill-", getpid());
   const std::string config = WriteMoveConfig(*source_, *target_, dir, "killed", "mvk.t",
                                              "chunk_time = 100ms\ncopy_threads = 1\n");
@@ -481,7 +529,7 @@ TEST_F(TableMoveTest, KilledMoveResumesFromItsCheckpointAndLosesNoChange) {
   // Writes stop some time before the cutover renames the table away.
   std::this_thread::sleep_for(seconds(2));
   stop = true;
-  writer.join();
+  if (writer.joinable()) writer.join();
   ProcessResult r = again->Wait(seconds(120));
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
   EXPECT_TRUE(absl::StrContains(r.err, "resuming from its checkpoint")) << r.err;
@@ -524,6 +572,60 @@ TEST_F(TableMoveTest, PreflightListsMissingPrivilegesOnBothServers) {
   const std::string error = last->Find("error")->text;
   EXPECT_TRUE(absl::StrContains(error, "lacks CREATE, INSERT, DELETE on mvg.*")) << error;
   EXPECT_TRUE(absl::StrContains(error, "GRANT CREATE, INSERT, DELETE ON binrelay.*")) << error;
+  BR_EXPECT_OK(serve->Stop());
+}
+
+// Guards: a move into another schema of the source server itself (the
+// target's writes land in the same binlog the move reads) applying its own
+// writes back, or a composite key with a UNIQUE secondary index copied
+// inexactly.
+TEST_F(TableMoveTest, MoveIntoAnotherSchemaOfTheSameServer) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mvs"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE mvs.t (a INT, b CHAR(8) CHARACTER SET ascii "
+                                "COLLATE ascii_bin, n INT, u INT, PRIMARY KEY (a, b), "
+                                "UNIQUE KEY (u))"));
+  BR_ASSERT_OK(source_->Execute(
+      "INSERT INTO mvs.t SELECT seq % 50, LPAD(seq, 8, '0'), seq, seq FROM mvs.seq_1_to_5000"));
+  std::string section = absl::StrCat(
+      "[move.m8]\ntarget_host = 127.0.0.1\ntarget_port = ", source_->Port(),
+      "\ntarget_user = ", kMover, "\ntarget_password = ", kMoverPassword,
+      "\ntables = mvs.t\ntarget_schema = mvs_new\nchunk_time = 20ms\n");
+  ServeOptions o;
+  o.start = "current";
+  o.extra_config = section;
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source_, o));
+  BR_ASSERT_OK(serve->Start());
+  ASSERT_TRUE(PhaseReaches(*serve, "m8", "copy", seconds(60)));
+  for (int i = 0; i < 50; ++i) {
+    BR_ASSERT_OK(source_->Execute(absl::StrCat(
+        "UPDATE mvs.t SET n = n + 1, u = u + 100000 WHERE a = ", i, " AND n % 7 = 0")));
+  }
+  std::optional<JsonValue> last;
+  ASSERT_TRUE(PhaseReaches(*serve, "m8", "done", seconds(90), &last));
+  EXPECT_EQ(Checksum(*source_, "mvs_new.t"), Checksum(*source_, "mvs.t_old"));
+  EXPECT_EQ(Number(*last, "chunks_differing"), 0u);
+  BR_EXPECT_OK(serve->Stop());
+}
+
+// Guards: a move started on a source whose row events would lack columns;
+// it must refuse before writing anything, naming the setting.
+TEST_F(TableMoveTest, MinimalRowImageIsRefusedBeforeAnythingIsWritten) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mvm"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE mvm.t (id INT PRIMARY KEY, v INT)"));
+  BR_ASSERT_OK(source_->Execute("SET GLOBAL binlog_row_image = 'MINIMAL'"));
+  auto serve = StartMove("m9", "mvm.t", {});
+  std::optional<JsonValue> last;
+  const bool done = serve && PhaseReaches(*serve, "m9", "done", seconds(30), &last);
+  BR_ASSERT_OK(source_->Execute("SET GLOBAL binlog_row_image = 'FULL'"));
+  ASSERT_NE(serve, nullptr);
+  EXPECT_FALSE(done);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_TRUE(absl::StrContains(last->Find("error")->text, "binlog_row_image = MINIMAL"))
+      << last->Find("error")->text;
+  auto created = target_->Query(
+      "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'mvm'");
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ((*created)[0][0].value_or("?"), "0");
   BR_EXPECT_OK(serve->Stop());
 }
 
