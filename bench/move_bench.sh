@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Move benchmark (issue 9): how long `binrelay move` takes to put a table on
-# another server, against the usual offline tools doing the same copy on the
-# same servers, in the same script:
+# another server, idle and while a writer changes the table at a steady rate
+# (RATE statements/s: updates, inserts and deletes), against the usual
+# offline tools doing the same copy on the same servers, in the same script:
 #   - mariadb-dump --single-transaction | mariadb (one stream),
 #   - mydumper -t CONC --rows (chunked, consistent) then myloader -t CONC.
 # binrelay's time includes what the peers do not do: its consistent-snapshot
 # checksum of every chunk on both servers and the cutover (lock, apply to the
 # lock's position, unlock; rename_source = off so the next run finds the
-# table). Each run drops the target's copy first; every copy is checked with
-# CHECKSUM TABLE against the source's.
+# table). Each run drops the target's copy first; the idle copies are
+# checked with CHECKSUM TABLE against the source's.
 #
 #   bench/move_bench.sh                 # SCALE=1: 1,000,000 sysbench-like rows (~250 MB)
-#   SCALE=0.2 RUNS=1 bench/move_bench.sh
+#   SCALE=5 RUNS=1 bench/move_bench.sh  # the issue's 5M rows (about 1 GiB)
 #
 # Every server and binrelay is a child of this script on free loopback ports,
 # stopped by pid on exit. Results: stdout and bench/results-move-DATE.md.
@@ -19,7 +20,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${SCALE:-1}
 RUNS=${RUNS:-3}
-CONC=${CONC:-2}  # copy threads, mydumper/myloader threads
+CONC=${CONC:-2}    # copy threads, mydumper/myloader threads
+RATE=${RATE:-500}  # the live run's writes per second
 BINRELAY=${BINRELAY:-build/binrelay}
 [ -x "$BINRELAY" ] || { echo "move_bench: $BINRELAY missing; run ./scripts/setup.sh" >&2; exit 1; }
 for tool in mydumper myloader mariadb-dump; do
@@ -57,7 +59,7 @@ start_server() {  # NAME SERVER_ID [options]
 }
 on() { local n=$1; shift; mariadb --no-defaults -uroot --socket="$TMP/$n.sock" "$@"; }
 
-log "servers: source, target (SCALE=$SCALE, CONC=$CONC)"
+log "servers: source, target (SCALE=$SCALE, CONC=$CONC, RATE=$RATE)"
 start_server source 1 --log-bin="$TMP/source/mysql-bin" --binlog-format=ROW --binlog-row-image=FULL
 start_server target 2
 for s in source target; do on "$s" -e "CREATE USER b@'%' IDENTIFIED BY 'b'; GRANT ALL ON *.* TO b@'%';"; done
@@ -69,18 +71,59 @@ on source -e "CREATE DATABASE sbtest; CREATE TABLE sbtest.sbtest1 (id INT PRIMAR
 on source -e "INSERT INTO sbtest.sbtest1 SELECT seq, FLOOR(RAND(seq) * $ROWS),
   SUBSTRING(REPEAT(CONCAT(MD5(seq), '-'), 4), 1, 119), SUBSTRING(REPEAT(MD5(seq + 1), 2), 1, 59)
   FROM sbtest.seq_1_to_$ROWS"
-WANT=$(on source -N -e 'CHECKSUM TABLE sbtest.sbtest1' | cut -f2)
+on source -e "ANALYZE TABLE sbtest.sbtest1" >/dev/null
 SPORT=$(cat "$TMP/source.port"); TPORT=$(cat "$TMP/target.port")
+BYTES=$(on source -N -e "SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sbtest' AND TABLE_NAME = 'sbtest1'")
 
 fresh_target() { on target -e "DROP DATABASE IF EXISTS sbtest; DROP DATABASE IF EXISTS binrelay; CREATE DATABASE sbtest"; }
 check() {  # TOOL
-  local got; got=$(on target -N -e 'CHECKSUM TABLE sbtest.sbtest1' | cut -f2)
-  [ "$got" = "$WANT" ] || { log "$1: target checksum $got, source $WANT"; exit 1; }
+  local want got
+  want=$(on source -N -e 'CHECKSUM TABLE sbtest.sbtest1' | cut -f2)
+  got=$(on target -N -e 'CHECKSUM TABLE sbtest.sbtest1' | cut -f2)
+  [ "$got" = "$want" ] || { log "$1: target checksum $got, source $want"; exit 1; }
 }
+# The live run's writer: RATE statements a second on one connection.
+cat >"$TMP/writer.py" <<'PY'
+import os, random, sys, time
+rows, rate = int(sys.argv[1]), int(sys.argv[2])
+open(sys.argv[3], "w").write(str(os.getpid()))
+rng = random.Random(1)
+next_id = 10 * rows + 1
+t = time.time()
+while True:
+    for _ in range(max(1, rate // 20)):
+        r, i = rng.random(), rng.randint(1, rows)
+        if r < 0.6:
+            print("UPDATE sbtest1 SET k = k + 1, c = '%032x' WHERE id = %d;" % (rng.getrandbits(128), i))
+        elif r < 0.8:
+            print("INSERT INTO sbtest1 (id, k, c, pad) VALUES (%d, %d, 'new', 'new');" % (next_id, i))
+            next_id += 1
+        else:
+            print("DELETE FROM sbtest1 WHERE id = %d;" % i)
+    sys.stdout.flush()
+    t += 0.05
+    time.sleep(max(0.0, t - time.time()))
+PY
+# Phase durations and the cutover pause from a move's log.
+cat >"$TMP/phases.py" <<'PY'
+import re, sys, datetime
+ts, pause = {}, 0.0
+for line in open(sys.argv[1]):
+    m = re.match(r'(\S+) info move \S+: (copy|catch up|checksum|cutover|done)$', line.strip())
+    if m and m.group(2) not in ts:
+        ts[m.group(2)] = datetime.datetime.fromisoformat(m.group(1))
+    p = re.search(r'locked for ([0-9.]+)(ms|us|s)', line)
+    if p:
+        pause = float(p.group(1)) * {'ms': 1e-3, 'us': 1e-6, 's': 1.0}[p.group(2)]
+print("%.2f %.2f %.3f" % ((ts["catch up"] - ts["copy"]).total_seconds(),
+                          (ts["cutover"] - ts["checksum"]).total_seconds(), pause))
+PY
+
 declare -A T
-for run in $(seq 1 "$RUNS"); do
+move_run() {  # RUN KIND (idle or live)
+  local run=$1 kind=$2 cfg="$TMP/move-$1-$2.cnf" log="$TMP/move-$1-$2.log" writer=""
   fresh_target
-  cat >"$TMP/move$run.cnf" <<CNF
+  cat >"$cfg" <<CNF
 [source]
 host = 127.0.0.1
 port = $SPORT
@@ -89,9 +132,9 @@ password = b
 server_id = $((4000 + run))
 start = current
 [store]
-dir = $TMP/store$run
+dir = $TMP/store-$run-$kind
 [move]
-name = bench$run
+name = bench$run$kind
 target_host = 127.0.0.1
 target_port = $TPORT
 target_user = b
@@ -100,28 +143,33 @@ tables = sbtest.sbtest1
 copy_threads = $CONC
 rename_source = off
 CNF
+  if [ "$kind" = live ]; then
+    python3 "$TMP/writer.py" "$ROWS" "$RATE" "$TMP/writer.pid" | \
+      mariadb --no-defaults -uroot --socket="$TMP/source.sock" --force sbtest 2>/dev/null &
+    writer=$!
+  fi
+  local t0 t1
   t0=$(now)
-  "$BINRELAY" move --config "$TMP/move$run.cnf" 2>"$TMP/move$run.log" || { cat "$TMP/move$run.log" >&2; exit 1; }
-  t1=$(now); check binrelay
-  T[binrelay,$run]=$(python3 -c "print($t1-$t0)")
-  copy=$(grep -o 'sbtest.sbtest1 copied' "$TMP/move$run.log" >/dev/null && python3 - "$TMP/move$run.log" <<'PY'
-import re, sys, datetime
-ts = {}
-for line in open(sys.argv[1]):
-    m = re.match(r'(\S+) info move \S+: (copy|catch up|checksum|cutover|done)$', line.strip())
-    if m and m.group(2) not in ts:
-        ts[m.group(2)] = datetime.datetime.fromisoformat(m.group(1))
-print("%.2f %.2f" % ((ts["catch up"] - ts["copy"]).total_seconds(), (ts["cutover"] - ts["checksum"]).total_seconds()))
-PY
-)
-  T[binrelay_copy,$run]=${copy% *}; T[binrelay_sum,$run]=${copy#* }
+  "$BINRELAY" move --config "$cfg" 2>"$log" || { cat "$log" >&2; exit 1; }
+  t1=$(now)
+  if [ -n "$writer" ]; then
+    kill "$(cat "$TMP/writer.pid")" "$writer" 2>/dev/null || true
+    wait "$writer" 2>/dev/null || true
+  fi
+  [ "$kind" = idle ] && check "binrelay move"
+  T[$kind,$run]=$(python3 -c "print($t1-$t0)")
+  read -r copy sum pause < <(python3 "$TMP/phases.py" "$log")
+  T[${kind}_copy,$run]=$copy; T[${kind}_sum,$run]=$sum; T[${kind}_pause,$run]=$pause
+}
 
+for run in $(seq 1 "$RUNS"); do
+  move_run "$run" idle
+  move_run "$run" live
   fresh_target
   t0=$(now)
   mariadb-dump --no-defaults -uroot --socket="$TMP/source.sock" --single-transaction sbtest sbtest1 | on target sbtest
   t1=$(now); check mariadb-dump
   T[dump,$run]=$(python3 -c "print($t1-$t0)")
-
   fresh_target; rm -rf "$TMP/mydumper"
   t0=$(now)
   mydumper -h 127.0.0.1 -P "$SPORT" -u b -p b -B sbtest -t "$CONC" --rows 100000 \
@@ -129,29 +177,36 @@ PY
   myloader -h 127.0.0.1 -P "$TPORT" -u b -p b -d "$TMP/mydumper" -t "$CONC" -o >"$TMP/myloader.log" 2>&1
   t1=$(now); check mydumper
   T[mydumper,$run]=$(python3 -c "print($t1-$t0)")
-  log "run $run: binrelay move ${T[binrelay,$run]} s (copy ${T[binrelay_copy,$run]} s, checksum ${T[binrelay_sum,$run]} s), mariadb-dump|mariadb ${T[dump,$run]} s, mydumper+myloader ${T[mydumper,$run]} s"
+  log "run $run: move idle ${T[idle,$run]} s (copy ${T[idle_copy,$run]}, checksum ${T[idle_sum,$run]}), live ${T[live,$run]} s (copy ${T[live_copy,$run]}, pause ${T[live_pause,$run]}), dump ${T[dump,$run]} s, mydumper ${T[mydumper,$run]} s"
 done
 
+list() { local k=$1 r out=""; for r in $(seq 1 "$RUNS"); do out="$out${T[$k,$r]},"; done; echo "[$out]"; }
 out="bench/results-move-$(date +%Y-%m-%d).md"
-{
-  echo "# binrelay move vs mariadb-dump and mydumper ($(date -u +%Y-%m-%dT%H:%MZ))"
-  echo
-  echo "$ROWS rows of a sysbench-like table (int key, secondary index on k, CHAR(120)+CHAR(60));"
-  echo "CONC=$CONC; one source and one target MariaDB 10.11 on this machine ($(nproc) cores, shared)."
-  echo "binrelay's time is the whole move: preflight, copy, catch up, checksum of every chunk on both"
-  echo "servers, cutover. Ratio = peer time / binrelay time (above 1: binrelay faster)."
-  echo
-  echo "| run | binrelay move | its copy | its checksum | mariadb-dump \\| mariadb | ratio | mydumper+myloader | ratio |"
-  echo "|---|---|---|---|---|---|---|---|"
-  for run in $(seq 1 "$RUNS"); do
-    python3 -c "
-b=${T[binrelay,$run]}; d=${T[dump,$run]}; m=${T[mydumper,$run]}
-print('| $run | %.1f s | ${T[binrelay_copy,$run]} s | ${T[binrelay_sum,$run]} s | %.1f s | %.2f | %.1f s | %.2f |' % (b, d, d/b, m, m/b))"
-  done
-  python3 -c "
-import statistics
-b=[${T[binrelay,1]}$(for r in $(seq 2 "$RUNS"); do printf ',%s' "${T[binrelay,$r]}"; done)]
-d=[${T[dump,1]}$(for r in $(seq 2 "$RUNS"); do printf ',%s' "${T[dump,$r]}"; done)]
-m=[${T[mydumper,1]}$(for r in $(seq 2 "$RUNS"); do printf ',%s' "${T[mydumper,$r]}"; done)]
-print('| median | %.1f s | | | %.1f s | %.2f | %.1f s | %.2f |' % (statistics.median(b), statistics.median(d), statistics.median(d)/statistics.median(b), statistics.median(m), statistics.median(m)/statistics.median(b)))"
-} | tee "$out"
+python3 - "$RUNS" "$ROWS" "$BYTES" "$CONC" "$RATE" "$(nproc)" \
+  "$(list idle)" "$(list idle_copy)" "$(list idle_sum)" "$(list live)" "$(list live_copy)" \
+  "$(list live_pause)" "$(list dump)" "$(list mydumper)" <<'PY' | tee "$out"
+import ast, statistics as st, sys, datetime
+runs, rows, size, conc, rate, cores = map(int, sys.argv[1:7])
+idle, icopy, isum, live, lcopy, pause, dump, myd = (ast.literal_eval(a) for a in sys.argv[7:15])
+print("# binrelay move vs mariadb-dump and mydumper (%s)" % datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%MZ"))
+print()
+print("%d rows of a sysbench-like table (%d MiB with its index); CONC=%d; source and target" % (rows, size >> 20, conc))
+print("MariaDB 10.11 on this machine (%d cores, shared). binrelay's time is the whole move:" % cores)
+print("preflight, copy, catch up, checksum of every chunk on both servers at one binlog position,")
+print("cutover. Live: a writer at %d statements/s (60%% updates, 20%% inserts, 20%% deletes)" % rate)
+print("through the whole move; the peers cannot keep the table live and copy it idle.")
+print("Ratio = peer time / binrelay live time (above 1: binrelay faster).")
+print()
+print("| run | move idle | its copy | its checksum | move live | its copy | cutover pause | dump \\| mariadb | ratio | mydumper+myloader | ratio |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for i in range(runs):
+    print("| %d | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.3f s | %.1f s | %.2f | %.1f s | %.2f |" % (
+        i + 1, idle[i], icopy[i], isum[i], live[i], lcopy[i], pause[i], dump[i], dump[i] / live[i], myd[i], myd[i] / live[i]))
+m = st.median
+print("| median | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.3f s | %.1f s | %.2f | %.1f s | %.2f |" % (
+    m(idle), m(icopy), m(isum), m(live), m(lcopy), m(pause), m(dump), m(dump) / m(live), m(myd), m(myd) / m(live)))
+print()
+print("Idle move end to end: %.0f rows/s, %.2f GiB/h; its copy phase alone %.0f rows/s (%.2f GiB/h)." % (
+    rows / m(idle), size / m(idle) * 3600 / 2**30, rows / m(icopy), size / m(icopy) * 3600 / 2**30))
+print("Live move end to end: %.0f rows/s, %.2f GiB/h." % (rows / m(live), size / m(live) * 3600 / 2**30))
+PY
