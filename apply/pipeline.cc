@@ -539,6 +539,9 @@ void ApplyPipeline::Stop() {
   cv_.notify_all();
   if (reader_.joinable()) reader_.join();
   if (drainer_.joinable()) drainer_.join();
+  // A stopped pipeline (a finished move's, say, in a serve that runs on)
+  // must not hold retention back; a restart pins again from its checkpoint.
+  pin_.Release();
 }
 
 PipelineStatus ApplyPipeline::Status() const {

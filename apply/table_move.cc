@@ -245,24 +245,30 @@ absl::Status TableMove::SaveProgress(Table& t) {
 }
 
 absl::Status TableMove::SaveAll() {
-  // One transaction: a restart never finds rows for only some tables.
+  // One multi-row statement, atomic under autocommit: a restart never
+  // finds rows for only some tables (an explicit transaction would not
+  // survive the connection's silent reconnect).
   BR_RETURN_IF_ERROR(CheckGuard());
   const std::string phase = Status().phase;
   const std::string where = absl::StrCat("move ", name(), ": saving its progress on ",
                                          progress_sql_->Peer());
-  BR_RETURN_IF_ERROR(Annotate(progress_sql_->Query("BEGIN").status(), where));
+  std::string sql;
   for (auto& t : tables_) {
     t->progress.phase = phase;
     t->progress.start = start_.ToString();
-    absl::Status s = progress_sql_->Query(MoveCheckpointStatement(
-        options_.apply.checkpoint_schema, name(), t->plan.name.db, t->plan.name.table,
-        t->progress)).status();
-    if (!s.ok()) {
-      (void)progress_sql_->Query("ROLLBACK");
-      return Annotate(s, where);
+    const std::string one = MoveCheckpointStatement(options_.apply.checkpoint_schema, name(),
+                                                    t->plan.name.db, t->plan.name.table,
+                                                    t->progress);
+    const size_t values = one.find(") VALUES (");
+    if (values == std::string::npos) return absl::InternalError("bad checkpoint statement");
+    if (sql.empty()) {
+      sql = one;
+    } else {
+      absl::StrAppend(&sql, ",", one.substr(values + 9));  // "(...)" of this row
     }
   }
-  return Annotate(progress_sql_->Query("COMMIT").status(), where);
+  if (sql.empty()) return absl::OkStatus();
+  return Annotate(progress_sql_->Query(sql).status(), where);
 }
 
 namespace {
@@ -333,6 +339,7 @@ absl::Status TableMove::KillEarlierCopies(replication::SqlSource& target,
       target.Query("SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE ID <> "
                    "CONNECTION_ID() AND USER = SUBSTRING_INDEX(USER(), '@', 1) AND INFO LIKE "
                    "'INSERT IGNORE INTO %'"));
+  std::vector<std::string> killed;
   for (const auto& row : running) {
     if (row.size() < 2 || !row[0] || !row[1]) continue;
     for (const MoveTableName& n : names) {
@@ -343,7 +350,23 @@ absl::Status TableMove::KillEarlierCopies(replication::SqlSource& target,
       spdlog::warn("move {}: killing connection {} on {}, a copy of {}.{} by an earlier run",
                    name(), *row[0], target.Peer(), n.db, n.table);
       BR_RETURN_IF_ERROR(target.Query(absl::StrCat("KILL ", *row[0])).status());
+      killed.push_back(*row[0]);
       break;
+    }
+  }
+  // KILL returns at once; a statement already committing may still land.
+  for (const std::string& id : killed) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (true) {
+      BR_ASSIGN_OR_RETURN(auto still, target.Query(absl::StrCat(
+          "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ", id)));
+      if (still.empty() || !still[0][0] || *still[0][0] == "0") break;
+      if (absl::Now() > give_up) {
+        return absl::UnavailableError(absl::StrCat(
+            "move ", name(), ": connection ", id, " on ", target.Peer(), " (a copy by an earlier "
+            "run) is still there 30 s after KILL; run the move again once it is gone"));
+      }
+      if (!Sleep(absl::Milliseconds(50))) return absl::CancelledError("stopping");
     }
   }
   return absl::OkStatus();
@@ -386,7 +409,9 @@ absl::Status TableMove::Plan() {
       const bool gone = !exists(p.db, p.table) && exists(p.db, p.table + "_old");
       (gone ? renamed : live).push_back(key);
     }
-    if (all_done || (!renamed.empty() && live.empty())) {
+    bool cutting_over = true;
+    for (const auto& [key, p] : saved) cutting_over = cutting_over && (p.phase == "cutover" || p.phase == "done");
+    if (all_done || (cutting_over && options_.rename_source && !renamed.empty() && live.empty())) {
       // Cut over (a crash may have come before "done" was written).
       for (const auto& [key, p] : saved) {
         MoveTableProgress q = p;
@@ -396,6 +421,14 @@ absl::Status TableMove::Plan() {
       }
       resumed_done_ = true;
       return absl::OkStatus();
+    }
+    if (!renamed.empty() && !cutting_over) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "move ", name(), ": ", absl::StrJoin(renamed, ", "), " became <table>_old on ",
+          source.Peer(), " while the move was in phase ", saved.begin()->second.phase,
+          " (another move or an operator renamed it); its copy on the target is not complete. "
+          "Rename it back to resume, or delete the move's rows from ",
+          options_.apply.checkpoint_schema, ".move_checkpoint to give it up"));
     }
     if (!renamed.empty()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -882,21 +915,40 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
   // Both servers sum at once (each on its own snapshot): the checksum takes
   // the slower server's time, not the sum of both.
   std::vector<absl::StatusOr<RangeSum>> theirs(ranges.size(), absl::UnknownError("not run"));
-  std::thread on_target([&] {
-    for (size_t i = 0; i < ranges.size(); ++i) {
-      theirs[i] = target_sum.Sum(*target->sql, ranges[i].where);
-      if (!theirs[i].ok()) break;
-    }
-  });
+  std::atomic<bool> abort{false};  // either side failed: the other stops too
   std::vector<absl::StatusOr<RangeSum>> ours;
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    ours.push_back(source_sum.Sum(*source->sql, ranges[i].where));
-    if (!ours.back().ok()) break;
+  ours.reserve(ranges.size());
+  {
+    std::jthread on_target([&] {
+      for (size_t i = 0; i < ranges.size() && !abort && !stopping_; ++i) {
+        auto sum = target_sum.Sum(*target->sql, ranges[i].where);
+        if (sum.ok()) {
+          theirs[i] = std::move(sum);
+        } else {
+          theirs[i] = Annotate(sum.status(), absl::StrCat("summing ", t.TargetSql(),
+                                                          " on the target"));
+          abort = true;
+        }
+      }
+    });
+    for (size_t i = 0; i < ranges.size() && !abort && !stopping_; ++i) {
+      ours.push_back(source_sum.Sum(*source->sql, ranges[i].where));
+      if (!ours.back().ok()) abort = true;
+    }
+  }  // joined here, whatever happened
+  if (stopping_) return absl::CancelledError("stopping");
+  if (abort) {  // the first error of either side
+    for (const auto& r : ours) BR_RETURN_IF_ERROR(r.status());
+    for (const auto& r : theirs) {
+      if (!r.ok() && !absl::IsUnknown(r.status())) return r.status();
+    }
   }
-  on_target.join();
+  if (ours.size() < ranges.size()) {
+    return absl::UnavailableError(absl::StrCat("move ", name(), ": the checksum of ", t.Name(),
+                                               " stopped early"));
+  }
   for (size_t i = 0; i < ranges.size(); ++i) {
     const std::string& where = ranges[i].where;
-    if (i >= ours.size()) break;
     BR_ASSIGN_OR_RETURN(RangeSum a, std::move(ours[i]));
     BR_ASSIGN_OR_RETURN(RangeSum b, std::move(theirs[i]));
     if (!(a == b)) {

@@ -87,8 +87,9 @@ cat >"$TMP/writer.py" <<'PY'
 import os, random, sys, time
 rows, rate = int(sys.argv[1]), int(sys.argv[2])
 open(sys.argv[3], "w").write(str(os.getpid()))
-rng = random.Random(1)
-next_id = 10 * rows + 1
+run = int(sys.argv[4])
+rng = random.Random(run)
+next_id = 10 * rows * run + 1  # no run inserts a key an earlier one did
 t = time.time()
 while True:
     for _ in range(max(1, rate // 20)):
@@ -144,7 +145,7 @@ copy_threads = $CONC
 rename_source = off
 CNF
   if [ "$kind" = live ]; then
-    python3 "$TMP/writer.py" "$ROWS" "$RATE" "$TMP/writer.pid" | \
+    python3 "$TMP/writer.py" "$ROWS" "$RATE" "$TMP/writer.pid" "$run" | \
       mariadb --no-defaults -uroot --socket="$TMP/source.sock" --force sbtest 2>/dev/null &
     writer=$!
   fi
