@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "apply/sql_literal.h"
+#include "apply/table_shape.h"
 #include "protocol/status_macros.h"
 
 namespace binrelay::apply {
@@ -83,13 +84,10 @@ absl::Status CreateMoveCheckpointTable(replication::SqlSource& target, const std
 
 absl::StatusOr<std::map<std::string, MoveTableProgress>> LoadMoveCheckpoint(
     replication::SqlSource& target, const std::string& schema, const std::string& name) {
-  std::string sql = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ";
-  AppendQuotedString(schema, &sql);
-  sql.append(" AND TABLE_NAME = 'move_checkpoint'");
-  BR_ASSIGN_OR_RETURN(auto exists, target.Query(sql));
+  BR_ASSIGN_OR_RETURN(bool exists, TableExists(target, schema, "move_checkpoint"));
   std::map<std::string, MoveTableProgress> out;
-  if (exists.empty() || !exists[0][0] || *exists[0][0] == "0") return out;
-  sql = absl::StrCat("SELECT db, tbl, phase, copied, HEX(guard), copy_done, checked, "
+  if (!exists) return out;
+  std::string sql = absl::StrCat("SELECT db, tbl, phase, copied, HEX(guard), copy_done, checked, "
                      "checksum_done, start_at FROM ", Table(schema), " WHERE move = ");
   AppendQuotedString(name, &sql);
   BR_ASSIGN_OR_RETURN(auto rows, target.Query(sql));
@@ -153,12 +151,9 @@ std::string MoveCheckpointStatement(const std::string& schema, const std::string
 
 absl::Status ClearMoveCheckpoint(replication::SqlSource& target, const std::string& schema,
                                  const std::string& name) {
-  std::string sql = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ";
-  AppendQuotedString(schema, &sql);
-  sql.append(" AND TABLE_NAME = 'move_checkpoint'");
-  BR_ASSIGN_OR_RETURN(auto exists, target.Query(sql));
-  if (exists.empty() || !exists[0][0] || *exists[0][0] == "0") return absl::OkStatus();
-  sql = absl::StrCat("DELETE FROM ", Table(schema), " WHERE move = ");
+  BR_ASSIGN_OR_RETURN(bool exists, TableExists(target, schema, "move_checkpoint"));
+  if (!exists) return absl::OkStatus();
+  std::string sql = absl::StrCat("DELETE FROM ", Table(schema), " WHERE move = ");
   AppendQuotedString(name, &sql);
   return target.Query(sql).status();
 }

@@ -504,19 +504,8 @@ absl::Status TableMove::Plan() {
     plan = std::move(*planned);
     for (const std::string& w : plan.warnings) spdlog::warn("move {}: {}", name(), w);
   } else {
-    // Resuming: the target tables exist and hold what was copied.
-    std::vector<std::string> want, have;
-    for (const MoveTableName& n : names) want.push_back(absl::StrCat(n.db, ".", n.table));
-    for (const auto& [table, p] : saved) have.push_back(table);
-    std::sort(want.begin(), want.end());
-    if (want != have) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "move ", name(), " has a checkpoint on ", target.Peer(), " for ",
-          absl::StrJoin(have, ", "), " but tables = ", options_.apply.tables, " names ",
-          absl::StrJoin(want, ", "), "; give the move another name, or delete its rows from ",
-          options_.apply.checkpoint_schema, ".move_checkpoint (and the target tables) to "
-          "start it over"));
-    }
+    // Resuming: the target tables exist and hold what was copied (names
+    // are the checkpoint's, checked against `tables` above).
     for (const MoveTableName& n : names) {
       MoveTablePlan p;
       p.name = n;
@@ -541,13 +530,8 @@ absl::Status TableMove::Plan() {
     // would fail it halfway, with the source locked.
     std::vector<std::string> taken;
     for (const MoveTablePlan& t : plan.tables) {
-      std::string sql =
-          "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ";
-      AppendQuotedString(t.name.db, &sql);
-      sql.append(" AND TABLE_NAME = ");
-      AppendQuotedString(t.name.table + "_old", &sql);
-      BR_ASSIGN_OR_RETURN(auto rows, source.Query(sql));
-      if (!rows.empty() && rows[0][0] && *rows[0][0] != "0") {
+      BR_ASSIGN_OR_RETURN(bool used, TableExists(source, t.name.db, t.name.table + "_old"));
+      if (used) {
         taken.push_back(absl::StrCat(t.name.db, ".", t.name.table, "_old"));
       }
     }
@@ -615,11 +599,9 @@ absl::Status TableMove::Plan() {
     // A fresh move: rows an earlier move of the same name left on the
     // target would start its pipeline before this copy.
     BR_RETURN_IF_ERROR(ClearMoveCheckpoint(target, options_.apply.checkpoint_schema, name()));
-    std::string cp = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ";
-    AppendQuotedString(options_.apply.checkpoint_schema, &cp);
-    cp.append(" AND TABLE_NAME = 'apply_checkpoint'");
-    BR_ASSIGN_OR_RETURN(auto has_cp, target.Query(cp));
-    if (!has_cp.empty() && has_cp[0][0] && *has_cp[0][0] != "0") {
+    BR_ASSIGN_OR_RETURN(bool has_cp,
+                        TableExists(target, options_.apply.checkpoint_schema, "apply_checkpoint"));
+    if (has_cp) {
       std::string del = "DELETE FROM ";
       AppendIdentifier(options_.apply.checkpoint_schema, &del);
       del.append(".`apply_checkpoint` WHERE pipeline = ");

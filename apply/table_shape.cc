@@ -109,6 +109,16 @@ absl::StatusOr<TableShape> LoadTableShape(replication::SqlSource& server, std::s
   return s;
 }
 
+absl::StatusOr<bool> TableExists(replication::SqlSource& server, std::string_view db,
+                                 std::string_view table) {
+  std::string sql = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ";
+  AppendQuotedString(db, &sql);
+  sql.append(" AND TABLE_NAME = ");
+  AppendQuotedString(table, &sql);
+  BR_ASSIGN_OR_RETURN(auto rows, server.Query(sql));
+  return !rows.empty() && !rows[0].empty() && rows[0][0] && *rows[0][0] != "0";
+}
+
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ListTables(
     replication::SqlSource& server) {
   BR_ASSIGN_OR_RETURN(

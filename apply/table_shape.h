@@ -44,6 +44,10 @@ absl::StatusOr<TableShape> LoadTableShape(replication::SqlSource& server, std::s
                                           std::string_view table);
 
 // Base tables of `server` (system schemas excluded) as (db, table) pairs.
+// Whether db.table exists on `server` (information_schema.TABLES).
+absl::StatusOr<bool> TableExists(replication::SqlSource& server, std::string_view db,
+                                 std::string_view table);
+
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ListTables(
     replication::SqlSource& server);
 

@@ -195,45 +195,41 @@ class ServeStatus : public proxy::StatusProvider {
 
   static void AddPipeline(const apply::PipelineStatus& ps, proxy::RelayStatus* out) {
     proxy::RelayStatus& s = *out;
-    {
-      {
-        proxy::ApplyStatus a;
-        a.name = ps.name;
-        a.state = ps.state;
-        a.last_error = ps.last_error;
-        a.target = ps.target;
-        a.tables = ps.tables;
-        a.flushed_file = ps.flushed.file;
-        a.flushed_offset = ps.flushed.offset;
-        a.read_file = ps.read.file;
-        a.read_offset = ps.read.offset;
-        a.lag_seconds = ps.lag_seconds;
-        a.lag_bytes = ps.lag_bytes;
-        a.buffered_keys = ps.buffered_keys;
-        a.buffered_bytes = ps.buffered_bytes;
-        a.parked = ps.parked;
-        a.target_warnings = ps.target_warnings;
-        a.xa_held = ps.xa_held;
-        a.upsert_protocol = ps.upsert_protocol;
-        a.changes_read = ps.changes_read;
-        a.rows_written = ps.rows_written;
-        a.drains = ps.drains;
-        a.last_flush_seconds = ps.last_flush_seconds;
-        a.concurrency = ps.concurrency;
-        a.batch_rows = ps.batch_rows;
-        a.retries.assign(ps.retries.begin(), ps.retries.end());
-        // A pipeline is a consumer of the store like a replica: it holds a
-        // pin at its flushed position, listed beside the dumps.
-        proxy::ConsumerStatus c;
-        c.name = absl::StrCat("apply pipeline ", ps.name);
-        c.file = ps.flushed.file;
-        c.offset = ps.flushed.offset;
-        c.lag_bytes = ps.lag_bytes;
-        c.lag_seconds = ps.lag_seconds;
-        s.consumers.push_back(std::move(c));
-        s.pipelines.push_back(std::move(a));
-      }
-    }
+    proxy::ApplyStatus a;
+    a.name = ps.name;
+    a.state = ps.state;
+    a.last_error = ps.last_error;
+    a.target = ps.target;
+    a.tables = ps.tables;
+    a.flushed_file = ps.flushed.file;
+    a.flushed_offset = ps.flushed.offset;
+    a.read_file = ps.read.file;
+    a.read_offset = ps.read.offset;
+    a.lag_seconds = ps.lag_seconds;
+    a.lag_bytes = ps.lag_bytes;
+    a.buffered_keys = ps.buffered_keys;
+    a.buffered_bytes = ps.buffered_bytes;
+    a.parked = ps.parked;
+    a.target_warnings = ps.target_warnings;
+    a.xa_held = ps.xa_held;
+    a.upsert_protocol = ps.upsert_protocol;
+    a.changes_read = ps.changes_read;
+    a.rows_written = ps.rows_written;
+    a.drains = ps.drains;
+    a.last_flush_seconds = ps.last_flush_seconds;
+    a.concurrency = ps.concurrency;
+    a.batch_rows = ps.batch_rows;
+    a.retries.assign(ps.retries.begin(), ps.retries.end());
+    // A pipeline is a consumer of the store like a replica: it holds a
+    // pin at its flushed position, listed beside the dumps.
+    proxy::ConsumerStatus c;
+    c.name = absl::StrCat("apply pipeline ", ps.name);
+    c.file = ps.flushed.file;
+    c.offset = ps.flushed.offset;
+    c.lag_bytes = ps.lag_bytes;
+    c.lag_seconds = ps.lag_seconds;
+    s.consumers.push_back(std::move(c));
+    s.pipelines.push_back(std::move(a));
   }
 
   // Stored bytes from `from` to `to` (0 if `from` is at or past it).

@@ -156,6 +156,17 @@ class TableMoveTest : public ::testing::Test {
   static inline absl::Status* start_error_ = new absl::Status();
 };
 
+// Stops and joins a test's writer thread however the test ends (an ASSERT
+// returns early; a joinable std::thread destroyed would terminate).
+struct JoinOnExit {
+  std::atomic<bool>* stop;
+  std::thread* t;
+  ~JoinOnExit() {
+    *stop = true;
+    if (t->joinable()) t->join();
+  }
+};
+
 // Random single-row writes on mv.t, mv.c and mv.s (inserts, updates,
 // deletes and primary key changes) until `stop`, counting those the source
 // took.
@@ -234,15 +245,7 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> writes{0};
   std::thread writer(WriteRandomly, source_, &stop, &writes);
-  // Joined however the test ends (an ASSERT returns early).
-  struct Join {
-    std::atomic<bool>* stop;
-    std::thread* t;
-    ~Join() {
-      *stop = true;
-      if (t->joinable()) t->join();
-    }
-  } join{&stop, &writer};
+  JoinOnExit join{&stop, &writer};
   // Small chunks: many chunks in flight and completed while writes land.
   auto serve = StartMove("m1", "mv.*", {"chunk_time = 20ms", "copy_threads = 2",
                                         "flush_interval = 100ms"});
@@ -501,14 +504,7 @@ TEST_F(TableMoveTest, KilledMoveResumesFromItsCheckpointAndLosesNoChange) {
       if (source_->Execute(sql).ok()) ++writes;
     }
   });
-  struct Join {
-    std::atomic<bool>* stop;
-    std::thread* t;
-    ~Join() {
-      *stop = true;
-      if (t->joinable()) t->join();
-    }
-  } join{&stop, &writer};
+  JoinOnExit join{&stop, &writer};
   const std::string dir = absl::StrCat(::testing::TempDir(), "/binrelay-move-kill-", getpid());
   const std::string config = WriteMoveConfig(*source_, *target_, dir, "killed", "mvk.t",
                                              "chunk_time = 100ms\ncopy_threads = 1\n");
