@@ -13,6 +13,11 @@ bool IsNumeric(const std::string& t) {
          t == "bigint" || t == "decimal" || t == "float" || t == "double" || t == "year";
 }
 
+bool IsCharacter(const std::string& t) {
+  return t == "char" || t == "varchar" || t == "tinytext" || t == "text" ||
+         t == "mediumtext" || t == "longtext";
+}
+
 bool IsTemporal(const std::string& t) {
   return t == "date" || t == "datetime" || t == "timestamp" || t == "time";
 }
@@ -37,6 +42,8 @@ std::string CopyTextExpression(const ShapeColumn& col) {
   const std::string& t = col.data_type;
   if (IsNumeric(t) || IsTemporal(t)) return name;
   if (t == "bit" || t == "enum" || t == "set") return absl::StrCat(name, " + 0");
+  if (ColumnStyle(t) == LiteralStyle::kBinaryString) return name;
+  if (IsCharacter(t) && !col.charset.empty() && col.charset != "binary") return name;
   return absl::StrCat("HEX(", name, ")");
 }
 
@@ -63,8 +70,14 @@ absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
       out.form = Form::kNumber;
     } else if (IsTemporal(t)) {
       out.form = Form::kQuoted;
+    } else if (ColumnStyle(t) == LiteralStyle::kBinaryString) {
+      out.form = Form::kBytes;
+      out.charset = "binary";
+    } else if (IsCharacter(t) && !col.charset.empty() && col.charset != "binary") {
+      out.form = Form::kBytes;
+      out.charset = col.charset;
     } else {
-      // Character and binary strings, BLOB and TEXT, JSON, GEOMETRY.
+      // JSON (MySQL), GEOMETRY and other types without a charset.
       out.form = Form::kHex;
       out.charset = col.charset == "binary" ? "" : col.charset;
     }
@@ -82,8 +95,10 @@ absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
 absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, TargetSession& target,
                                            const KeyRange& range, const KeyRangeChunker& chunker,
                                            size_t batch_bytes) {
-  // SET STATEMENT: the time zone holds for this statement alone, whatever
-  // connection ConnectionSqlSource runs it on.
+  // SET STATEMENT: the time zone and the results' charset hold for this
+  // statement alone, whatever connection ConnectionSqlSource runs it on.
+  // character_set_results = binary: strings arrive as the bytes stored,
+  // with no conversion to the connection's charset.
   auto where = [&] {
     return absl::StrCat("copy of ", chunker.table_sql(), " rows ",
                         range.lower ? "after a bound" : "from the start", " to ",
@@ -91,7 +106,8 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
                         ")");
   };
   const std::string sql = absl::StrCat(
-      "SET STATEMENT time_zone = '+00:00', sql_mode = 'NO_ENGINE_SUBSTITUTION' FOR SELECT ",
+      "SET STATEMENT time_zone = '+00:00', sql_mode = 'NO_ENGINE_SUBSTITUTION', "
+      "character_set_results = binary FOR SELECT ",
       select_list_, " FROM ", chunker.table_sql(), " WHERE ", range.where, " ORDER BY ",
       chunker.key_sql());
   auto read = source.Query(sql);
@@ -152,6 +168,9 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
           break;
         case Form::kQuoted:
           AppendQuotedString(v, &row_sql);
+          break;
+        case Form::kBytes:
+          AppendIntroducedString(v, columns_[i].charset, &row_sql);
           break;
         case Form::kHex:
           if (!columns_[i].charset.empty()) {

@@ -114,6 +114,13 @@ void AppendSqlLiteral(const protocol::ValueView* v, std::string_view charset, st
   }
 }
 
+void AppendIntroducedString(std::string_view bytes, std::string_view charset,
+                            std::string* out) {
+  out->push_back('_');
+  out->append(charset);
+  AppendEscaped(bytes, out);
+}
+
 void AppendIdentifier(std::string_view name, std::string* out) {
   out->push_back('`');
   for (char c : name) {

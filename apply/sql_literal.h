@@ -54,6 +54,10 @@ LiteralStyle ColumnStyle(std::string_view data_type);
 void AppendSqlLiteral(const protocol::ValueView* v, std::string_view charset, std::string* out,
                       LiteralStyle style = LiteralStyle::kDefault);
 
+// `bytes` as an introduced string literal: _<charset>'..' ("binary" for
+// binary strings), escaped byte by byte as above.
+void AppendIntroducedString(std::string_view bytes, std::string_view charset, std::string* out);
+
 // `name` quoted as an identifier (backticks doubled).
 void AppendIdentifier(std::string_view name, std::string* out);
 
