@@ -1,5 +1,7 @@
 #include "apply/range_checksum.h"
 
+#include <set>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "apply/range_copier.h"
@@ -8,24 +10,63 @@
 
 namespace binrelay::apply {
 
+namespace {
+
+// Values of bounded size, hashed as part of the row: strings of at most
+// 64K bytes.
+bool IsBoundedString(const std::string& t) {
+  return t == "char" || t == "varchar" || t == "binary" || t == "varbinary";
+}
+
+bool IsScalar(const std::string& t) {
+  static const std::set<std::string, std::less<>> kScalar = {
+      "tinyint", "smallint", "mediumint", "int",  "bigint", "decimal", "float", "double",
+      "year",    "date",     "datetime",  "timestamp", "time", "bit",  "enum",  "set"};
+  return kScalar.contains(t);
+}
+
+}  // namespace
+
 RangeChecksum::RangeChecksum(const TableShape& shape) {
-  // Each row's hash is MD5 over its columns' own MD5s and NULL flags, cut to
+  // Each row's hash is SHA-256 over one injective text of the row, cut to
   // 64 bits; the range's is their BIT_XOR. Not CRC32: CRC is affine, so the
   // same change made to two rows (one lost UPDATE of two rows) cancels out
-  // in a XOR of CRCs. Hashing column by column keeps every input small (one
-  // CONCAT of whole rows passes max_allowed_packet for large BLOBs and turns
-  // NULL, which BIT_XOR skips). Character and binary data are hashed as
-  // their bytes, the rest as the copier's exact text; CONCAT_WS skips NULLs,
-  // so the NULL flags go in as one more field.
+  // in a XOR of CRCs. SHA-256, not MD5: servers hash it with the CPU's SHA
+  // instructions, several times faster than their MD5 (measured on 10.11).
+  // The text, fields joined by '|':
+  // - the NULL flags of the nullable columns (CONCAT_WS skips NULLs);
+  // - numbers, temporal values, BIT, ENUM and SET as the copier's exact
+  //   text (CopyTextExpression), which holds no '|';
+  // - CHAR, VARCHAR, BINARY and VARBINARY as their byte length and their
+  //   bytes (the length keeps a '|' inside a value from shifting fields);
+  //   columns of more than one character set are cast to binary first
+  //   (a latin1 and an sjis column cannot be concatenated as text);
+  // - BLOB, TEXT, JSON, GEOMETRY and the rest as their own SHA-256 (64 hex
+  //   digits): the row's text stays within a row's 64K limit, which
+  //   max_allowed_packet holds, or the copy of the row would fail too.
+  std::set<std::string> charsets;
+  for (const ShapeColumn& c : shape.columns) {
+    if (!c.generated && IsBoundedString(c.data_type) && !c.charset.empty() &&
+        c.charset != "binary") {
+      charsets.insert(c.charset);
+    }
+  }
+  const bool cast = charsets.size() > 1;
   std::string fields, nulls;
   for (const ShapeColumn& c : shape.columns) {
     if (c.generated) continue;
     std::string name;
     AppendIdentifier(c.name, &name);
-    const std::string text = CopyTextExpression(c);
-    const bool raw = text.rfind("HEX(", 0) == 0;
-    absl::StrAppend(&fields, ",MD5(", raw ? name : text, ")");
-    absl::StrAppend(&nulls, nulls.empty() ? "" : ",", "ISNULL(", name, ")");
+    if (c.nullable) absl::StrAppend(&nulls, nulls.empty() ? "" : ",", "ISNULL(", name, ")");
+    if (IsBoundedString(c.data_type)) {
+      const bool text = !c.charset.empty() && c.charset != "binary";
+      absl::StrAppend(&fields, ",LENGTH(", name, "),",
+                      cast && text ? absl::StrCat("CAST(", name, " AS BINARY)") : name);
+    } else if (IsScalar(c.data_type)) {
+      absl::StrAppend(&fields, ",", CopyTextExpression(c));
+    } else {
+      absl::StrAppend(&fields, ",SHA2(", name, ",256)");
+    }
   }
   std::string table;
   AppendIdentifier(shape.db, &table);
@@ -33,8 +74,9 @@ RangeChecksum::RangeChecksum(const TableShape& shape) {
   AppendIdentifier(shape.table, &table);
   select_ = absl::StrCat(
       "SET STATEMENT time_zone = '+00:00', sql_mode = 'NO_ENGINE_SUBSTITUTION' FOR "
-      "SELECT COUNT(*), COALESCE(BIT_XOR(CAST(CONV(LEFT(MD5(CONCAT_WS('|', CONCAT(",
-      nulls, ")", fields, ")), 16), 16, 10) AS UNSIGNED)), 0) FROM ", table, " WHERE ");
+      "SELECT COUNT(*), COALESCE(BIT_XOR(CAST(CONV(LEFT(SHA2(CONCAT_WS('|'",
+      nulls.empty() ? "" : absl::StrCat(",CONCAT(", nulls, ")"), fields,
+      "),256),16),16,10) AS UNSIGNED)),0) FROM ", table, " WHERE ");
 }
 
 absl::StatusOr<RangeSum> RangeChecksum::Sum(replication::SqlSource& server,

@@ -1,8 +1,10 @@
-// RangeChecksum: COUNT(*) and the BIT_XOR of a 64-bit MD5 row hash over
-// one primary-key range of a table, computed by the server over each
+// RangeChecksum: COUNT(*) and the BIT_XOR of a 64-bit SHA-256 row hash
+// over one primary-key range of a table, computed by the server over each
 // column's bytes or the exact text the copier transfers (range_copier.h
-// CopyTextExpression) and each column's NULL flag, so source and target
-// compare alike whatever their session time zones. A move checks every range this way before cutover and
+// CopyTextExpression) and the NULL flags, so source and target compare
+// alike whatever their session time zones. Both sides must be summed with
+// the same shape (the source's): the expression depends on nullability
+// and character sets. A move checks every range this way before cutover and
 // repairs one that differs: its target rows are deleted and copied again.
 //
 // Thread safety: plain values; one caller per SqlSource.

@@ -51,7 +51,7 @@ absl::StatusOr<TableShape> LoadTableShape(replication::SqlSource& server, std::s
       std::vector<replication::SqlRow> cols,
       server.Query(absl::StrCat(
           "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IFNULL(CHARACTER_SET_NAME, ''), "
-          "IFNULL(COLLATION_NAME, ''), EXTRA FROM information_schema.COLUMNS",
+          "IFNULL(COLLATION_NAME, ''), EXTRA, IS_NULLABLE FROM information_schema.COLUMNS",
           where, " ORDER BY ORDINAL_POSITION")));
   if (cols.empty()) {
     return absl::NotFoundError(absl::StrCat("table `", AV(db), "`.`", AV(table),
@@ -74,6 +74,7 @@ absl::StatusOr<TableShape> LoadTableShape(replication::SqlSource& server, std::s
     c.generated = absl::StrContains(extra, "VIRTUAL") ||
                   absl::StrContains(extra, "STORED GENERATED") ||
                   absl::StrContains(extra, "PERSISTENT");
+    c.nullable = Value(row, 6) != "NO";
     s.columns.push_back(std::move(c));
   }
   BR_ASSIGN_OR_RETURN(

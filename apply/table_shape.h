@@ -29,6 +29,7 @@ struct ShapeColumn {
   std::string charset;      // "" for columns without one
   std::string collation;    // "" for columns without one
   bool generated = false;   // VIRTUAL or STORED/PERSISTENT
+  bool nullable = true;     // IS_NULLABLE
 };
 
 struct TableShape {

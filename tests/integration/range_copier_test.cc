@@ -130,8 +130,8 @@ TEST_F(RangeCopierTest, RowsAlreadyOnTheTargetAreKept) {
 
 // Guards: a checksum that misses a changed value (a byte of a latin1
 // string, the last digit of a DOUBLE, a NULL moved to the next column, the
-// same change made to two rows)
-// or that differs between identical copies; and a repair (delete the
+// same change made to two rows, a '|' moved from one string column to the
+// next) or that differs between identical copies; and a repair (delete the
 // target's range, copy it again) that does not restore the range.
 TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
   for (MariaDbSandbox* s : {source_, target_}) {
@@ -143,6 +143,7 @@ TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
   BR_ASSERT_OK(source_->Execute(
       "INSERT INTO rc_sum.t SELECT seq, CONCAT('caf', CHAR(233), seq), seq / 7, "
       "IF(seq % 3, NULL, 'x'), IF(seq % 3, 'x', NULL) FROM rc_sum.seq_1_to_100"));
+  BR_ASSERT_OK(source_->Execute("UPDATE rc_sum.t SET n = 'a|', m = 'b' WHERE id = 90"));
   EXPECT_EQ(CopyAll("rc_sum", 100, 1 << 20), 100u);
   replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
   replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
@@ -168,25 +169,28 @@ TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
     return a.ok() && b.ok() && *a == *b;
   };
   for (const KeyRange& r : ranges) EXPECT_TRUE(same(r)) << r.where;
-  const std::vector<std::string> plants = {
-      "UPDATE rc_sum.t SET s = CONCAT('caf', CHAR(234), id) WHERE id = 3",
-      "UPDATE rc_sum.t SET d = d + 1e-15 WHERE id = 30",
-      "UPDATE rc_sum.t SET n = 'x', m = NULL WHERE id = 55",  // was (NULL, 'x')
-      "DELETE FROM rc_sum.t WHERE id = 80",
+  // Each change planted on the target, and the range (of 20 ids) it is in.
+  const std::vector<std::pair<std::string, size_t>> plants = {
+      {"UPDATE rc_sum.t SET s = CONCAT('caf', CHAR(234), id) WHERE id = 3", 0},
+      {"UPDATE rc_sum.t SET d = d + 1e-15 WHERE id = 30", 1},
+      {"UPDATE rc_sum.t SET n = 'x', m = NULL WHERE id = 55", 2},  // was (NULL, 'x')
+      {"DELETE FROM rc_sum.t WHERE id = 80", 3},
       // The same change to two rows: cancels out in a XOR of CRC32s.
-      "UPDATE rc_sum.t SET m = 'y' WHERE id IN (85, 86)"};
+      {"UPDATE rc_sum.t SET m = 'y' WHERE id IN (85, 86)", 4},
+      // ('a|', 'b') and ('a', '|b') join to the same 'a|b'.
+      {"UPDATE rc_sum.t SET n = 'a', m = '|b' WHERE id = 90", 4}};
   TargetSession session(target_->ClientOptions(kUser, kPassword), 5);
-  for (size_t i = 0; i < plants.size(); ++i) {
-    BR_ASSERT_OK(target_->Execute(plants[i]));
-    EXPECT_FALSE(same(ranges[i])) << "missed: " << plants[i];
+  for (const auto& [plant, i] : plants) {
+    BR_ASSERT_OK(target_->Execute(plant));
+    EXPECT_FALSE(same(ranges[i])) << "missed: " << plant;
     for (size_t j = 0; j < ranges.size(); ++j) {
       if (j != i) {
-        EXPECT_TRUE(same(ranges[j])) << plants[i] << " leaked into range " << j;
+        EXPECT_TRUE(same(ranges[j])) << plant << " leaked into range " << j;
       }
     }
     BR_ASSERT_OK(session.Execute(absl::StrCat("DELETE FROM rc_sum.t WHERE ", ranges[i].where)));
     BR_ASSERT_OK(copier->Copy(src, session, ranges[i], *chunker, 1 << 20).status());
-    EXPECT_TRUE(same(ranges[i])) << "not repaired: " << plants[i];
+    EXPECT_TRUE(same(ranges[i])) << "not repaired: " << plant;
   }
   auto want = testing::ChecksumAllTables(*source_, "rc_sum");
   auto got = testing::ChecksumAllTables(*target_, "rc_sum");
