@@ -33,6 +33,9 @@ struct MoveOptions {
   // are applied; past either the lock is released and retried later.
   std::chrono::milliseconds cutover_lock_wait{2000};
   std::chrono::milliseconds cutover_timeout{5000};
+  // Plain secondary indexes of a table the move creates are built after
+  // the copy (secondary_indexes.h); off: created with the table.
+  bool indexes_after_copy = true;
   // Cutover renames each source table to `<t>_old` (off: leaves them).
   bool rename_source = true;
   // binrelay's store directory (set by the command, not a key): preflight

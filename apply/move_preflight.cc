@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "apply/key_range_chunker.h"
+#include "apply/secondary_indexes.h"
 #include "apply/sql_literal.h"
 #include "protocol/status_macros.h"
 
@@ -142,23 +143,30 @@ absl::StatusOr<MovePlan> MovePreflight(replication::SqlSource& source,
   return plan;
 }
 
-absl::Status CreateTargetTable(replication::SqlSource& source, replication::SqlSource& target,
-                               const MoveTableName& t) {
+absl::StatusOr<std::string> ShowCreateTable(replication::SqlSource& source, const std::string& db,
+                                            const std::string& table) {
   BR_ASSIGN_OR_RETURN(std::vector<replication::SqlRow> rows,
-                      source.Query(absl::StrCat("SHOW CREATE TABLE ", Qualified(t.db, t.table))));
+                      source.Query(absl::StrCat("SHOW CREATE TABLE ", Qualified(db, table))));
   if (rows.empty() || rows[0].size() < 2 || !rows[0][1]) {
-    return absl::InternalError(absl::StrCat("SHOW CREATE TABLE ", t.db, ".", t.table, " on ",
+    return absl::InternalError(absl::StrCat("SHOW CREATE TABLE ", db, ".", table, " on ",
                                             source.Peer(), " returned no statement"));
   }
-  // "CREATE TABLE `t` (...": the table name is unqualified; put it in the
-  // target's database.
   std::string ddl = *rows[0][1];
-  const std::string head = "CREATE TABLE ";
-  if (!absl::StartsWith(ddl, head)) {
+  if (!absl::StartsWith(ddl, "CREATE TABLE ")) {
     return absl::FailedPreconditionError(absl::StrCat(
-        t.db, ".", t.table, " is not a plain table (SHOW CREATE TABLE: ", ddl.substr(0, 60),
+        db, ".", table, " is not a plain table (SHOW CREATE TABLE: ", ddl.substr(0, 60),
         "); binrelay move copies base tables only"));
   }
+  return ddl;
+}
+
+absl::Status CreateTargetTable(replication::SqlSource& source, replication::SqlSource& target,
+                               const MoveTableName& t, bool defer_indexes) {
+  BR_ASSIGN_OR_RETURN(std::string ddl, ShowCreateTable(source, t.db, t.table));
+  if (defer_indexes) ddl = WithoutDeferrableIndexes(ddl);
+  // "CREATE TABLE `t` (...": the table name is unqualified; put it in the
+  // target's database.
+  const std::string head = "CREATE TABLE ";
   std::string name;
   AppendIdentifier(t.table, &name);
   if (ddl.compare(head.size(), name.size(), name) != 0) {
@@ -241,6 +249,7 @@ std::vector<std::string> MovePrivilegeProblems(replication::SqlSource& source,
                                                replication::SqlSource& target,
                                                const std::vector<MoveTableName>& tables,
                                                bool cutover_locks, bool cutover_renames,
+                                               bool adds_indexes,
                                                const std::string& checkpoint_schema) {
   std::vector<std::string> problems;
   std::set<std::string> target_dbs;
@@ -257,8 +266,16 @@ std::vector<std::string> MovePrivilegeProblems(replication::SqlSource& source,
   }
   target_dbs.insert(checkpoint_schema);
   for (const std::string& db : target_dbs) {
-    Require(target, db, "", {"CREATE", "SELECT", "INSERT", "DELETE"},
-            db == checkpoint_schema ? "the move's checkpoints" : "the moved tables", &problems);
+    if (db == checkpoint_schema) {
+      Require(target, db, "", {"CREATE", "SELECT", "INSERT", "DELETE"}, "the move's checkpoints",
+              &problems);
+    } else if (adds_indexes) {
+      Require(target, db, "", {"ALTER", "CREATE", "SELECT", "INSERT", "DELETE"},
+              "the moved tables and their secondary indexes (added after the copy)", &problems);
+    } else {
+      Require(target, db, "", {"CREATE", "SELECT", "INSERT", "DELETE"}, "the moved tables",
+              &problems);
+    }
   }
   return problems;
 }

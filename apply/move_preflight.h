@@ -56,13 +56,15 @@ absl::StatusOr<MovePlan> MovePreflight(replication::SqlSource& source,
 // on the source SELECT on each table, LOCK TABLES if the cutover locks,
 // ALTER, DROP, CREATE and INSERT if it renames (ALTER TABLE ... RENAME); on the
 // target CREATE, SELECT, INSERT, DELETE on each table's database and on
-// `checkpoint_schema`. Read from information_schema's *_PRIVILEGES views
+// `checkpoint_schema`, and ALTER on each table's database if
+// `adds_indexes` (secondary_indexes.h). Read from information_schema's *_PRIVILEGES views
 // for the current user; an account using roles is not checked (its
 // privileges are not listed there) and a failed read is not a problem.
 std::vector<std::string> MovePrivilegeProblems(replication::SqlSource& source,
                                                replication::SqlSource& target,
                                                const std::vector<MoveTableName>& tables,
                                                bool cutover_locks, bool cutover_renames,
+                                               bool adds_indexes,
                                                const std::string& checkpoint_schema);
 
 // The store must hold every binlog byte the source writes while the move
@@ -75,9 +77,16 @@ absl::StatusOr<std::optional<std::string>> StoreSpaceProblem(
     replication::SqlSource& source, const std::string& store_dir, uint64_t copy_bytes,
     uint64_t copy_bytes_per_second, absl::Duration sample, uint64_t* rate = nullptr);
 
+// The source's SHOW CREATE TABLE of db.table; FailedPrecondition for a
+// view or anything else that is not a base table.
+absl::StatusOr<std::string> ShowCreateTable(replication::SqlSource& source, const std::string& db,
+                                            const std::string& table);
+
 // Creates `t` on the target from the source's SHOW CREATE TABLE, in
-// t.target_db (foreign keys included, as the source declares them).
+// t.target_db (foreign keys included, as the source declares them);
+// `defer_indexes`: without its plain secondary indexes, which the move adds
+// after the copy (secondary_indexes.h).
 absl::Status CreateTargetTable(replication::SqlSource& source, replication::SqlSource& target,
-                               const MoveTableName& t);
+                               const MoveTableName& t, bool defer_indexes);
 
 }  // namespace binrelay::apply

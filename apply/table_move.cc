@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "apply/range_checksum.h"
 #include "apply/range_copier.h"
+#include "apply/secondary_indexes.h"
 #include "apply/sql_literal.h"
 #include "apply/subscription.h"
 #include "apply/table_shape.h"
@@ -466,7 +467,7 @@ absl::Status TableMove::Plan() {
     std::vector<std::string> more = MovePrivilegeProblems(
         source, target, names, options_.cutover != MoveOptions::Cutover::kNone,
         options_.cutover != MoveOptions::Cutover::kNone && options_.rename_source,
-        options_.apply.checkpoint_schema);
+        options_.indexes_after_copy, options_.apply.checkpoint_schema);
     // Row events with full images are what the pipeline applies: checked
     // here too, before anything is written (the pipeline would refuse the
     // first partial image only once the copy is under way).
@@ -547,7 +548,7 @@ absl::Status TableMove::Plan() {
   std::vector<std::string> exact;
   for (MoveTablePlan& p : plan.tables) {
     if (p.create_on_target) {
-      BR_RETURN_IF_ERROR(CreateTargetTable(source, target, p.name));
+      BR_RETURN_IF_ERROR(CreateTargetTable(source, target, p.name, options_.indexes_after_copy));
       spdlog::info("move {}: created {}.{} on {}", name(), p.name.target_db, p.name.table,
                    target.Peer());
     }
@@ -689,6 +690,11 @@ absl::Status TableMove::Run() {
   }
   // Every change is applied from now on.
   for (auto& t : tables_) t->gate->Disable();
+  if (options_.indexes_after_copy) {
+    SetPhase("indexes");
+    BR_RETURN_IF_ERROR(SaveAll());
+    BR_RETURN_IF_ERROR(AddIndexes());
+  }
 
   SetPhase("catch up");
   BR_RETURN_IF_ERROR(WaitCaughtUp(absl::InfiniteDuration()));
@@ -862,6 +868,49 @@ absl::Status TableMove::CopyTable(Table& t) {
   return absl::OkStatus();
 }
 
+absl::Status TableMove::AddIndexes() {
+  replication::ConnectionSqlSource source(source_);
+  // A big table's index build outlasts the usual 60 s read timeout.
+  protocol::ConnectOptions long_reads = options_.apply.target;
+  long_reads.io_timeout = std::chrono::hours(6);
+  for (auto& t : tables_) {
+    // The source's indexes as they are now, compared by name with the
+    // target's: also right after a restart in this phase, and for a target
+    // table an operator created without them.
+    BR_ASSIGN_OR_RETURN(std::string ddl,
+                        ShowCreateTable(source, t->plan.name.db, t->plan.name.table));
+    const std::vector<IndexDefinition> indexes = DeferrableIndexes(ddl);
+    if (indexes.empty()) continue;
+    const absl::Time started = absl::Now();
+    std::vector<std::string> added;
+    BR_RETURN_IF_ERROR(Retry("adding secondary indexes", [&]() -> absl::Status {
+      replication::ConnectionSqlSource target(long_reads);
+      auto a = AddMissingIndexes(target, t->TargetSql(), indexes);
+      if (ServerErrorCode(a.status()) == 1799) {
+        // ER_INNODB_ONLINE_LOG_TOO_BIG: the changes applied during the build
+        // outgrew innodb_online_alter_log_max_size; build it with the
+        // pipeline paused (the store keeps what it has not applied).
+        ResumeOnExit resume(pipeline_.get());
+        BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
+        a = AddMissingIndexes(target, t->TargetSql(), indexes);
+      }
+      if (!a.ok()) {
+        return Annotate(a.status(), absl::StrCat("move ", name(), ": adding the secondary "
+                                                 "indexes of ", t->Name(), " on ",
+                                                 target.Peer()));
+      }
+      added = std::move(*a);
+      return absl::OkStatus();
+    }));
+    if (!added.empty()) {
+      spdlog::info("move {}: built {} index(es) of {} on the target in {}: {}", name(),
+                   added.size(), t->Name(), absl::FormatDuration(absl::Now() - started),
+                   absl::StrJoin(added, ", "));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TableMove::WaitCaughtUp(absl::Duration max_wait) {
   const absl::Time give_up = absl::Now() + max_wait;
   while (true) {
@@ -893,7 +942,12 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
     BR_ASSIGN_OR_RETURN(Snapshot d, OpenSnapshot(options_.apply.target, false));
     target.emplace(std::move(d));
   }
-  RangeChecksum source_sum(t.plan.source), target_sum(t.target);
+  // One expression on both sides: the source's shape, read from the
+  // target's table.
+  TableShape as_target = t.plan.source;
+  as_target.db = t.target.db;
+  as_target.table = t.target.table;
+  RangeChecksum source_sum(t.plan.source), target_sum(as_target);
   // Both servers sum at once (each on its own snapshot): the checksum takes
   // the slower server's time, not the sum of both.
   std::vector<absl::StatusOr<RangeSum>> theirs(ranges.size(), absl::UnknownError("not run"));

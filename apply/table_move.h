@@ -108,6 +108,7 @@ class TableMove : public CopyGate {
   absl::Status Plan();
   absl::Status CopyTable(Table& t);
   absl::Status WaitCaughtUp(absl::Duration max_lag_wait);
+  absl::Status AddIndexes();
   absl::Status Checksum();
   // Sums `ranges` of `t` on both servers at one binlog position; appends the
   // indexes that differ to `differing`.

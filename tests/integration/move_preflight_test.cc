@@ -2,6 +2,7 @@
 // servers: every problem named at once with its fix, absent target tables
 // created identical to the source's.
 #include "apply/move_preflight.h"
+#include "apply/secondary_indexes.h"
 
 #include <gtest/gtest.h>
 
@@ -80,7 +81,8 @@ TEST_F(MovePreflightTest, AbsentTargetTablesAreCreatedIdentical) {
   BR_ASSERT_OK(plan.status());
   ASSERT_EQ(plan->tables.size(), 1u);
   EXPECT_TRUE(plan->tables[0].create_on_target);
-  BR_ASSERT_OK(CreateTargetTable(src, dst, name));
+  // Deferring indexes changes nothing here: the table has a foreign key.
+  BR_ASSERT_OK(CreateTargetTable(src, dst, name, /*defer_indexes=*/true));
   auto from = LoadTableShape(src, "mc", "t");
   auto to = LoadTableShape(dst, "mc_moved", "t");
   BR_ASSERT_OK(from.status());
@@ -91,6 +93,41 @@ TEST_F(MovePreflightTest, AbsentTargetTablesAreCreatedIdentical) {
   auto again = MovePreflight(src, dst, {name});
   BR_ASSERT_OK(again.status());
   EXPECT_FALSE(again->tables[0].create_on_target);
+}
+
+// Guards: plain secondary indexes created with the table when the move
+// builds them after the copy, a UNIQUE key deferred with them (the copy
+// would then accept duplicates), and the indexes added later differing
+// from the source's (the final table must be the source's, index for
+// index).
+TEST_F(MovePreflightTest, PlainIndexesAreAddedAfterTheCopyAndTheTableEndsIdentical) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mi"));
+  BR_ASSERT_OK(source_->Execute(
+      "CREATE TABLE mi.t (id INT PRIMARY KEY, a INT, b VARCHAR(20), c INT, UNIQUE KEY ua (a), "
+      "KEY `b x` (b(10), c) COMMENT 'two\nlines', KEY c (c) USING BTREE) ENGINE=InnoDB"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO mi.t VALUES (1, 1, 'x', 1), (2, 2, 'y', 1)"));
+  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
+  replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
+  const MoveTableName name{"mi", "t", "mi"};
+  BR_ASSERT_OK(CreateTargetTable(src, dst, name, /*defer_indexes=*/true));
+  auto keys = [](MariaDbSandbox* s) {
+    auto rows = s->Query("SELECT GROUP_CONCAT(DISTINCT INDEX_NAME ORDER BY INDEX_NAME) FROM "
+                         "information_schema.STATISTICS WHERE TABLE_SCHEMA = 'mi'");
+    return rows.ok() && !rows->empty() ? (*rows)[0][0].value_or("") : std::string("?");
+  };
+  EXPECT_EQ(keys(target_), "PRIMARY,ua");
+  BR_ASSERT_OK(target_->Execute("INSERT INTO mi.t VALUES (1, 1, 'x', 1), (2, 2, 'y', 1)"));
+  auto ddl = ShowCreateTable(src, "mi", "t");
+  BR_ASSERT_OK(ddl.status());
+  auto added = AddMissingIndexes(dst, "`mi`.`t`", DeferrableIndexes(*ddl));
+  BR_ASSERT_OK(added.status());
+  EXPECT_EQ(added->size(), 2u);
+  auto again = AddMissingIndexes(dst, "`mi`.`t`", DeferrableIndexes(*ddl));
+  BR_ASSERT_OK(again.status());
+  EXPECT_TRUE(again->empty()) << "a resumed move must not add them twice";
+  auto final_ddl = ShowCreateTable(dst, "mi", "t");
+  BR_ASSERT_OK(final_ddl.status());
+  EXPECT_EQ(*final_ddl, *ddl);
 }
 
 // Guards: the retention warning missing when the source would purge
