@@ -1,6 +1,7 @@
 #include "apply/table_move.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <deque>
 #include <utility>
 
@@ -110,6 +111,15 @@ TableMove::TableMove(MoveOptions options, replication::StoreReadSide* store,
   status_.phase = "starting";
   status_.tables = options_.apply.tables;
   status_.cutover = CutoverName(options_.cutover);
+  if (const char* at = std::getenv("BINRELAY_TEST_STALL_MOVE_AT")) stall_at_ = at;
+}
+
+bool TableMove::StallIfAsked(std::string_view point) {
+  if (stall_at_ != point) return !stopping_;
+  spdlog::warn("move {}: stalled at {} (BINRELAY_TEST_STALL_MOVE_AT)", name(), point);
+  while (Sleep(absl::Milliseconds(100))) {
+  }
+  return false;
 }
 
 TableMove::~TableMove() { Stop(); }
@@ -697,6 +707,7 @@ absl::Status TableMove::Run() {
   }
 
   SetPhase("catch up");
+  if (!StallIfAsked("catch up")) return absl::CancelledError("stopping");
   BR_RETURN_IF_ERROR(WaitCaughtUp(absl::InfiniteDuration()));
   SetPhase("checksum");
   BR_RETURN_IF_ERROR(SaveAll());
@@ -1099,6 +1110,7 @@ absl::Status TableMove::Checksum() {
       if (group.back().upper) t->progress.checked = group.back().upper;
       t->progress.checksum_done = last;
       BR_RETURN_IF_ERROR(SaveProgress(*t));
+      if (!StallIfAsked("checksum")) return absl::CancelledError("stopping");
     }
   }
   MoveStatus s = Status();
@@ -1166,6 +1178,10 @@ absl::Status TableMove::TryCutover() {
         "cutover_timeout (", absl::FormatDuration(limit), "): ", applied.message()));
   }
   // Everything the source committed to these tables is on the target.
+  if (!StallIfAsked("cutover locked")) {
+    unlock();
+    return absl::CancelledError("stopping");
+  }
   if (options_.rename_source) {
     for (auto& t : tables_) {
       const std::string from = Qualified(t->plan.name.db, t->plan.name.table);

@@ -134,10 +134,17 @@ class TableMove : public CopyGate {
   absl::Status TryCutover();
   void SetPhase(std::string phase);
   bool Sleep(absl::Duration d);  // false if stopping
+  // Test hook: with BINRELAY_TEST_STALL_MOVE_AT=<point> in the environment
+  // the move waits at `point` ("catch up", "checksum": after its first
+  // saved group, "cutover locked": source locked, target caught up, before
+  // the renames) until it is stopped, so that a test can kill -9 it exactly
+  // there. False if stopping.
+  bool StallIfAsked(std::string_view point);
   // The pipeline's own error, if it stopped.
   absl::Status PipelineError() const;
 
   MoveOptions options_;
+  std::string stall_at_;  // BINRELAY_TEST_STALL_MOVE_AT
   replication::StoreReadSide* store_;
   protocol::ConnectOptions source_;
   std::vector<std::unique_ptr<Table>> tables_;

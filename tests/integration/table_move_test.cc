@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -575,6 +576,128 @@ TEST_F(TableMoveTest, KilledMoveResumesFromItsCheckpointAndLosesNoChange) {
   std::filesystem::remove_all(dir);
   std::filesystem::remove_all(dir2);
 }
+
+// kill -9 in the phases after the copy, each one exactly where the move's
+// test hook stalls it (BINRELAY_TEST_STALL_MOVE_AT): while catching up,
+// in the middle of the checksum (a group of ranges compared and saved),
+// and during the cutover while it holds LOCK TABLES on the source with the
+// target caught up to the lock's position.
+class TableMoveKillTest : public TableMoveTest,
+                          public ::testing::WithParamInterface<const char*> {};
+
+// Guards the resume promise after the copy: a resumed move that starts
+// over, loses a change made around the kill, trusts a checksum it had not
+// finished, or thinks a cutover it never finished was done; and a kill
+// during the cutover that leaves the source's tables locked (the lock
+// must die with binrelay's connection, and the resumed move cuts over
+// again).
+TEST_P(TableMoveKillTest, KilledInPhaseResumesAndCutsOverExactly) {
+  const std::string point = GetParam();
+  std::string db = "mvp_" + point;
+  std::replace(db.begin(), db.end(), ' ', '_');
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("CREATE DATABASE ", db)));
+  BR_ASSERT_OK(source_->Execute(
+      absl::StrCat("CREATE TABLE ", db, ".t (id INT PRIMARY KEY, v VARCHAR(40), KEY (v))")));
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("INSERT INTO ", db, ".t SELECT seq, CONCAT('v', "
+                                             "seq) FROM ", db, ".seq_1_to_100000")));
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> writes{0};
+  std::thread writer([&] {
+    std::mt19937 rng(7);
+    while (!stop) {
+      const int id = static_cast<int>(rng() % 110000) + 1;
+      std::string sql;
+      switch (rng() % 3) {
+        case 0:
+          sql = absl::StrCat("REPLACE INTO ", db, ".t VALUES (", id, ", 'w", rng(), "')");
+          break;
+        case 1:
+          sql = absl::StrCat("DELETE FROM ", db, ".t WHERE id = ", id);
+          break;
+        case 2:
+          sql = absl::StrCat("UPDATE ", db, ".t SET v = 'u", rng(), "' WHERE id = ", id);
+          break;
+      }
+      if (source_->Execute(sql).ok()) ++writes;
+    }
+  });
+  JoinOnExit join{&stop, &writer};
+  const std::string dir =
+      absl::StrCat(::testing::TempDir(), "/binrelay-move-", db, "-", getpid());
+  const std::string config = WriteMoveConfig(*source_, *target_, dir, db, db + ".t",
+                                             "chunk_time = 100ms\n");
+  BR_ASSERT_OK_AND_ASSIGN(
+      auto first, BackgroundBinrelay::Start({"move", "--config", config, "--json-status"},
+                                            {{"BINRELAY_TEST_STALL_MOVE_AT", point}}));
+  const std::string stalled = "stalled at " + point;
+  const auto deadline = std::chrono::steady_clock::now() + seconds(90);
+  while (std::chrono::steady_clock::now() < deadline &&
+         !absl::StrContains(first->StderrSoFar(), stalled) && !first->OutputClosed()) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_TRUE(absl::StrContains(first->StderrSoFar(), stalled)) << first->StderrSoFar();
+  const uint64_t writes_at_stall = writes.load();
+  std::this_thread::sleep_for(milliseconds(300));  // writes while it stands there
+  const uint64_t writes_at_kill = writes.load();
+  if (point == "cutover locked") {
+    // The kill comes while the source's table is locked (one write may
+    // have been counted just as the lock came).
+    EXPECT_LE(writes_at_kill, writes_at_stall + 1);
+  } else {
+    EXPECT_GT(writes_at_kill, writes_at_stall);
+  }
+  first->Signal(SIGKILL);
+  first->Wait(seconds(30));
+  // Whatever it held, the source takes writes again: a lock died with its
+  // connection.
+  const auto unlock_deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (writes.load() < writes_at_kill + 20 && std::chrono::steady_clock::now() < unlock_deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_GE(writes.load(), writes_at_kill + 20) << "the source still refuses writes after the kill";
+  auto saved = target_->Query(absl::StrCat(
+      "SELECT phase FROM binrelay.move_checkpoint WHERE move = '", db, "'"));
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  ASSERT_FALSE(saved->empty()) << "no checkpoint to resume from";
+
+  BR_ASSERT_OK_AND_ASSIGN(auto again,
+                          BackgroundBinrelay::Start({"move", "--config", config, "--json-status"}, {}));
+  std::this_thread::sleep_for(seconds(2));
+  stop = true;
+  if (writer.joinable()) writer.join();
+  ProcessResult r = again->Wait(seconds(120));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_TRUE(absl::StrContains(r.err, "resuming from its checkpoint")) << r.err;
+  BR_ASSERT_OK_AND_ASSIGN(std::vector<JsonValue> lines, ParseJsonLines(r.out));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(Text(lines.back(), "phase"), "done");
+  // The copy was finished before the kill: nothing copied again.
+  EXPECT_EQ(Number(lines.back(), "rows_copied"), 0u);
+  EXPECT_EQ(Number(lines.back(), "chunks_differing"), 0u);
+  EXPECT_GT(writes.load(), 100u);
+  EXPECT_EQ(Checksum(*target_, db + ".t"), Checksum(*source_, db + ".t_old"));
+  auto tables = source_->Query(absl::StrCat(
+      "SELECT GROUP_CONCAT(TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '",
+      db, "'"));
+  ASSERT_TRUE(tables.ok()) << tables.status();
+  EXPECT_EQ((*tables)[0][0].value_or("?"), "t_old");
+  auto keys = target_->Query(absl::StrCat(
+      "SELECT GROUP_CONCAT(DISTINCT INDEX_NAME ORDER BY INDEX_NAME) FROM "
+      "information_schema.STATISTICS WHERE TABLE_SCHEMA = '", db, "'"));
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  EXPECT_EQ((*keys)[0][0].value_or("?"), "PRIMARY,v");
+  std::cerr << point << ": killed with " << writes_at_kill << " writes made; "
+            << writes.load() << " in all\n";
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(AfterTheCopy, TableMoveKillTest,
+                         ::testing::Values("catch up", "checksum", "cutover locked"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), ' ', '_');
+                           return n;
+                         });
 
 // Guards: a move that starts with an account that cannot finish it (it
 // would fail at its first write, or at cutover with the source locked),
