@@ -64,7 +64,7 @@ constexpr const char* kMoveUsage =
     "([store] dir: the source may purge its binlog meanwhile), compares every chunk on both\n"
     "servers at one binlog position (repairing what differs), then cuts over: the source's\n"
     "tables are locked for the last changes and renamed to <table>_old (cutover = auto),\n"
-    "or on SIGUSR1 (cutover = manual). Phases and progress are logged; a line a second on\n"
+    "or on CUTOVER MOVE name to the [listen] port or SIGUSR1 (cutover = manual). Phases and progress are logged; a line a second on\n"
     "a terminal, or JSON lines on stdout with --json-status. Exits 0 once cut over, 1 if\n"
     "the move failed. conf/binrelay.cnf documents every key.\n";
 
@@ -92,7 +92,7 @@ replication::BinlogStoreOptions StoreOptions(const ServeConfig& c) {
 }
 
 // Facts for /status and /metrics, read from the session and the store.
-class ServeStatus : public proxy::StatusProvider {
+class ServeStatus : public proxy::StatusProvider, public proxy::MoveControl {
  public:
   ServeStatus(const ServeConfig& config, const replication::UpstreamSession* session,
               const replication::BinlogStore* store, const proxy::DumpRegistry* dumps)
@@ -104,6 +104,32 @@ class ServeStatus : public proxy::StatusProvider {
     pipelines_.store(p);
   }
   void set_moves(const std::vector<std::unique_ptr<apply::TableMove>>* m) { moves_.store(m); }
+  // CUTOVER MOVE name on the listener.
+  absl::Status RequestCutover(std::string_view name) override {
+    const std::string shown(name.substr(0, 64));
+    const auto* moves = moves_.load();
+    if (moves != nullptr) {
+      for (const auto& m : *moves) {
+        if (m->name() != name) continue;
+        const apply::MoveStatus st = m->Status();
+        if (st.cutover == "none") {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "move '", shown, "' has cutover = none: it never locks or renames the source "
+              "tables; set cutover = manual in its section and restart to cut it over"));
+        }
+        if (st.phase == "done" || st.phase == "error" || m->Finished()) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "move '", shown, "' is ", st.phase == "done" ? "done" : "stopped",
+              st.error.empty() ? "" : ": ", st.error));
+        }
+        m->RequestCutover();
+        spdlog::info("CUTOVER MOVE {}: cutover requested (phase {})", shown, st.phase);
+        return absl::OkStatus();
+      }
+    }
+    return absl::NotFoundError(absl::StrCat("no move named '", shown,
+                                            "' runs in this binrelay (see /status \"moves\")"));
+  }
   proxy::RelayStatus Snapshot() const override {
     proxy::RelayStatus s;
     s.source = absl::StrCat(config_.upstream.connect.host, ":", config_.upstream.connect.port);
@@ -468,6 +494,7 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   admin_options.server_id = config.listen.server_id;
   admin_options.port = config.listen.port;
   admin_options.source = &source_view;
+  admin_options.moves = &status;
   BR_ASSIGN_OR_RETURN(std::unique_ptr<proxy::RelayAdmin> admin,
                       proxy::RelayAdmin::Create(store.get(), &status, admin_options));
   proxy::DumpService dump_service(

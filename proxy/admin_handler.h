@@ -50,6 +50,12 @@ class AdminHandler {
   // SHOW RELAY STATUS: upstream state, positions, lag, counters, last error.
   virtual absl::StatusOr<ResultSet> RelayStatus() = 0;
   virtual absl::Status PurgeBinaryLogsTo(std::string_view file) = 0;
+  // CUTOVER MOVE name: NotFound for no such move, FailedPrecondition for a
+  // move that will not cut over (cutover = none, done, failed).
+  virtual absl::Status CutoverMove(std::string_view name) {
+    (void)name;
+    return absl::NotFoundError("this binrelay runs no moves");
+  }
   // SHOW VARIABLES: every variable SystemVariable answers, sorted by name.
   virtual std::vector<std::pair<std::string, std::string>> AllSystemVariables() { return {}; }
   // SHOW STATUS: binrelay's own status variables (Uptime, Threads_connected,

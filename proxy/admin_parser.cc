@@ -363,6 +363,16 @@ absl::StatusOr<AdminStatement> Parser::Statement() {
   if (AcceptWord("show")) return Show();
   if (AcceptWord("purge")) return Purge();
   if (AcceptWord("kill")) return Kill();
+  if (AcceptWords({"cutover", "move"})) {
+    AdminStatement s;
+    s.kind = AdminStatement::Kind::kCutoverMove;
+    const SqlToken& t = Peek();
+    if (t.kind != Kind::kWord && t.kind != Kind::kQuoted) return Error("a move's name");
+    s.argument = TokenValue(sql_, t);
+    ++pos_;
+    BR_RETURN_IF_ERROR(ExpectEnd());
+    return s;
+  }
   if (AcceptWord("use")) {
     AdminStatement s;
     s.kind = AdminStatement::Kind::kUse;

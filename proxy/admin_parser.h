@@ -20,6 +20,7 @@
 //   USE db
 //   BEGIN | START TRANSACTION [READ ONLY|...] | COMMIT | ROLLBACK
 //   PURGE {BINARY|MASTER} LOGS TO 'file'
+//   CUTOVER MOVE name | 'name'      (binrelay's own: a manual move cuts over)
 // Everything else is Unimplemented (the caller may forward it, see
 // forward_policy.h, or answer ER_NOT_SUPPORTED_YET); a recognised statement
 // with a syntax error is InvalidArgument (ER_PARSE_ERROR).
@@ -89,12 +90,13 @@ struct AdminStatement {
     kUse,
     kTransaction,       // BEGIN / START TRANSACTION / COMMIT / ROLLBACK: no effect
     kPurgeBinaryLogsTo,
+    kCutoverMove,
   };
   Kind kind = Kind::kSet;
   std::vector<AdminAssignment> assignments;  // kSet
   std::vector<AdminExpr> items;              // kSelect (text = alias when given)
   // kShowVariables/kShowStatus: the LIKE pattern (if any); kPurgeBinaryLogsTo:
-  // the file; kUse: the database.
+  // the file; kUse: the database; kCutoverMove: the move's name.
   std::string argument;
   bool has_like = false;
   std::vector<VariablePredicate> where;  // kShowVariables/kShowStatus

@@ -387,6 +387,11 @@ AdminReply AnswerStatement(const AdminStatement& s, const AdminContext& ctx) {
       return AdminReply{};
     case K::kTransaction:
       return AdminReply{};
+    case K::kCutoverMove: {
+      absl::Status st = ctx.handler->CutoverMove(s.argument);
+      if (!st.ok()) return HandlerError(st);
+      return AdminReply{};
+    }
     case K::kPurgeBinaryLogsTo: {
       absl::Status st = ctx.handler->PurgeBinaryLogsTo(s.argument);
       if (absl::IsNotFound(st)) {

@@ -361,6 +361,11 @@ absl::StatusOr<ResultSet> RelayAdmin::RelayStatus() {
   return RelayStatusResultSet(s);
 }
 
+absl::Status RelayAdmin::CutoverMove(std::string_view name) {
+  if (options_.moves == nullptr) return AdminHandler::CutoverMove(name);
+  return options_.moves->RequestCutover(name);
+}
+
 absl::Status RelayAdmin::PurgeBinaryLogsTo(std::string_view file) {
   replication::PurgeOptions options;
   options.before_file = std::string(file);

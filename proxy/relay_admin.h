@@ -36,6 +36,7 @@
 #include "absl/synchronization/mutex.h"
 #include "protocol/format_description.h"
 #include "proxy/admin_handler.h"
+#include "proxy/move_control.h"
 #include "proxy/relay_status.h"
 #include "proxy/source_view.h"
 #include "replication/binlog_store.h"
@@ -57,6 +58,8 @@ struct RelayAdminOptions {
   // The source's variables, answered for every name binrelay does not
   // answer itself (null: only binrelay's own).
   const SourceView* source = nullptr;
+  // The moves CUTOVER MOVE reaches (null: none run here).
+  MoveControl* moves = nullptr;
 };
 
 class RelayAdmin : public AdminHandler {
@@ -83,6 +86,7 @@ class RelayAdmin : public AdminHandler {
   // FailedPrecondition naming the consumer and position when a pin kept
   // files (the older ones are purged, as MySQL does).
   absl::Status PurgeBinaryLogsTo(std::string_view file) override;
+  absl::Status CutoverMove(std::string_view name) override;
   absl::StatusOr<std::optional<std::string>> BinlogGtidPos(std::string_view file,
                                                            uint64_t position) override;
   void ReplicaRegistered(const ReplicaRegistration& replica) override;

@@ -21,6 +21,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "protocol/client_connection.h"
 #include "replication/connection_sql_source.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
@@ -380,6 +381,41 @@ TEST_F(TableMoveTest, DifferenceThatPersistsAfterRepairStopsBeforeCutover) {
   // The source's table is where it was, and takes writes.
   BR_EXPECT_OK(source_->Execute("UPDATE mvp.t SET v = 'after' WHERE id = 1"));
   EXPECT_TRUE(serve->Running());
+  BR_EXPECT_OK(serve->Stop());
+}
+
+// Guards: a manual move cutting over before it is asked, CUTOVER MOVE on
+// serve's port not reaching it (or reaching another move), and the
+// statement's errors not saying what is wrong.
+TEST_F(TableMoveTest, ManualCutoverWaitsForCutoverMoveOnTheListener) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mvq"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE mvq.t (id INT PRIMARY KEY, v INT)"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO mvq.t SELECT seq, seq FROM mvq.seq_1_to_2000"));
+  auto serve = StartMove("m9", "mvq.t", {"cutover = manual"});
+  ASSERT_NE(serve, nullptr);
+  ASSERT_TRUE(PhaseReaches(*serve, "m9", "ready for cutover", seconds(60)));
+  // Ready, and it stays so: still applying, the source untouched.
+  BR_ASSERT_OK(source_->Execute("UPDATE mvq.t SET v = -1 WHERE id = 7"));
+  std::this_thread::sleep_for(seconds(1));
+  auto m = MoveStatus(*serve, "m9");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(Text(*m, "phase"), "ready for cutover");
+  protocol::ConnectOptions admin;
+  admin.port = serve->listen_port();
+  admin.user = kReplUser;
+  admin.password = kReplPassword;
+  admin.tls = protocol::ConnectOptions::Tls::kDisabled;
+  replication::ConnectionSqlSource sql(admin);
+  auto unknown = sql.Query("CUTOVER MOVE nosuch");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_TRUE(absl::StrContains(unknown.status().message(), "no move named 'nosuch'"))
+      << unknown.status();
+  BR_ASSERT_OK(sql.Query("CUTOVER MOVE m9").status());
+  ASSERT_TRUE(PhaseReaches(*serve, "m9", "done", seconds(60)));
+  EXPECT_EQ(Checksum(*target_, "mvq.t"), Checksum(*source_, "mvq.t_old"));
+  auto again = sql.Query("CUTOVER MOVE 'm9'");
+  ASSERT_FALSE(again.ok());
+  EXPECT_TRUE(absl::StrContains(again.status().message(), "is done")) << again.status();
   BR_EXPECT_OK(serve->Stop());
 }
 

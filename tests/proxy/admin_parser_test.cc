@@ -95,6 +95,8 @@ std::string Canon(const AdminStatement& s) {
       return "SHOW RELAY STATUS";
     case K::kPurgeBinaryLogsTo:
       return absl::StrCat("PURGE TO '", s.argument, "'");
+    case K::kCutoverMove:
+      return absl::StrCat("CUTOVER MOVE '", s.argument, "'");
   }
   return "?";
 }
@@ -165,6 +167,8 @@ const Case kAccepted[] = {
     {"SHOW RELAY STATUS", "SHOW RELAY STATUS"},
     {"PURGE BINARY LOGS TO 'mysql-bin.000003'", "PURGE TO 'mysql-bin.000003'"},
     {"purge master logs to \"mysql-bin.000004\"", "PURGE TO 'mysql-bin.000004'"},
+    {"CUTOVER MOVE archive", "CUTOVER MOVE 'archive'"},
+    {"cutover move 'shop-orders';", "CUTOVER MOVE 'shop-orders'"},
     {"SELECT @@server_id, @@gtid_binlog_pos, @@gtid_current_pos",
      "SELECT @@server_id AS [@@server_id],@@gtid_binlog_pos AS [@@gtid_binlog_pos],"
      "@@gtid_current_pos AS [@@gtid_current_pos]"},
@@ -240,7 +244,7 @@ TEST(AdminParserTest, SyntaxErrorsAreInvalidArgument) {
        {"SET @a", "SET @a 1", "SET @a='unterminated", "SELECT 'x", "SELECT @@x @@y",
         "SELECT 1; DROP TABLE x", "SELECT f(1", "PURGE BINARY LOGS TO mysql_bin", "/* open",
         "SHOW VARIABLES LIKE x", "SELECT 1 LIMIT x", "SET @`a=1", "KILL", "KILL x",
-        "USE", "SHOW VARIABLES WHERE Variable_name"}) {
+        "USE", "SHOW VARIABLES WHERE Variable_name", "CUTOVER MOVE", "CUTOVER MOVE a b"}) {
     auto s = ParseAdminStatement(sql);
     EXPECT_TRUE(absl::IsInvalidArgument(s.status())) << "'" << sql << "': " << s.status();
   }
