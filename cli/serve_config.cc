@@ -21,6 +21,7 @@ class Section {
   Section(const IniFile& ini, std::string name) : ini_(ini), name_(std::move(name)) {}
 
   const IniFile::Value* Get(std::string_view key) const { return ini_.Find(name_, key); }
+  const std::string& name() const { return name_; }
 
   absl::StatusOr<std::string> Required(std::string_view key) const {
     const IniFile::Value* v = Get(key);
@@ -80,6 +81,7 @@ absl::Status ParseSource(const Section& s, ServeConfig* c) {
   BR_ASSIGN_OR_RETURN(conn.port, s.Number<uint16_t>("port", 3306, 1, 65535));
   BR_ASSIGN_OR_RETURN(conn.user, s.Required("user"));
   BR_ASSIGN_OR_RETURN(conn.password, s.Password());
+  conn.credentials_from = "[source] user and password or password_file";
   BR_ASSIGN_OR_RETURN(c->upstream.server_id,
                       s.Number<uint32_t>("server_id", 0, 1, 4294967295u));
   if (c->upstream.server_id == 0) {
@@ -233,6 +235,8 @@ absl::StatusOr<apply::PipelineOptions> ParsePipeline(const Section& s, std::stri
   BR_ASSIGN_OR_RETURN(t.port, s.Number<uint16_t>("target_port", 3306, 1, 65535));
   BR_ASSIGN_OR_RETURN(t.user, s.Required("target_user"));
   BR_ASSIGN_OR_RETURN(t.password, s.Password("target_"));
+  t.credentials_from =
+      absl::StrCat("[", s.name(), "] target_user and target_password or target_password_file");
   p.target_ssl_mode = absl::AsciiStrToLower(s.Optional("target_ssl_mode", "preferred"));
   t.tls_ca_file = s.Optional("target_ssl_ca", "");
   if (p.target_ssl_mode == "disabled") {

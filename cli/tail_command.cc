@@ -56,6 +56,7 @@ absl::Status TailSource(const TailOptions& o, const apply::Subscription& subscri
   u.connect.port = o.source_port;
   u.connect.user = o.user;
   u.connect.password = o.password;
+  u.connect.credentials_from = "--user, and --password-file or BINRELAY_SOURCE_PASSWORD";
   u.connect.tls = o.tls == "disabled"   ? protocol::ConnectOptions::Tls::kDisabled
                   : o.tls == "required" ? protocol::ConnectOptions::Tls::kRequired
                                         : protocol::ConnectOptions::Tls::kPreferred;

@@ -114,9 +114,10 @@ absl::Status ClientConnection::AuthError(std::string_view err_payload) {
     return ServerErrorStatus(
         *err, absl::StatusCode::kPermissionDenied,
         absl::StrCat("access denied for user '", options_.user, "' at ", peer(),
-                     " (error 1045): check the user and password (BINRELAY_SOURCE_PASSWORD / "
-                     "--password-file); server said: ",
-                     err->message));
+                     " (error 1045): check the user and password",
+                     options_.credentials_from.empty() ? "" : " (",
+                     options_.credentials_from, options_.credentials_from.empty() ? "" : ")",
+                     "; server said: ", err->message));
   }
   // Built directly (not via Annotate) so the ServerError payload survives.
   absl::Status plain = ServerErrorStatus(*err, peer());

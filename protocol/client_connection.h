@@ -38,6 +38,9 @@ struct ConnectOptions {
   std::string database;
   enum class Tls { kDisabled, kPreferred, kRequired } tls = Tls::kPreferred;
   std::string tls_ca_file;  // verify the server certificate and host name if set
+  // Where the user and password were configured, named in an access-denied
+  // error ("[source] user and password"); "" for a generic hint.
+  std::string credentials_from;
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds io_timeout{60000};
   // Announce MARIADB_CLIENT_STMT_BULK_OPERATIONS (if the server offers it),

@@ -53,6 +53,7 @@ TEST_F(ClientConnectionTest, NativePasswordConnectsAndReportsServerInfo) {
 TEST_F(ClientConnectionTest, WrongPasswordIsPermissionDeniedWithCode1045) {
   ConnectOptions o = Options();
   o.password = "wrong";
+  o.credentials_from = "[source] user and password";
   auto conn = ClientConnection::Connect(o);
   ASSERT_FALSE(conn.ok());
   EXPECT_EQ(conn.status().code(), absl::StatusCode::kPermissionDenied);
@@ -63,8 +64,8 @@ TEST_F(ClientConnectionTest, WrongPasswordIsPermissionDeniedWithCode1045) {
   EXPECT_TRUE(absl::StrContains(
       conn.status().message(),
       absl::StrCat("access denied for user 'relay' at 127.0.0.1:", sandbox_->Port(),
-                   " (error 1045): check the user and password (BINRELAY_SOURCE_PASSWORD / "
-                   "--password-file)")))
+                   " (error 1045): check the user and password ([source] user and "
+                   "password)")))
       << conn.status();
 }
 

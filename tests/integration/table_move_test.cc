@@ -482,6 +482,38 @@ std::string WriteMoveConfig(const MariaDbSandbox& source, const MariaDbSandbox& 
   return config;
 }
 
+// Guards: a target that refuses the move's account failing late (after the
+// source was read or the store filled) or without naming the server and
+// the fix.
+TEST_F(TableMoveTest, TargetThatRefusesTheAccountFailsAtOnceNamingIt) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mvr2"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE mvr2.t (id INT PRIMARY KEY)"));
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/binrelay-move-refused-", getpid());
+  std::string config = WriteMoveConfig(*source_, *target_, dir, "refused", "mvr2.t", "");
+  // The same config with a wrong target password.
+  {
+    std::ifstream in(config);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string from = absl::StrCat("target_password = ", kMoverPassword);
+    ASSERT_NE(text.find(from), std::string::npos);
+    text.replace(text.find(from), from.size(), "target_password = wrong");
+    std::ofstream(config) << text;
+  }
+  BR_ASSERT_OK_AND_ASSIGN(ProcessResult r, RunBinrelay({"move", "--config", config}, {},
+                                                       seconds(60)));
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_TRUE(absl::StrContains(r.err, absl::StrCat("127.0.0.1:", target_->Port())))
+      << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "Access denied")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "[move] target_user and target_password")) << r.err;
+  // Nothing was created on the target.
+  auto created = target_->Query(
+      "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'mvr2'");
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ((*created)[0][0].value_or("?"), "0");
+  std::filesystem::remove_all(dir);
+}
+
 // Guards: `binrelay move` not ending once cut over (or ending 0 on a failed
 // move), --json-status not printing the phases it went through, a move
 // that needs a listener section to run, and a rerun after a cutover that
