@@ -40,6 +40,10 @@ std::string CopyTextExpression(const ShapeColumn& col) {
   std::string name;
   AppendIdentifier(col.name, &name);
   const std::string& t = col.data_type;
+  // A FLOAT column prints with 6 significant digits (16777215 as
+  // 16777200: sql/field.cc Field_float::val_str); widened to DOUBLE it
+  // prints its exact value, which a FLOAT column takes back unchanged.
+  if (t == "float") return absl::StrCat(name, " + 0e0");
   if (IsNumeric(t) || IsTemporal(t)) return name;
   if (t == "bit" || t == "enum" || t == "set") return absl::StrCat(name, " + 0");
   if (ColumnStyle(t) == LiteralStyle::kBinaryString) return name;

@@ -5,8 +5,9 @@
 //
 // Values travel as text the server prints exactly and takes back as it
 // was: integers, DECIMAL and temporal values as their text (TIMESTAMP read
-// with time_zone '+00:00', as the target session writes it), FLOAT and
-// DOUBLE as the server's shortest round-trip text, character and binary
+// with time_zone '+00:00', as the target session writes it), DOUBLE as
+// the server's round-trip text and FLOAT widened to DOUBLE first (its own
+// text has 6 digits), character and binary
 // strings as the bytes stored (read with character_set_results = binary)
 // written back as a literal introduced by the column's character set, as
 // the apply path writes them (sql_literal.h: no conversion touches the

@@ -2,6 +2,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "protocol/server_error.h"
 #include "protocol/status_macros.h"
 
 namespace binrelay::apply {
@@ -22,11 +23,12 @@ std::vector<std::string_view> Lines(std::string_view text) {
   }
 }
 
-// The unquoted name after "KEY `" (a ` inside is doubled), or "" if the
-// line does not parse.
-std::string KeyName(std::string_view line) {
+// The unquoted identifier that starts at line[at] just after its opening
+// ` (a ` inside is doubled), or "" if it does not close; *end gets the
+// position after the closing `.
+std::string Quoted(std::string_view line, size_t at, size_t* end = nullptr) {
   std::string name;
-  for (size_t i = kKeyLine.size(); i < line.size(); ++i) {
+  for (size_t i = at; i < line.size(); ++i) {
     if (line[i] != '`') {
       name.push_back(line[i]);
       continue;
@@ -36,7 +38,30 @@ std::string KeyName(std::string_view line) {
       ++i;
       continue;
     }
+    if (end != nullptr) *end = i + 1;
     return name;
+  }
+  return "";
+}
+
+std::string KeyName(std::string_view line) { return Quoted(line, kKeyLine.size()); }
+
+// The first column of a KEY line: "  KEY `name` (`col`..." -> col.
+std::string FirstKeyColumn(std::string_view line) {
+  size_t end = 0;
+  if (Quoted(line, kKeyLine.size(), &end).empty()) return "";
+  const size_t open = line.find("(`", end);
+  if (open == std::string_view::npos) return "";
+  return Quoted(line, open + 2);
+}
+
+// The AUTO_INCREMENT column ("" if none): InnoDB needs it to lead some
+// index (error 1075), so the KEY it leads cannot wait.
+std::string AutoIncrementColumn(std::string_view create_table) {
+  for (std::string_view line : Lines(create_table)) {
+    if (line.starts_with("  `") && line.find(" AUTO_INCREMENT") != std::string_view::npos) {
+      return Quoted(line, 3);
+    }
   }
   return "";
 }
@@ -54,13 +79,17 @@ bool HasForeignKey(std::string_view create_table) {
 
 }  // namespace
 
+bool ReferencesOtherTables(std::string_view create_table) { return HasForeignKey(create_table); }
+
 std::vector<IndexDefinition> DeferrableIndexes(std::string_view create_table) {
   std::vector<IndexDefinition> out;
   if (HasForeignKey(create_table)) return out;
+  const std::string auto_increment = AutoIncrementColumn(create_table);
   for (std::string_view line : Lines(create_table)) {
     if (!line.starts_with(kKeyLine)) continue;
     std::string name = KeyName(line);
     if (name.empty()) continue;
+    if (!auto_increment.empty() && FirstKeyColumn(line) == auto_increment) continue;
     if (line.ends_with(',')) line.remove_suffix(1);
     line.remove_prefix(2);
     out.push_back(IndexDefinition{std::move(name), std::string(line)});
@@ -69,10 +98,13 @@ std::vector<IndexDefinition> DeferrableIndexes(std::string_view create_table) {
 }
 
 std::string WithoutDeferrableIndexes(std::string_view create_table) {
-  if (DeferrableIndexes(create_table).empty()) return std::string(create_table);
+  const std::vector<IndexDefinition> deferred = DeferrableIndexes(create_table);
+  if (deferred.empty()) return std::string(create_table);
+  absl::flat_hash_set<std::string> names;
+  for (const IndexDefinition& i : deferred) names.insert(i.name);
   std::vector<std::string_view> kept;
   for (std::string_view line : Lines(create_table)) {
-    if (line.starts_with(kKeyLine) && !KeyName(line).empty()) continue;
+    if (line.starts_with(kKeyLine) && names.contains(KeyName(line))) continue;
     kept.push_back(line);
   }
   // The definition before the closing ") ENGINE=..." line loses its comma.
@@ -89,7 +121,7 @@ std::string WithoutDeferrableIndexes(std::string_view create_table) {
 
 absl::StatusOr<std::vector<std::string>> AddMissingIndexes(
     replication::SqlSource& target, const std::string& target_table,
-    const std::vector<IndexDefinition>& indexes) {
+    const std::vector<IndexDefinition>& indexes, std::string* not_online) {
   std::vector<std::string> added;
   if (indexes.empty()) return added;
   BR_ASSIGN_OR_RETURN(std::vector<replication::SqlRow> rows,
@@ -105,6 +137,14 @@ absl::StatusOr<std::vector<std::string>> AddMissingIndexes(
     added.push_back(i.name);
   }
   if (added.empty()) return added;
+  // Online: the move's pipeline keeps writing to the table meanwhile.
+  auto online = target.Query(absl::StrCat(alter, ", ALGORITHM=INPLACE, LOCK=NONE"));
+  if (online.ok()) return added;
+  std::optional<protocol::ServerError> e = protocol::GetServerError(online.status());
+  // ER_ALTER_OPERATION_NOT_SUPPORTED(_REASON): this build cannot be online
+  // (sql/share/errmsg-utf8.txt); built with writes waiting instead.
+  if (!e || (e->code != 1845 && e->code != 1846)) return online.status();
+  if (not_online != nullptr) *not_online = std::string(online.status().message());
   BR_RETURN_IF_ERROR(target.Query(alter).status());
   return added;
 }

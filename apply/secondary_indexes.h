@@ -9,9 +9,12 @@
 // Only plain KEY lines are deferred. UNIQUE keys stay: the copy's INSERT
 // IGNORE and the pipeline's REPLACE must see them (a duplicate must fail
 // the copy, not appear once the index is built). FULLTEXT and SPATIAL stay
-// as they are. A table with a FOREIGN KEY keeps all its indexes: InnoDB
-// would create an index for the constraint by itself, and the later one
-// would duplicate it.
+// as they are, and so does a KEY led by the AUTO_INCREMENT column (InnoDB
+// refuses the table without one, error 1075). A table with a FOREIGN KEY
+// keeps all its indexes (InnoDB would create an index for the constraint
+// by itself, and the later one would duplicate it), and a move in which
+// any table has one defers nothing: a parent's referenced columns must be
+// indexed when the child is created.
 //
 // Thread safety: pure functions, and one caller per SqlSource.
 #pragma once
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "replication/sql_source.h"
 
 namespace binrelay::apply {
@@ -30,6 +34,9 @@ struct IndexDefinition {
   std::string definition;  // "KEY `k_1` (`k`)" as SHOW CREATE TABLE prints it
 };
 
+// True if the table declares a FOREIGN KEY (see above).
+bool ReferencesOtherTables(std::string_view create_table);
+
 // The plain secondary indexes of a SHOW CREATE TABLE statement, in order
 // (none for a table with a FOREIGN KEY, see above).
 std::vector<IndexDefinition> DeferrableIndexes(std::string_view create_table);
@@ -38,11 +45,13 @@ std::vector<IndexDefinition> DeferrableIndexes(std::string_view create_table);
 std::string WithoutDeferrableIndexes(std::string_view create_table);
 
 // Adds to `target_table` (quoted, qualified) each of `indexes` it does not
-// have by name, in one ALTER TABLE; the server builds them online while the
-// move's pipeline keeps writing. Returns the names added (empty: none was
+// have by name, in one ALTER TABLE ... ALGORITHM=INPLACE, LOCK=NONE: the
+// server builds them while the move's pipeline keeps writing. If the server
+// cannot build them online, it builds them with writes waiting, and
+// `not_online` gets its reason. Returns the names added (empty: none was
 // missing).
 absl::StatusOr<std::vector<std::string>> AddMissingIndexes(
     replication::SqlSource& target, const std::string& target_table,
-    const std::vector<IndexDefinition>& indexes);
+    const std::vector<IndexDefinition>& indexes, std::string* not_online = nullptr);
 
 }  // namespace binrelay::apply

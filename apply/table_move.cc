@@ -348,18 +348,22 @@ absl::Status TableMove::KillEarlierCopies(replication::SqlSource& target,
   BR_ASSIGN_OR_RETURN(
       auto running,
       target.Query("SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE ID <> "
-                   "CONNECTION_ID() AND USER = SUBSTRING_INDEX(USER(), '@', 1) AND INFO LIKE "
-                   "'INSERT IGNORE INTO %'"));
+                   "CONNECTION_ID() AND USER = SUBSTRING_INDEX(USER(), '@', 1) AND (INFO LIKE "
+                   "'INSERT IGNORE INTO %' OR INFO LIKE 'ALTER TABLE %')"));
   std::vector<std::string> killed;
   for (const auto& row : running) {
     if (row.size() < 2 || !row[0] || !row[1]) continue;
     for (const MoveTableName& n : names) {
-      if (!absl::StartsWith(*row[1], absl::StrCat("INSERT IGNORE INTO ",
-                                                  Qualified(n.target_db, n.table)))) {
-        continue;
-      }
-      spdlog::warn("move {}: killing connection {} on {}, a copy of {}.{} by an earlier run",
-                   name(), *row[0], target.Peer(), n.db, n.table);
+      // A chunk's copy, or the index build (secondary_indexes.h), which
+      // would otherwise hold the table until it ends and then make this
+      // run's ALTER fail on the same index names.
+      const std::string t = Qualified(n.target_db, n.table);
+      const bool copy = absl::StartsWith(*row[1], absl::StrCat("INSERT IGNORE INTO ", t));
+      const bool build = absl::StartsWith(*row[1], absl::StrCat("ALTER TABLE ", t, " ADD "));
+      if (!copy && !build) continue;
+      spdlog::warn("move {}: killing connection {} on {}, {} {}.{} by an earlier run", name(),
+                   *row[0], target.Peer(), copy ? "a copy of" : "an index build on", n.db,
+                   n.table);
       BR_RETURN_IF_ERROR(target.Query(absl::StrCat("KILL ", *row[0])).status());
       killed.push_back(*row[0]);
       break;
@@ -374,8 +378,9 @@ absl::Status TableMove::KillEarlierCopies(replication::SqlSource& target,
       if (still.empty() || !still[0][0] || *still[0][0] == "0") break;
       if (absl::Now() > give_up) {
         return absl::UnavailableError(absl::StrCat(
-            "move ", name(), ": connection ", id, " on ", target.Peer(), " (a copy by an earlier "
-            "run) is still there 30 s after KILL; run the move again once it is gone"));
+            "move ", name(), ": connection ", id, " on ", target.Peer(), " (a copy or index "
+            "build by an earlier run) is still there 30 s after KILL; run the move again once "
+            "it is gone"));
       }
       if (!Sleep(absl::Milliseconds(50))) return absl::CancelledError("stopping");
     }
@@ -554,11 +559,23 @@ absl::Status TableMove::Plan() {
     }
   }
   if (saved.empty()) SetPhase("create");
+  // Indexes wait for the copy unless a table of the move has a foreign key
+  // (secondary_indexes.h).
+  bool defer_indexes = options_.indexes_after_copy;
+  for (const MoveTablePlan& p : plan.tables) {
+    if (!defer_indexes || !p.create_on_target) continue;
+    BR_ASSIGN_OR_RETURN(std::string ddl, ShowCreateTable(source, p.name.db, p.name.table));
+    if (ReferencesOtherTables(ddl)) {
+      defer_indexes = false;
+      spdlog::info("move {}: {}.{} has a foreign key: every table's indexes are created with "
+                   "it", name(), p.name.db, p.name.table);
+    }
+  }
   uint64_t rows = 0;
   std::vector<std::string> exact;
   for (MoveTablePlan& p : plan.tables) {
     if (p.create_on_target) {
-      BR_RETURN_IF_ERROR(CreateTargetTable(source, target, p.name, options_.indexes_after_copy));
+      BR_RETURN_IF_ERROR(CreateTargetTable(source, target, p.name, defer_indexes));
       spdlog::info("move {}: created {}.{} on {}", name(), p.name.target_db, p.name.table,
                    target.Peer());
     }
@@ -700,11 +717,11 @@ absl::Status TableMove::Run() {
   }
   // Every change is applied from now on.
   for (auto& t : tables_) t->gate->Disable();
-  if (options_.indexes_after_copy) {
-    SetPhase("indexes");
-    BR_RETURN_IF_ERROR(SaveAll());
-    BR_RETURN_IF_ERROR(AddIndexes());
-  }
+  // Also after a restart with indexes_after_copy changed: a table created
+  // without its indexes gets them.
+  SetPhase("indexes");
+  BR_RETURN_IF_ERROR(SaveAll());
+  BR_RETURN_IF_ERROR(AddIndexes());
 
   SetPhase("catch up");
   if (!StallIfAsked("catch up")) return absl::CancelledError("stopping");
@@ -896,14 +913,20 @@ absl::Status TableMove::AddIndexes() {
     std::vector<std::string> added;
     BR_RETURN_IF_ERROR(Retry("adding secondary indexes", [&]() -> absl::Status {
       replication::ConnectionSqlSource target(long_reads);
-      auto a = AddMissingIndexes(target, t->TargetSql(), indexes);
+      std::string not_online;
+      auto a = AddMissingIndexes(target, t->TargetSql(), indexes, &not_online);
+      if (!not_online.empty()) {
+        spdlog::warn("move {}: the indexes of {} could not be built online on {} ({}); built "
+                     "with the pipeline's writes waiting", name(), t->Name(), target.Peer(),
+                     not_online);
+      }
       if (ServerErrorCode(a.status()) == 1799) {
         // ER_INNODB_ONLINE_LOG_TOO_BIG: the changes applied during the build
         // outgrew innodb_online_alter_log_max_size; build it with the
         // pipeline paused (the store keeps what it has not applied).
         ResumeOnExit resume(pipeline_.get());
         BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
-        a = AddMissingIndexes(target, t->TargetSql(), indexes);
+        a = AddMissingIndexes(target, t->TargetSql(), indexes, &not_online);
       }
       if (!a.ok()) {
         return Annotate(a.status(), absl::StrCat("move ", name(), ": adding the secondary "
@@ -1107,10 +1130,13 @@ absl::Status TableMove::Checksum() {
         std::lock_guard<std::mutex> l(mu_);
         ++status_.chunks_repaired;
       }
+      // The test hook stops with the checksum unfinished: after a saved
+      // group when more follow, else before the last group is saved.
+      if (last && !StallIfAsked("checksum")) return absl::CancelledError("stopping");
       if (group.back().upper) t->progress.checked = group.back().upper;
       t->progress.checksum_done = last;
       BR_RETURN_IF_ERROR(SaveProgress(*t));
-      if (!StallIfAsked("checksum")) return absl::CancelledError("stopping");
+      if (!last && !StallIfAsked("checksum")) return absl::CancelledError("stopping");
     }
   }
   MoveStatus s = Status();

@@ -135,8 +135,8 @@ class TableMove : public CopyGate {
   void SetPhase(std::string phase);
   bool Sleep(absl::Duration d);  // false if stopping
   // Test hook: with BINRELAY_TEST_STALL_MOVE_AT=<point> in the environment
-  // the move waits at `point` ("catch up", "checksum": after its first
-  // saved group, "cutover locked": source locked, target caught up, before
+  // the move waits at `point` ("catch up", "checksum": with the checksum
+  // of the first table unfinished, "cutover locked": source locked, target caught up, before
   // the renames) until it is stopped, so that a test can kill -9 it exactly
   // there. False if stopping.
   bool StallIfAsked(std::string_view point);

@@ -110,14 +110,16 @@ cat >"$TMP/phases.py" <<'PY'
 import re, sys, datetime
 ts, pause = {}, 0.0
 for line in open(sys.argv[1]):
-    m = re.match(r'(\S+) info move \S+: (copy|catch up|checksum|cutover|done)$', line.strip())
+    m = re.match(r'(\S+) info move \S+: (copy|indexes|catch up|checksum|cutover|done)$', line.strip())
     if m and m.group(2) not in ts:
         ts[m.group(2)] = datetime.datetime.fromisoformat(m.group(1))
     p = re.search(r'locked for ([0-9.]+)(ms|us|s)', line)
     if p:
         pause = float(p.group(1)) * {'ms': 1e-3, 'us': 1e-6, 's': 1.0}[p.group(2)]
-print("%.2f %.2f %.3f" % ((ts["catch up"] - ts["copy"]).total_seconds(),
-                          (ts["cutover"] - ts["checksum"]).total_seconds(), pause))
+copied = ts.get("indexes", ts["catch up"])
+print("%.2f %.2f %.2f %.3f" % ((copied - ts["copy"]).total_seconds(),
+                              (ts["catch up"] - copied).total_seconds(),
+                              (ts["cutover"] - ts["checksum"]).total_seconds(), pause))
 PY
 
 declare -A T
@@ -159,8 +161,9 @@ CNF
   fi
   [ "$kind" = idle ] && check "binrelay move"
   T[$kind,$run]=$(python3 -c "print($t1-$t0)")
-  read -r copy sum pause < <(python3 "$TMP/phases.py" "$log")
-  T[${kind}_copy,$run]=$copy; T[${kind}_sum,$run]=$sum; T[${kind}_pause,$run]=$pause
+  read -r copy idx sum pause < <(python3 "$TMP/phases.py" "$log")
+  T[${kind}_copy,$run]=$copy; T[${kind}_idx,$run]=$idx; T[${kind}_sum,$run]=$sum
+  T[${kind}_pause,$run]=$pause
 }
 
 for run in $(seq 1 "$RUNS"); do
@@ -178,34 +181,34 @@ for run in $(seq 1 "$RUNS"); do
   myloader -h 127.0.0.1 -P "$TPORT" -u b -p b -d "$TMP/mydumper" -t "$CONC" -o >"$TMP/myloader.log" 2>&1
   t1=$(now); check mydumper
   T[mydumper,$run]=$(python3 -c "print($t1-$t0)")
-  log "run $run: move idle ${T[idle,$run]} s (copy ${T[idle_copy,$run]}, checksum ${T[idle_sum,$run]}), live ${T[live,$run]} s (copy ${T[live_copy,$run]}, pause ${T[live_pause,$run]}), dump ${T[dump,$run]} s, mydumper ${T[mydumper,$run]} s"
+  log "run $run: move idle ${T[idle,$run]} s (copy ${T[idle_copy,$run]}, indexes ${T[idle_idx,$run]}, checksum ${T[idle_sum,$run]}), live ${T[live,$run]} s (copy ${T[live_copy,$run]}, pause ${T[live_pause,$run]}), dump ${T[dump,$run]} s, mydumper ${T[mydumper,$run]} s"
 done
 
 list() { local k=$1 r out=""; for r in $(seq 1 "$RUNS"); do out="$out${T[$k,$r]},"; done; echo "[$out]"; }
-out="bench/results-move-$(date +%Y-%m-%d).md"
+out="bench/results-move-$(date +%Y-%m-%d)-x${SCALE}.md"
 python3 - "$RUNS" "$ROWS" "$BYTES" "$CONC" "$RATE" "$(nproc)" \
-  "$(list idle)" "$(list idle_copy)" "$(list idle_sum)" "$(list live)" "$(list live_copy)" \
-  "$(list live_pause)" "$(list dump)" "$(list mydumper)" <<'PY' | tee "$out"
+  "$(list idle)" "$(list idle_copy)" "$(list idle_idx)" "$(list idle_sum)" "$(list live)" \
+  "$(list live_copy)" "$(list live_pause)" "$(list dump)" "$(list mydumper)" <<'PY' | tee "$out"
 import ast, statistics as st, sys, datetime
 runs, rows, size, conc, rate, cores = map(int, sys.argv[1:7])
-idle, icopy, isum, live, lcopy, pause, dump, myd = (ast.literal_eval(a) for a in sys.argv[7:15])
+idle, icopy, iidx, isum, live, lcopy, pause, dump, myd = (ast.literal_eval(a) for a in sys.argv[7:16])
 print("# binrelay move vs mariadb-dump and mydumper (%s)" % datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%MZ"))
 print()
 print("%d rows of a sysbench-like table (%d MiB with its index); CONC=%d; source and target" % (rows, size >> 20, conc))
 print("MariaDB 10.11 on this machine (%d cores, shared). binrelay's time is the whole move:" % cores)
-print("preflight, copy, catch up, checksum of every chunk on both servers at one binlog position,")
-print("cutover. Live: a writer at %d statements/s (60%% updates, 20%% inserts, 20%% deletes)" % rate)
+print("preflight, copy, secondary indexes built after the copy, catch up, checksum of every")
+print("chunk on both servers at one binlog position, cutover. Live: a writer at %d statements/s (60%% updates, 20%% inserts, 20%% deletes)" % rate)
 print("through the whole move; the peers cannot keep the table live and copy it idle.")
 print("Ratio = peer time / binrelay live time (above 1: binrelay faster).")
 print()
-print("| run | move idle | its copy | its checksum | move live | its copy | cutover pause | dump \\| mariadb | ratio | mydumper+myloader | ratio |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| run | move idle | its copy | its indexes | its checksum | move live | its copy | cutover pause | dump \\| mariadb | ratio | mydumper+myloader | ratio |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for i in range(runs):
-    print("| %d | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.3f s | %.1f s | %.2f | %.1f s | %.2f |" % (
-        i + 1, idle[i], icopy[i], isum[i], live[i], lcopy[i], pause[i], dump[i], dump[i] / live[i], myd[i], myd[i] / live[i]))
+    print("| %d | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.3f s | %.1f s | %.2f | %.1f s | %.2f |" % (
+        i + 1, idle[i], icopy[i], iidx[i], isum[i], live[i], lcopy[i], pause[i], dump[i], dump[i] / live[i], myd[i], myd[i] / live[i]))
 m = st.median
-print("| median | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.3f s | %.1f s | %.2f | %.1f s | %.2f |" % (
-    m(idle), m(icopy), m(isum), m(live), m(lcopy), m(pause), m(dump), m(dump) / m(live), m(myd), m(myd) / m(live)))
+print("| median | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.3f s | %.1f s | %.2f | %.1f s | %.2f |" % (
+    m(idle), m(icopy), m(iidx), m(isum), m(live), m(lcopy), m(pause), m(dump), m(dump) / m(live), m(myd), m(myd) / m(live)))
 print()
 print("Idle move end to end: %.0f rows/s, %.2f GiB/h; its copy phase alone %.0f rows/s (%.2f GiB/h)." % (
     rows / m(idle), size / m(idle) * 3600 / 2**30, rows / m(icopy), size / m(icopy) * 3600 / 2**30))

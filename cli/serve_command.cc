@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/ini_file.h"
@@ -92,6 +93,31 @@ replication::BinlogStoreOptions StoreOptions(const ServeConfig& c) {
 }
 
 // Facts for /status and /metrics, read from the session and the store.
+// A manual move in phase "ready for cutover" is asked to cut over (CUTOVER
+// MOVE, SIGUSR1); any other move gets FailedPrecondition saying why not.
+absl::Status AskToCutOver(apply::TableMove& move) {
+  const std::string& shown = move.name();
+  const apply::MoveStatus st = move.Status();
+  if (st.cutover != "manual") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "move '", shown, "' has cutover = ", st.cutover,
+        st.cutover == "auto" ? ": it cuts over by itself once its copy is verified"
+                             : ": it never locks or renames the source tables",
+        "; CUTOVER MOVE is for cutover = manual"));
+  }
+  // Only when ready: a request remembered from the copy would cut
+  // over unattended hours later.
+  if (st.phase != "ready for cutover") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "move '", shown, "' is in phase ", st.phase,
+        st.error.empty() ? "" : absl::StrCat(" (", st.error, ")"),
+        "; CUTOVER MOVE applies in phase 'ready for cutover'"));
+  }
+  move.RequestCutover();
+  spdlog::info("move {}: cutover requested", shown);
+  return absl::OkStatus();
+}
+
 class ServeStatus : public proxy::StatusProvider, public proxy::MoveControl {
  public:
   ServeStatus(const ServeConfig& config, const replication::UpstreamSession* session,
@@ -111,20 +137,7 @@ class ServeStatus : public proxy::StatusProvider, public proxy::MoveControl {
     if (moves != nullptr) {
       for (const auto& m : *moves) {
         if (m->name() != name) continue;
-        const apply::MoveStatus st = m->Status();
-        if (st.cutover == "none") {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "move '", shown, "' has cutover = none: it never locks or renames the source "
-              "tables; set cutover = manual in its section and restart to cut it over"));
-        }
-        if (st.phase == "done" || st.phase == "error" || m->Finished()) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "move '", shown, "' is ", st.phase == "done" ? "done" : "stopped",
-              st.error.empty() ? "" : ": ", st.error));
-        }
-        m->RequestCutover();
-        spdlog::info("CUTOVER MOVE {}: cutover requested (phase {})", shown, st.phase);
-        return absl::OkStatus();
+        return AskToCutOver(*m);
       }
     }
     return absl::NotFoundError(absl::StrCat("no move named '", shown,
@@ -421,8 +434,11 @@ class MoveSupervisor {
         if (cv_.wait_for(l, std::chrono::milliseconds(200), [&] { return stop_; })) return;
       }
       if (g_cutover_requested.exchange(false)) {
-        spdlog::info("SIGUSR1: cutover requested");
-        for (const auto& m : *moves_) m->RequestCutover();
+        for (const auto& m : *moves_) {
+          if (absl::Status s = AskToCutOver(*m); !s.ok()) {
+            spdlog::info("SIGUSR1: {}", SV(s.message()));
+          }
+        }
       }
       if (mode_ == nullptr) continue;
       const auto now = std::chrono::steady_clock::now();
@@ -507,6 +523,7 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
     if (!config.listen.forward_user.empty()) {
       f.connect.user = config.listen.forward_user;
       f.connect.password = config.listen.forward_password;
+      f.connect.credentials_from = "[listen] forward_user and forward_password";
     }
     f.connections = static_cast<int>(config.listen.forward_connections);
     f.statement_timeout = config.listen.forward_timeout;
@@ -567,6 +584,13 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
     moves.push_back(std::make_unique<apply::TableMove>(m, store.get(), config.upstream.connect));
   }
   status.set_moves(&moves);
+  // However Serve returns (an HTTP port taken, ...), nothing reached
+  // through the status (sessions' SHOW/CUTOVER MOVE, HTTP) sees the moves
+  // and pipelines after they are destroyed.
+  absl::Cleanup forget = [&status] {
+    status.set_moves(nullptr);
+    status.set_pipelines(nullptr);
+  };
   for (auto& m : moves) m->Start();
   std::optional<MoveSupervisor> supervisor;
   if (!moves.empty()) supervisor.emplace(&moves, &session, move_mode);

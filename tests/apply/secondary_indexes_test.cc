@@ -57,7 +57,34 @@ TEST(SecondaryIndexesTest, ATableWithAForeignKeyKeepsEveryIndex) {
       "  CONSTRAINT `c_ibfk_1` FOREIGN KEY (`p`) REFERENCES `parent` (`id`)\n"
       ") ENGINE=InnoDB";
   EXPECT_TRUE(DeferrableIndexes(with_fk).empty());
+  EXPECT_TRUE(ReferencesOtherTables(with_fk));
   EXPECT_EQ(WithoutDeferrableIndexes(with_fk), with_fk);
+}
+
+// Guards: the KEY an AUTO_INCREMENT column needs to lead (InnoDB refuses
+// the table without it, error 1075) deferred, failing the move at create.
+TEST(SecondaryIndexesTest, TheKeyLedByTheAutoIncrementColumnStays) {
+  const std::string t =
+      "CREATE TABLE `t` (\n"
+      "  `tenant` int(11) NOT NULL,\n"
+      "  `id` bigint(20) NOT NULL AUTO_INCREMENT,\n"
+      "  `x` int(11) DEFAULT NULL,\n"
+      "  PRIMARY KEY (`tenant`,`id`),\n"
+      "  KEY `by_id` (`id`,`x`),\n"
+      "  KEY `by_x` (`x`,`id`)\n"
+      ") ENGINE=InnoDB AUTO_INCREMENT=7";
+  auto got = DeferrableIndexes(t);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].name, "by_x");
+  EXPECT_EQ(WithoutDeferrableIndexes(t),
+            "CREATE TABLE `t` (\n"
+            "  `tenant` int(11) NOT NULL,\n"
+            "  `id` bigint(20) NOT NULL AUTO_INCREMENT,\n"
+            "  `x` int(11) DEFAULT NULL,\n"
+            "  PRIMARY KEY (`tenant`,`id`),\n"
+            "  KEY `by_id` (`id`,`x`)\n"
+            ") ENGINE=InnoDB AUTO_INCREMENT=7");
+  EXPECT_FALSE(ReferencesOtherTables(t));
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ class RangeCopierTest : public testing::SourceTargetSandboxTest<RangeCopierTest>
 };
 
 // Guards: any column type copied inexactly (a character set conversion, a
-// rounded FLOAT or DOUBLE, a TIMESTAMP shifted by a time zone, a trimmed
+// rounded FLOAT (7 digits: 16777215) or DOUBLE, a TIMESTAMP shifted by a time zone, a trimmed
 // BINARY, BIT, ENUM or SET written by name or bytes wrongly, GEOMETRY or
 // JSON altered), with ranges of one and two rows and one row per
 // statement.
@@ -77,16 +77,27 @@ TEST_F(RangeCopierTest, EveryColumnTypeArrivesExactly) {
   BR_ASSERT_OK(source_->Execute("SET time_zone = '+05:30'"));  // not the copier's
   BR_ASSERT_OK(source_->Execute("SET sql_mode = ''"));
   std::vector<std::string> nulls(testing::Columns().size(), "NULL");
+  // FLOATs of 7 and more significant digits (the server prints a FLOAT
+  // column with 6: a copy of its text would round them).
+  std::vector<std::string> floats = testing::kOther;
+  for (size_t i = 0; i < testing::Columns().size(); ++i) {
+    if (std::string(testing::Columns()[i].name) == "f") floats[i] = "16777215";
+  }
+  std::vector<std::string> floats2 = testing::kOther;
+  for (size_t i = 0; i < testing::Columns().size(); ++i) {
+    if (std::string(testing::Columns()[i].name) == "f") floats2[i] = "1.2345678";
+  }
   BR_ASSERT_OK(source_->Execute(absl::StrCat(
       "INSERT INTO rc_types.t VALUES ", RowValues(1, testing::kMins), ", ",
       RowValues(2, testing::kMaxes), ", ", RowValues(3, testing::kMisc), ", ",
-      RowValues(4, nulls), ", ", RowValues(5, testing::kOther))));
+      RowValues(4, nulls), ", ", RowValues(5, testing::kOther), ", ", RowValues(6, floats),
+      ", ", RowValues(7, floats2))));
   // Sessions the copier opens default to another time zone: TIMESTAMP
   // text must still be read in UTC.
   BR_ASSERT_OK(source_->Execute("SET GLOBAL time_zone = '-07:00'"));
   const uint64_t copied = CopyAll("rc_types", 2, 1);
   BR_ASSERT_OK(source_->Execute("SET GLOBAL time_zone = SYSTEM"));
-  EXPECT_EQ(copied, 5u);
+  EXPECT_EQ(copied, 7u);
   auto want = testing::ChecksumAllTables(*source_, "rc_types");
   auto got = testing::ChecksumAllTables(*target_, "rc_types");
   BR_ASSERT_OK(want.status());
@@ -105,7 +116,7 @@ TEST_F(RangeCopierTest, EveryColumnTypeArrivesExactly) {
   BR_ASSERT_OK(source_->Execute("SET GLOBAL time_zone = SYSTEM"));
   BR_ASSERT_OK(a.status());
   BR_ASSERT_OK(b.status());
-  EXPECT_EQ(a->rows, 5u);
+  EXPECT_EQ(a->rows, 7u);
   EXPECT_EQ(a->hash, b->hash);
 }
 
@@ -131,18 +142,18 @@ TEST_F(RangeCopierTest, RowsAlreadyOnTheTargetAreKept) {
 // Guards: a checksum that misses a changed value (a byte of a latin1
 // string, the last digit of a DOUBLE, a NULL moved to the next column, the
 // same change made to two rows, a '|' moved from one string column to the
-// next) or that differs between identical copies; and a repair (delete the
+// next, a FLOAT's 8th digit) or that differs between identical copies; and a repair (delete the
 // target's range, copy it again) that does not restore the range.
 TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
   for (MariaDbSandbox* s : {source_, target_}) {
     BR_ASSERT_OK(s->Execute("CREATE DATABASE rc_sum"));
     BR_ASSERT_OK(s->Execute(
         "CREATE TABLE rc_sum.t (id INT PRIMARY KEY, s VARCHAR(20) CHARACTER SET latin1, "
-        "d DOUBLE, n VARCHAR(5) NULL, m VARCHAR(5) NULL)"));
+        "d DOUBLE, n VARCHAR(5) NULL, m VARCHAR(5) NULL, f FLOAT)"));
   }
   BR_ASSERT_OK(source_->Execute(
       "INSERT INTO rc_sum.t SELECT seq, CONCAT('caf', CHAR(233), seq), seq / 7, "
-      "IF(seq % 3, NULL, 'x'), IF(seq % 3, 'x', NULL) FROM rc_sum.seq_1_to_100"));
+      "IF(seq % 3, NULL, 'x'), IF(seq % 3, 'x', NULL), 16777000 + seq FROM rc_sum.seq_1_to_100"));
   BR_ASSERT_OK(source_->Execute("UPDATE rc_sum.t SET n = 'a|', m = 'b' WHERE id = 90"));
   EXPECT_EQ(CopyAll("rc_sum", 100, 1 << 20), 100u);
   replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
@@ -173,6 +184,8 @@ TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
   const std::vector<std::pair<std::string, size_t>> plants = {
       {"UPDATE rc_sum.t SET s = CONCAT('caf', CHAR(234), id) WHERE id = 3", 0},
       {"UPDATE rc_sum.t SET d = d + 1e-15 WHERE id = 30", 1},
+      // Both print as 1.67770e7: a FLOAT's own text has 6 digits.
+      {"UPDATE rc_sum.t SET f = f + 1 WHERE id = 35", 1},
       {"UPDATE rc_sum.t SET n = 'x', m = NULL WHERE id = 55", 2},  // was (NULL, 'x')
       {"DELETE FROM rc_sum.t WHERE id = 80", 3},
       // The same change to two rows: cancels out in a XOR of CRC32s.
