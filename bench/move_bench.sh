@@ -22,6 +22,11 @@ SCALE=${SCALE:-1}
 RUNS=${RUNS:-3}
 CONC=${CONC:-2}    # copy threads, mydumper/myloader threads
 RATE=${RATE:-500}  # the live run's writes per second
+# Both servers' InnoDB buffer pool: by default sized to hold the table (about
+# 0.25 GiB per SCALE, with its index and room for the writer's changes), as
+# a primary's pool holds its hot tables.
+BUFFER_POOL=${BUFFER_POOL:-$(python3 -c "print(max(1, round(0.6 * $SCALE + 0.5)))")G}
+export BUFFER_POOL
 BINRELAY=${BINRELAY:-build/binrelay}
 [ -x "$BINRELAY" ] || { echo "move_bench: $BINRELAY missing; run ./scripts/setup.sh" >&2; exit 1; }
 for tool in mydumper myloader mariadb-dump; do
@@ -47,7 +52,7 @@ start_server() {  # NAME SERVER_ID [options]
     "${user_args[@]}" >"$TMP/$name.install" 2>&1
   /usr/sbin/mariadbd --no-defaults "${user_args[@]}" --datadir="$TMP/$name" --port="$port" \
     --bind-address=127.0.0.1 --socket="$TMP/$name.sock" --log-error="$TMP/$name.err" \
-    --server-id="$id" --skip-name-resolve --innodb-buffer-pool-size=1G \
+    --server-id="$id" --skip-name-resolve --innodb-buffer-pool-size="$BUFFER_POOL" \
     --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 --max-allowed-packet=256M \
     --character-set-server=utf8mb4 --default-time-zone=+00:00 "$@" 2>/dev/null &
   PIDS[$name]=$!
@@ -59,7 +64,7 @@ start_server() {  # NAME SERVER_ID [options]
 }
 on() { local n=$1; shift; mariadb --no-defaults -uroot --socket="$TMP/$n.sock" "$@"; }
 
-log "servers: source, target (SCALE=$SCALE, CONC=$CONC, RATE=$RATE)"
+log "servers: source, target (SCALE=$SCALE, CONC=$CONC, RATE=$RATE, BUFFER_POOL=$BUFFER_POOL)"
 start_server source 1 --log-bin="$TMP/source/mysql-bin" --binlog-format=ROW --binlog-row-image=FULL
 start_server target 2
 for s in source target; do on "$s" -e "CREATE USER b@'%' IDENTIFIED BY 'b'; GRANT ALL ON *.* TO b@'%';"; done
@@ -195,6 +200,7 @@ idle, icopy, iidx, isum, live, lcopy, pause, dump, myd = (ast.literal_eval(a) fo
 print("# binrelay move vs mariadb-dump and mydumper (%s)" % datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%MZ"))
 print()
 print("%d rows of a sysbench-like table (%d MiB with its index); CONC=%d; source and target" % (rows, size >> 20, conc))
+print("buffer pools %s each;" % __import__("os").environ.get("BUFFER_POOL", "?"))
 print("MariaDB 10.11 on this machine (%d cores, shared). binrelay's time is the whole move:" % cores)
 print("preflight, copy, secondary indexes built after the copy, catch up, checksum of every")
 print("chunk on both servers at one binlog position, cutover. Live: a writer at %d statements/s (60%% updates, 20%% inserts, 20%% deletes)" % rate)
