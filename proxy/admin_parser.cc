@@ -64,6 +64,8 @@ class Parser {
   absl::Status VariableFilter(AdminStatement* s);
   absl::StatusOr<AdminStatement> Kill();
   absl::StatusOr<AdminStatement> Purge();
+  // A statement of one name argument (USE db, CUTOVER MOVE name).
+  absl::StatusOr<AdminStatement> NamedStatement(AdminStatement::Kind kind, const char* what);
   absl::Status SystemVariable(std::string* scope, std::string* name);
 
   std::string_view sql_;
@@ -357,6 +359,18 @@ absl::StatusOr<AdminStatement> Parser::Purge() {
   return s;
 }
 
+absl::StatusOr<AdminStatement> Parser::NamedStatement(AdminStatement::Kind kind,
+                                                      const char* what) {
+  AdminStatement s;
+  s.kind = kind;
+  const SqlToken& t = Peek();
+  if (t.kind != Kind::kWord && t.kind != Kind::kQuoted) return Error(what);
+  s.argument = TokenValue(sql_, t);
+  ++pos_;
+  BR_RETURN_IF_ERROR(ExpectEnd());
+  return s;
+}
+
 absl::StatusOr<AdminStatement> Parser::Statement() {
   if (AcceptWord("set")) return Set();
   if (AcceptWord("select")) return Select();
@@ -364,25 +378,9 @@ absl::StatusOr<AdminStatement> Parser::Statement() {
   if (AcceptWord("purge")) return Purge();
   if (AcceptWord("kill")) return Kill();
   if (AcceptWords({"cutover", "move"})) {
-    AdminStatement s;
-    s.kind = AdminStatement::Kind::kCutoverMove;
-    const SqlToken& t = Peek();
-    if (t.kind != Kind::kWord && t.kind != Kind::kQuoted) return Error("a move's name");
-    s.argument = TokenValue(sql_, t);
-    ++pos_;
-    BR_RETURN_IF_ERROR(ExpectEnd());
-    return s;
+    return NamedStatement(AdminStatement::Kind::kCutoverMove, "a move's name");
   }
-  if (AcceptWord("use")) {
-    AdminStatement s;
-    s.kind = AdminStatement::Kind::kUse;
-    const SqlToken& t = Peek();
-    if (t.kind != Kind::kWord && t.kind != Kind::kQuoted) return Error("a database name");
-    s.argument = TokenValue(sql_, t);
-    ++pos_;
-    BR_RETURN_IF_ERROR(ExpectEnd());
-    return s;
-  }
+  if (AcceptWord("use")) return NamedStatement(AdminStatement::Kind::kUse, "a database name");
   // Transaction control has nothing to do on a relay that writes nothing.
   if (AcceptWord("begin") || AcceptWord("commit") || AcceptWord("rollback") ||
       AcceptWords({"start", "transaction"})) {

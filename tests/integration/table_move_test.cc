@@ -177,6 +177,19 @@ struct JoinOnExit {
   }
 };
 
+// One random change to row `id` of `table` (id INT PRIMARY KEY, v
+// VARCHAR): a REPLACE, a DELETE or an UPDATE.
+std::string RandomRowChange(const std::string& table, int id, std::mt19937& rng) {
+  switch (rng() % 3) {
+    case 0:
+      return absl::StrCat("REPLACE INTO ", table, " VALUES (", id, ", 'w", rng(), "')");
+    case 1:
+      return absl::StrCat("DELETE FROM ", table, " WHERE id = ", id);
+    default:
+      return absl::StrCat("UPDATE ", table, " SET v = 'u", rng(), "' WHERE id = ", id);
+  }
+}
+
 // Random single-row writes on mv.t, mv.c and mv.s (inserts, updates,
 // deletes and primary key changes) until `stop`, counting those the source
 // took.
@@ -511,15 +524,19 @@ TEST_F(TableMoveTest, TargetThatRefusesTheAccountFailsAtOnceNamingIt) {
   BR_ASSERT_OK(source_->Execute("CREATE TABLE mvr2.t (id INT PRIMARY KEY)"));
   const std::string dir = absl::StrCat(::testing::TempDir(), "/binrelay-move-refused-", getpid());
   std::string config = WriteMoveConfig(*source_, *target_, dir, "refused", "mvr2.t", "");
-  // The same config with a wrong target password.
-  {
+  // Replaces the config's line `from` by `to`.
+  auto rewrite = [&config](const std::string& from, const std::string& to) {
     std::ifstream in(config);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string from = absl::StrCat("target_password = ", kMoverPassword);
-    ASSERT_NE(text.find(from), std::string::npos);
-    text.replace(text.find(from), from.size(), "target_password = wrong");
+    const size_t at = text.find(from);
+    if (at == std::string::npos) return false;
+    text.replace(at, from.size(), to);
     std::ofstream(config) << text;
-  }
+    return true;
+  };
+  // The same config with a wrong target password.
+  ASSERT_TRUE(rewrite(absl::StrCat("target_password = ", kMoverPassword),
+                      "target_password = wrong"));
   const auto started = std::chrono::steady_clock::now();
   BR_ASSERT_OK_AND_ASSIGN(ProcessResult r, RunBinrelay({"move", "--config", config}, {},
                                                        seconds(60)));
@@ -542,14 +559,8 @@ TEST_F(TableMoveTest, TargetThatRefusesTheAccountFailsAtOnceNamingIt) {
     closed = ntohs(a.sin_port);
     ::close(fd);  // bound, never listening: connections to it are refused
   }
-  {
-    std::ifstream in(config);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string from = absl::StrCat("target_port = ", target_->Port());
-    ASSERT_NE(text.find(from), std::string::npos);
-    text.replace(text.find(from), from.size(), absl::StrCat("target_port = ", closed));
-    std::ofstream(config) << text;
-  }
+  ASSERT_TRUE(rewrite(absl::StrCat("target_port = ", target_->Port()),
+                      absl::StrCat("target_port = ", closed)));
   const auto started2 = std::chrono::steady_clock::now();
   BR_ASSERT_OK_AND_ASSIGN(ProcessResult refused, RunBinrelay({"move", "--config", config}, {},
                                                              seconds(60)));
@@ -621,19 +632,7 @@ TEST_F(TableMoveTest, KilledMoveResumesFromItsCheckpointAndLosesNoChange) {
     std::mt19937 rng(11);
     while (!stop) {
       const int id = static_cast<int>(rng() % 320000) + 1;
-      std::string sql;
-      switch (rng() % 3) {
-        case 0:
-          sql = absl::StrCat("REPLACE INTO mvk.t VALUES (", id, ", 'w", rng(), "')");
-          break;
-        case 1:
-          sql = absl::StrCat("DELETE FROM mvk.t WHERE id = ", id);
-          break;
-        case 2:
-          sql = absl::StrCat("UPDATE mvk.t SET v = 'u", rng(), "' WHERE id = ", id);
-          break;
-      }
-      if (source_->Execute(sql).ok()) ++writes;
+      if (source_->Execute(RandomRowChange("mvk.t", id, rng)).ok()) ++writes;
     }
   });
   JoinOnExit join{&stop, &writer};
@@ -815,19 +814,7 @@ TEST_P(TableMoveKillTest, KilledInPhaseResumesAndCutsOverExactly) {
     while (!stop) {
       // Below 90000: the checksum case plants a difference at 100000.
       const int id = static_cast<int>(rng() % 90000) + 1;
-      std::string sql;
-      switch (rng() % 3) {
-        case 0:
-          sql = absl::StrCat("REPLACE INTO ", db, ".t VALUES (", id, ", 'w", rng(), "')");
-          break;
-        case 1:
-          sql = absl::StrCat("DELETE FROM ", db, ".t WHERE id = ", id);
-          break;
-        case 2:
-          sql = absl::StrCat("UPDATE ", db, ".t SET v = 'u", rng(), "' WHERE id = ", id);
-          break;
-      }
-      if (source_->Execute(sql).ok()) ++writes;
+      if (source_->Execute(RandomRowChange(db + ".t", id, rng)).ok()) ++writes;
       // A busy table (several hundred writes a second) that the pipeline
       // can keep up with on 2 cores, also under ASan.
       std::this_thread::sleep_for(milliseconds(1));
