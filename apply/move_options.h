@@ -27,7 +27,10 @@ struct MoveOptions {
   // Each chunk is sized to take about this long to copy.
   std::chrono::milliseconds chunk_time{1000};
   size_t copy_threads = 2;  // chunks in flight (1 for keys under a collation)
-  size_t copy_batch_bytes = 1 << 20;  // SQL per INSERT IGNORE
+  size_t copy_batch_bytes = 1 << 20;  // SQL (or bulk command) per INSERT IGNORE
+  // The copy writes COM_STMT_BULK_EXECUTE where the target takes it
+  // (range_copier.h); off: multi-row INSERT IGNORE text.
+  bool bulk_copy = true;
   // Cutover: how long LOCK TABLES may wait for the source's metadata
   // locks, and how long the tables may stay locked while the last changes
   // are applied; past either the lock is released and retried later.

@@ -1,5 +1,8 @@
 #include "apply/range_copier.h"
 
+#include <charconv>
+#include <system_error>
+
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "apply/sql_literal.h"
@@ -34,6 +37,26 @@ bool LooksNumeric(const std::string& s) {
   return true;
 }
 
+// `s` whole as a number of type T (integers: optional '-', digits; double:
+// the server's text).
+template <typename T>
+bool ParseWhole(const std::string& s, T* out) {
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, *out);
+  return ec == std::errc() && p == end;
+}
+
+absl::Status NotANumber(const std::function<std::string()>& where, size_t column,
+                        const std::string& v) {
+  return absl::DataLossError(absl::StrCat(where(), ": column ", column + 1, " returned '",
+                                          v.substr(0, 40), "' for a number"));
+}
+
+absl::Status NotHex(const std::function<std::string()>& where, size_t column) {
+  return absl::DataLossError(
+      absl::StrCat(where(), ": HEX() of column ", column + 1, " returned non-hex text"));
+}
+
 }  // namespace
 
 std::string CopyTextExpression(const ShapeColumn& col) {
@@ -52,8 +75,9 @@ std::string CopyTextExpression(const ShapeColumn& col) {
 }
 
 absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
-                                                const TableShape& target) {
+                                                const TableShape& target, bool bulk) {
   RangeCopier c;
+  c.bulk_ = bulk;
   c.insert_head_ = "INSERT IGNORE INTO ";
   AppendIdentifier(target.db, &c.insert_head_);
   c.insert_head_.push_back('.');
@@ -72,6 +96,14 @@ absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
     const std::string& t = col.data_type;
     if (IsNumeric(t) || t == "bit" || t == "enum" || t == "set") {
       out.form = Form::kNumber;
+      if (t == "float" || t == "double") {
+        out.number = Number::kDouble;
+      } else if (t == "decimal") {
+        out.number = Number::kDecimal;
+      } else if (t == "bit" || t == "enum" || t == "set" ||
+                 col.column_type.find("unsigned") != std::string::npos) {
+        out.number = Number::kUnsigned;
+      }
     } else if (IsTemporal(t)) {
       out.form = Form::kQuoted;
     } else if (ColumnStyle(t) == LiteralStyle::kBinaryString) {
@@ -93,12 +125,16 @@ absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
     return absl::FailedPreconditionError(absl::StrCat(
         source.db, ".", source.table, " has no column that is not generated: nothing to copy"));
   }
+  c.bulk_insert_ = c.insert_head_;
+  c.bulk_insert_.push_back('(');
+  for (size_t i = 0; i < c.columns_.size(); ++i) c.bulk_insert_.append(i == 0 ? "?" : ",?");
+  c.bulk_insert_.push_back(')');
   return c;
 }
 
 absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, TargetSession& target,
                                            const KeyRange& range, const KeyRangeChunker& chunker,
-                                           size_t batch_bytes) {
+                                           size_t batch_bytes) const {
   // SET STATEMENT: the time zone and the results' charset hold for this
   // statement alone, whatever connection ConnectionSqlSource runs it on.
   // character_set_results = binary: strings arrive as the bytes stored,
@@ -116,7 +152,43 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
       chunker.key_sql());
   auto read = source.Query(sql);
   if (!read.ok()) return Annotate(read.status(), absl::StrCat(where(), ", reading ", source.Peer()));
-  std::vector<replication::SqlRow> rows = std::move(*read);
+  const std::vector<replication::SqlRow>& rows = *read;
+  for (const replication::SqlRow& row : rows) {
+    if (row.size() != columns_.size()) {
+      return absl::InternalError(absl::StrCat(where(), " from ", source.Peer(), ": ", row.size(),
+                                              " columns for ", columns_.size()));
+    }
+  }
+  if (bulk_) {
+    BR_ASSIGN_OR_RETURN(bool takes_bulk, target.SupportsBulk());
+    if (takes_bulk) return CopyBulk(rows, target, batch_bytes, where);
+  }
+  return CopyText(rows, target, batch_bytes, where);
+}
+
+absl::Status RangeCopier::CheckWarnings(TargetSession& target, uint16_t warnings,
+                                        const std::function<std::string()>& where) {
+  if (warnings == 0) return absl::OkStatus();
+  // INSERT IGNORE turns errors into warnings. A row already there (1062
+  // on the primary key: a change put it there first) is expected;
+  // anything else (a value adjusted, a secondary unique key taken) is
+  // a copy that is not exact.
+  auto shown = target.Query("SHOW WARNINGS");  // up to max_error_count (64) of them
+  if (!shown.ok()) return Annotate(shown.status(), where());
+  for (const auto& w : shown->rows) {
+    if (w.size() < 3) continue;
+    const std::string code = w[1].value_or("");
+    const std::string text = w[2].value_or("");
+    if (code == "1062" && text.find("for key 'PRIMARY'") != std::string::npos) continue;
+    return absl::DataLossError(absl::StrCat(where(), ": the target ", target.peer(), " reported ",
+                                            code, " ", text, "; the copy would not be exact"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> RangeCopier::CopyText(const std::vector<replication::SqlRow>& rows,
+                                               TargetSession& target, size_t batch_bytes,
+                                               const std::function<std::string()>& where) const {
   std::string stmt = insert_head_;
   size_t in_stmt = 0;
   auto flush = [&]() -> absl::Status {
@@ -124,34 +196,13 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
     uint16_t warnings = 0;
     absl::Status s = target.Execute(stmt, &warnings);
     if (!s.ok()) return Annotate(s, absl::StrCat(where(), ", writing ", target.peer()));
-    if (warnings > 0) {
-      // INSERT IGNORE turns errors into warnings. A row already there (1062
-      // on the primary key: a change put it there first) is expected;
-      // anything else (a value adjusted, a secondary unique key taken) is
-      // a copy that is not exact.
-      auto shown = target.Query("SHOW WARNINGS");  // up to max_error_count (64) of them
-      if (!shown.ok()) return Annotate(shown.status(), where());
-      for (const auto& w : shown->rows) {
-        if (w.size() < 3) continue;
-        const std::string code = w[1].value_or("");
-        const std::string text = w[2].value_or("");
-        if (code == "1062" && text.find("for key 'PRIMARY'") != std::string::npos) continue;
-        return absl::DataLossError(absl::StrCat(where(), ": the target ", target.peer(),
-                                                " reported ", code, " ", text,
-                                                "; the copy would not be exact"));
-      }
-    }
+    BR_RETURN_IF_ERROR(CheckWarnings(target, warnings, where));
     stmt.resize(insert_head_.size());
     in_stmt = 0;
     return absl::OkStatus();
   };
   std::string row_sql;
   for (const replication::SqlRow& row : rows) {
-    if (row.size() != columns_.size()) {
-      return absl::InternalError(absl::StrCat("copy of ", chunker.table_sql(), " from ",
-                                              source.Peer(), ": ", row.size(),
-                                              " columns for ", columns_.size()));
-    }
     row_sql.assign("(");
     for (size_t i = 0; i < row.size(); ++i) {
       if (i > 0) row_sql.push_back(',');
@@ -162,12 +213,7 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
       const std::string& v = *row[i];
       switch (columns_[i].form) {
         case Form::kNumber:
-          if (!LooksNumeric(v)) {
-            return absl::DataLossError(absl::StrCat("copy of ", chunker.table_sql(), " from ",
-                                                    source.Peer(), ": column ", i + 1,
-                                                    " returned '", v.substr(0, 40),
-                                                    "' for a number"));
-          }
+          if (!LooksNumeric(v)) return NotANumber(where, i, v);
           row_sql.append(v);
           break;
         case Form::kQuoted:
@@ -184,9 +230,7 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
             row_sql.append("''");
           } else {
             if (v.find_first_not_of("0123456789ABCDEF") != std::string::npos) {
-              return absl::DataLossError(absl::StrCat("copy of ", chunker.table_sql(), " from ",
-                                                      source.Peer(), ": HEX() of column ", i + 1,
-                                                      " returned non-hex text"));
+              return NotHex(where, i);
             }
             absl::StrAppend(&row_sql, "X'", v, "'");
           }
@@ -200,6 +244,95 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
     if (in_stmt > 0) stmt.push_back(',');
     stmt.append(row_sql);
     ++in_stmt;
+  }
+  BR_RETURN_IF_ERROR(flush());
+  return rows.size();
+}
+
+absl::Status RangeCopier::AddBulkRow(const replication::SqlRow& row,
+                                     const std::function<std::string()>& where,
+                                     protocol::BulkExecuteBuilder* bulk,
+                                     std::string* unhex) const {
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (!row[i]) {
+      bulk->AddNull();
+      continue;
+    }
+    const std::string& v = *row[i];
+    const Column& c = columns_[i];
+    switch (c.form) {
+      case Form::kNumber:
+        switch (c.number) {
+          case Number::kSigned: {
+            int64_t n = 0;
+            if (!ParseWhole(v, &n)) return NotANumber(where, i, v);
+            BR_RETURN_IF_ERROR(bulk->AddInt(n));
+            break;
+          }
+          case Number::kUnsigned: {
+            uint64_t n = 0;
+            if (!ParseWhole(v, &n)) return NotANumber(where, i, v);
+            BR_RETURN_IF_ERROR(bulk->AddUnsigned(n));
+            break;
+          }
+          case Number::kDouble: {
+            // The server's round-trip text; from_chars rounds correctly,
+            // as the server's own parser of the text path does.
+            double d = 0;
+            if (!ParseWhole(v, &d)) return NotANumber(where, i, v);
+            BR_RETURN_IF_ERROR(bulk->AddDouble(d));
+            break;
+          }
+          case Number::kDecimal:
+            if (!LooksNumeric(v)) return NotANumber(where, i, v);
+            BR_RETURN_IF_ERROR(bulk->AddDecimalText(v));
+            break;
+        }
+        break;
+      case Form::kQuoted:
+        BR_RETURN_IF_ERROR(bulk->AddString(v));
+        break;
+      case Form::kBytes:
+        BR_RETURN_IF_ERROR(bulk->AddBlob(v));
+        break;
+      case Form::kHex:
+        if (v.size() % 2 != 0 || v.find_first_not_of("0123456789ABCDEF") != std::string::npos) {
+          return NotHex(where, i);
+        }
+        *unhex = absl::HexStringToBytes(v);
+        BR_RETURN_IF_ERROR(bulk->AddBlob(*unhex));
+        break;
+    }
+  }
+  return bulk->EndRow();
+}
+
+absl::StatusOr<uint64_t> RangeCopier::CopyBulk(const std::vector<replication::SqlRow>& rows,
+                                               TargetSession& target, size_t batch_bytes,
+                                               const std::function<std::string()>& where) const {
+  const auto params = static_cast<uint16_t>(columns_.size());
+  protocol::BulkExecuteBuilder bulk_rows;
+  std::string unhex;
+  bulk_rows.Start(0, params);
+  auto flush = [&]() -> absl::Status {
+    if (bulk_rows.rows() == 0) return absl::OkStatus();
+    uint16_t warnings = 0;
+    absl::Status s = target.ExecuteBulk(bulk_insert_, bulk_rows, &warnings);
+    if (!s.ok()) return Annotate(s, absl::StrCat(where(), ", writing ", target.peer()));
+    BR_RETURN_IF_ERROR(CheckWarnings(target, warnings, where));
+    bulk_rows.Start(0, params);
+    return absl::OkStatus();
+  };
+  for (const replication::SqlRow& row : rows) {
+    const protocol::BulkExecuteBuilder::Mark before = bulk_rows.mark();
+    BR_RETURN_IF_ERROR(AddBulkRow(row, where, &bulk_rows, &unhex));
+    if (bulk_rows.rows() > 1 && bulk_rows.size() > batch_bytes) {
+      // The command is full without this row: send it, then start the
+      // next with the row.
+      bulk_rows.TruncateTo(before);
+      BR_RETURN_IF_ERROR(flush());
+      BR_RETURN_IF_ERROR(AddBulkRow(row, where, &bulk_rows, &unhex));
+    }
   }
   BR_RETURN_IF_ERROR(flush());
   return rows.size();

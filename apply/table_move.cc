@@ -590,7 +590,7 @@ absl::Status TableMove::Plan() {
     std::optional<KeyBound> after = t->progress.copy_done ? std::nullopt : t->progress.copied;
     BR_ASSIGN_OR_RETURN(KeyRangeChunker chunker, KeyRangeChunker::Create(p.source, after));
     t->chunker.emplace(std::move(chunker));
-    BR_ASSIGN_OR_RETURN(RangeCopier copier, RangeCopier::Create(p.source, t->target));
+    BR_ASSIGN_OR_RETURN(RangeCopier copier, RangeCopier::Create(p.source, t->target, options_.bulk_copy));
     t->copier.emplace(std::move(copier));
     const bool exact_order = KeyIsMemComparable(t->target);
     if (t->progress.copy_done) {

@@ -128,7 +128,7 @@ print("%.2f %.2f %.2f %.3f" % ((copied - ts["copy"]).total_seconds(),
 PY
 
 declare -A T
-move_run() {  # RUN KIND (idle or live)
+move_run() {  # RUN KIND (idle, live, or livetext: live with bulk_copy = off)
   local run=$1 kind=$2 cfg="$TMP/move-$1-$2.cnf" log="$TMP/move-$1-$2.log" writer=""
   fresh_target
   cat >"$cfg" <<CNF
@@ -151,7 +151,8 @@ tables = sbtest.sbtest1
 copy_threads = $CONC
 rename_source = off
 CNF
-  if [ "$kind" = live ]; then
+  [ "$kind" = livetext ] && echo "bulk_copy = off" >>"$cfg"
+  if [ "$kind" != idle ]; then
     python3 "$TMP/writer.py" "$ROWS" "$RATE" "$TMP/writer.pid" "$run" | \
       mariadb --no-defaults -uroot --socket="$TMP/source.sock" --force sbtest 2>/dev/null &
     writer=$!
@@ -174,6 +175,7 @@ CNF
 for run in $(seq 1 "$RUNS"); do
   move_run "$run" idle
   move_run "$run" live
+  move_run "$run" livetext
   fresh_target
   t0=$(now)
   mariadb-dump --no-defaults -uroot --socket="$TMP/source.sock" --single-transaction sbtest sbtest1 | on target sbtest
@@ -186,17 +188,18 @@ for run in $(seq 1 "$RUNS"); do
   myloader -h 127.0.0.1 -P "$TPORT" -u b -p b -d "$TMP/mydumper" -t "$CONC" -o >"$TMP/myloader.log" 2>&1
   t1=$(now); check mydumper
   T[mydumper,$run]=$(python3 -c "print($t1-$t0)")
-  log "run $run: move idle ${T[idle,$run]} s (copy ${T[idle_copy,$run]}, indexes ${T[idle_idx,$run]}, checksum ${T[idle_sum,$run]}), live ${T[live,$run]} s (copy ${T[live_copy,$run]}, pause ${T[live_pause,$run]}), dump ${T[dump,$run]} s, mydumper ${T[mydumper,$run]} s"
+  log "run $run: move idle ${T[idle,$run]} s (copy ${T[idle_copy,$run]}, indexes ${T[idle_idx,$run]}, checksum ${T[idle_sum,$run]}), live ${T[live,$run]} s (copy ${T[live_copy,$run]}, pause ${T[live_pause,$run]}), live with text ${T[livetext,$run]} s (copy ${T[livetext_copy,$run]}), dump ${T[dump,$run]} s, mydumper ${T[mydumper,$run]} s"
 done
 
 list() { local k=$1 r out=""; for r in $(seq 1 "$RUNS"); do out="$out${T[$k,$r]},"; done; echo "[$out]"; }
 out="bench/results-move-$(date +%Y-%m-%d)-x${SCALE}.md"
 python3 - "$RUNS" "$ROWS" "$BYTES" "$CONC" "$RATE" "$(nproc)" \
   "$(list idle)" "$(list idle_copy)" "$(list idle_idx)" "$(list idle_sum)" "$(list live)" \
-  "$(list live_copy)" "$(list live_pause)" "$(list dump)" "$(list mydumper)" <<'PY' | tee "$out"
+  "$(list live_copy)" "$(list live_pause)" "$(list dump)" "$(list mydumper)" \
+  "$(list livetext)" "$(list livetext_copy)" <<'PY' | tee "$out"
 import ast, statistics as st, sys, datetime
 runs, rows, size, conc, rate, cores = map(int, sys.argv[1:7])
-idle, icopy, iidx, isum, live, lcopy, pause, dump, myd = (ast.literal_eval(a) for a in sys.argv[7:16])
+idle, icopy, iidx, isum, live, lcopy, pause, dump, myd, text, tcopy = (ast.literal_eval(a) for a in sys.argv[7:18])
 print("# binrelay move vs mariadb-dump and mydumper (%s)" % datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%MZ"))
 print()
 print("%d rows of a sysbench-like table (%d MiB with its index); CONC=%d; source and target" % (rows, size >> 20, conc))
@@ -219,4 +222,13 @@ print()
 print("Idle move end to end: %.0f rows/s, %.2f GiB/h; its copy phase alone %.0f rows/s (%.2f GiB/h)." % (
     rows / m(idle), size / m(idle) * 3600 / 2**30, rows / m(icopy), size / m(icopy) * 3600 / 2**30))
 print("Live move end to end: %.0f rows/s, %.2f GiB/h." % (rows / m(live), size / m(live) * 3600 / 2**30))
+print()
+print("The copy's writes: bulk commands (bulk_copy = on, the default) against multi-row INSERT IGNORE")
+print("text (bulk_copy = off), both live, in the same runs:")
+print()
+print("| run | live, bulk | its copy | live, text | its copy | text / bulk |")
+print("|---|---|---|---|---|---|")
+for i in range(runs):
+    print("| %d | %.1f s | %.1f s | %.1f s | %.1f s | %.2f |" % (i + 1, live[i], lcopy[i], text[i], tcopy[i], text[i] / live[i]))
+print("| median | %.1f s | %.1f s | %.1f s | %.1f s | %.2f |" % (m(live), m(lcopy), m(text), m(tcopy), m(text) / m(live)))
 PY

@@ -271,11 +271,14 @@ TEST(ServeConfigTest, MoveSectionsWithDefaultsAndErrors) {
   EXPECT_EQ(m.cutover_lock_wait.count(), 2000);
   EXPECT_EQ(m.cutover_timeout.count(), 5000);
   EXPECT_TRUE(m.rename_source);
-  auto manual = Parse(base + "cutover = manual\nchunk_time = 250ms\nrename_source = off\n");
+  EXPECT_TRUE(m.bulk_copy);
+  auto manual = Parse(base + "cutover = manual\nchunk_time = 250ms\nrename_source = off\n"
+                             "bulk_copy = off\n");
   ASSERT_TRUE(manual.ok()) << manual.status();
   EXPECT_EQ(manual->moves[0].cutover, apply::MoveOptions::Cutover::kManual);
   EXPECT_EQ(manual->moves[0].chunk_time.count(), 250);
   EXPECT_FALSE(manual->moves[0].rename_source);
+  EXPECT_FALSE(manual->moves[0].bulk_copy);
   auto bad = Parse(base + "cutover = later\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(absl::StrContains(bad.status().message(), "[move.arch] cutover")) << bad.status();

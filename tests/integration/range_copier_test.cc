@@ -1,6 +1,8 @@
-// RangeCopier between two real MariaDB 10.11 servers: every column type
-// arrives exactly (CHECKSUM TABLE), a row already on the target is left as
-// it is (INSERT IGNORE), and statements respect their size limit.
+// RangeCopier between two real MariaDB 10.11 servers, writing multi-row
+// INSERT IGNORE text and bulk commands: every column type arrives exactly
+// (CHECKSUM TABLE), a row already on the target is left as it is (INSERT
+// IGNORE), statements respect their size limit, and a row the target
+// changes or refuses fails the copy.
 #include "apply/range_copier.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "apply/key_range_chunker.h"
 #include "apply/range_checksum.h"
@@ -35,8 +38,11 @@ class RangeCopierTest : public testing::SourceTargetSandboxTest<RangeCopierTest>
 
  protected:
   // Copies db.t from source to target in ranges of `rows`, with statements
-  // of at most `batch_bytes`; returns the rows copied.
-  static uint64_t CopyAll(const std::string& db, uint64_t rows, size_t batch_bytes) {
+  // of at most `batch_bytes`, as bulk commands or text; returns the rows
+  // copied. `error` (if given) receives the first failure instead of it
+  // failing the test.
+  static uint64_t CopyAll(const std::string& db, uint64_t rows, size_t batch_bytes, bool bulk,
+                          absl::Status* error = nullptr) {
     replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
     replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
     auto from = LoadTableShape(src, db, "t");
@@ -44,7 +50,7 @@ class RangeCopierTest : public testing::SourceTargetSandboxTest<RangeCopierTest>
     EXPECT_TRUE(from.ok() && to.ok()) << from.status() << to.status();
     if (!from.ok() || !to.ok()) return 0;
     auto chunker = KeyRangeChunker::Create(*from);
-    auto copier = RangeCopier::Create(*from, *to);
+    auto copier = RangeCopier::Create(*from, *to, bulk);
     EXPECT_TRUE(chunker.ok() && copier.ok()) << chunker.status() << copier.status();
     if (!chunker.ok() || !copier.ok()) return 0;
     TargetSession session(target_->ClientOptions(kUser, kPassword), 5);
@@ -54,24 +60,45 @@ class RangeCopierTest : public testing::SourceTargetSandboxTest<RangeCopierTest>
       EXPECT_TRUE(next.ok()) << next.status();
       if (!next.ok() || !next->has_value()) break;
       auto n = copier->Copy(src, session, **next, *chunker, batch_bytes);
+      if (!n.ok() && error != nullptr) {
+        *error = n.status();
+        break;
+      }
       EXPECT_TRUE(n.ok()) << n.status();
       if (!n.ok()) break;
       copied += *n;
     }
     return copied;
   }
+
+  static uint64_t TargetCounter(const std::string& name) {
+    auto r = target_->Query("SHOW GLOBAL STATUS LIKE '" + name + "'");
+    if (!r.ok() || r->empty() || !(*r)[0][1]) return 0;
+    return std::stoull(*(*r)[0][1]);
+  }
 };
+
+// The copy's two ways of writing, each test run with both.
+class RangeCopierModes : public RangeCopierTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  bool bulk() const { return GetParam(); }
+  std::string Db(const std::string& base) const { return base + (bulk() ? "_bulk" : "_text"); }
+};
+INSTANTIATE_TEST_SUITE_P(Writes, RangeCopierModes, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Bulk" : "Text"; });
 
 // Guards: any column type copied inexactly (a character set conversion, a
 // rounded FLOAT (7 digits: 16777215) or DOUBLE, a TIMESTAMP shifted by a time zone, a trimmed
 // BINARY, BIT, ENUM or SET written by name or bytes wrongly, GEOMETRY or
 // JSON altered), with ranges of one and two rows and one row per
-// statement.
-TEST_F(RangeCopierTest, EveryColumnTypeArrivesExactly) {
+// statement; and a bulk setting that does not change what is sent (bulk
+// commands need a prepared statement on the target, text none).
+TEST_P(RangeCopierModes, EveryColumnTypeArrivesExactly) {
   using testing::RowValues;
+  const std::string db = Db("rc_types");
   for (MariaDbSandbox* s : {source_, target_}) {
-    BR_ASSERT_OK(s->Execute("CREATE DATABASE rc_types CHARACTER SET utf8mb4"));
-    BR_ASSERT_OK(s->Execute(testing::EveryTypeTableDdl("rc_types.t")));
+    BR_ASSERT_OK(s->Execute("CREATE DATABASE " + db + " CHARACTER SET utf8mb4"));
+    BR_ASSERT_OK(s->Execute(testing::EveryTypeTableDdl(db + ".t")));
   }
   BR_ASSERT_OK(source_->Execute("SET NAMES utf8mb4"));
   BR_ASSERT_OK(source_->Execute("SET time_zone = '+05:30'"));  // not the copier's
@@ -88,18 +115,24 @@ TEST_F(RangeCopierTest, EveryColumnTypeArrivesExactly) {
     if (std::string(testing::Columns()[i].name) == "f") floats2[i] = "1.2345678";
   }
   BR_ASSERT_OK(source_->Execute(absl::StrCat(
-      "INSERT INTO rc_types.t VALUES ", RowValues(1, testing::kMins), ", ",
+      "INSERT INTO ", db, ".t VALUES ", RowValues(1, testing::kMins), ", ",
       RowValues(2, testing::kMaxes), ", ", RowValues(3, testing::kMisc), ", ",
       RowValues(4, nulls), ", ", RowValues(5, testing::kOther), ", ", RowValues(6, floats),
       ", ", RowValues(7, floats2))));
   // Sessions the copier opens default to another time zone: TIMESTAMP
   // text must still be read in UTC.
   BR_ASSERT_OK(source_->Execute("SET GLOBAL time_zone = '-07:00'"));
-  const uint64_t copied = CopyAll("rc_types", 2, 1);
+  const uint64_t prepares = TargetCounter("Com_stmt_prepare");
+  const uint64_t copied = CopyAll(db, 2, 1, bulk());
   BR_ASSERT_OK(source_->Execute("SET GLOBAL time_zone = SYSTEM"));
   EXPECT_EQ(copied, 7u);
-  auto want = testing::ChecksumAllTables(*source_, "rc_types");
-  auto got = testing::ChecksumAllTables(*target_, "rc_types");
+  if (bulk()) {
+    EXPECT_GT(TargetCounter("Com_stmt_prepare"), prepares);
+  } else {
+    EXPECT_EQ(TargetCounter("Com_stmt_prepare"), prepares);
+  }
+  auto want = testing::ChecksumAllTables(*source_, db);
+  auto got = testing::ChecksumAllTables(*target_, db);
   BR_ASSERT_OK(want.status());
   BR_ASSERT_OK(got.status());
   EXPECT_EQ(*want, *got);
@@ -108,7 +141,7 @@ TEST_F(RangeCopierTest, EveryColumnTypeArrivesExactly) {
   replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
   replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
   BR_ASSERT_OK(source_->Execute("SET GLOBAL time_zone = '-07:00'"));
-  auto shape = LoadTableShape(src, "rc_types", "t");
+  auto shape = LoadTableShape(src, db, "t");
   BR_ASSERT_OK(shape.status());
   RangeChecksum sum(*shape);
   auto a = sum.Sum(src, "TRUE");
@@ -123,20 +156,51 @@ TEST_F(RangeCopierTest, EveryColumnTypeArrivesExactly) {
 // Guards: a copy overwriting a row a change already put on the target
 // (the copy's image is older: copy_watermarks.h relies on INSERT IGNORE),
 // and rows lost between statements cut by size.
-TEST_F(RangeCopierTest, RowsAlreadyOnTheTargetAreKept) {
+TEST_P(RangeCopierModes, RowsAlreadyOnTheTargetAreKept) {
+  const std::string db = Db("rc_keep");
   for (MariaDbSandbox* s : {source_, target_}) {
-    BR_ASSERT_OK(s->Execute("CREATE DATABASE rc_keep"));
-    BR_ASSERT_OK(s->Execute("CREATE TABLE rc_keep.t (id INT PRIMARY KEY, v VARCHAR(100))"));
+    BR_ASSERT_OK(s->Execute("CREATE DATABASE " + db));
+    BR_ASSERT_OK(s->Execute("CREATE TABLE " + db + ".t (id INT PRIMARY KEY, v VARCHAR(100))"));
   }
-  BR_ASSERT_OK(source_->Execute(
-      "INSERT INTO rc_keep.t SELECT seq, REPEAT('s', seq % 100) FROM rc_keep.seq_1_to_2000"));
-  BR_ASSERT_OK(target_->Execute("INSERT INTO rc_keep.t VALUES (1500, 'newer')"));
-  EXPECT_EQ(CopyAll("rc_keep", 300, 4096), 2000u);
-  auto rows = target_->Query("SELECT COUNT(*), MAX(IF(id = 1500, v, NULL)) FROM rc_keep.t");
+  BR_ASSERT_OK(source_->Execute("INSERT INTO " + db + ".t SELECT seq, REPEAT('s', seq % 100) FROM " +
+                                db + ".seq_1_to_2000"));
+  BR_ASSERT_OK(target_->Execute("INSERT INTO " + db + ".t VALUES (1500, 'newer')"));
+  EXPECT_EQ(CopyAll(db, 300, 4096, bulk()), 2000u);
+  auto rows = target_->Query("SELECT COUNT(*), MAX(IF(id = 1500, v, NULL)) FROM " + db + ".t");
   BR_ASSERT_OK(rows.status());
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0][0].value_or(""), "2000");
   EXPECT_EQ((*rows)[0][1].value_or(""), "newer");
+}
+
+// Guards: INSERT IGNORE hiding an inexact copy. A row the target refuses
+// on a secondary unique key (1062 on `u`, not the primary key) or stores
+// changed (1265: a value truncated to a narrower target column, which the
+// shape check would refuse; the copier must not rely on it) fails the copy
+// with the target's warning.
+TEST_P(RangeCopierModes, RowTheTargetRefusesOrChangesFailsTheCopy) {
+  const std::string db = Db("rc_warn");
+  for (MariaDbSandbox* s : {source_, target_}) {
+    BR_ASSERT_OK(s->Execute("CREATE DATABASE " + db));
+  }
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE " + db +
+                                ".t (id INT PRIMARY KEY, u INT, v VARCHAR(20), UNIQUE KEY u (u))"));
+  BR_ASSERT_OK(target_->Execute("CREATE TABLE " + db +
+                                ".t (id INT PRIMARY KEY, u INT, v VARCHAR(20), UNIQUE KEY u (u))"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO " + db + ".t VALUES (1, 1, 'abc'), (2, 2, 'b')"));
+  BR_ASSERT_OK(target_->Execute("INSERT INTO " + db + ".t VALUES (9, 2, 'taken')"));
+  absl::Status error;
+  CopyAll(db, 100, 1 << 20, bulk(), &error);
+  EXPECT_EQ(error.code(), absl::StatusCode::kDataLoss) << error;
+  EXPECT_TRUE(absl::StrContains(error.message(), "1062")) << error;
+  EXPECT_TRUE(absl::StrContains(error.message(), "not be exact")) << error;
+
+  BR_ASSERT_OK(target_->Execute("DELETE FROM " + db + ".t"));
+  BR_ASSERT_OK(target_->Execute("ALTER TABLE " + db + ".t MODIFY v VARCHAR(1)"));
+  error = absl::OkStatus();
+  CopyAll(db, 100, 1 << 20, bulk(), &error);
+  EXPECT_EQ(error.code(), absl::StatusCode::kDataLoss) << error;
+  EXPECT_TRUE(absl::StrContains(error.message(), "1265")) << error;
 }
 
 // Guards: a checksum that misses a changed value (a byte of a latin1
@@ -155,14 +219,14 @@ TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
       "INSERT INTO rc_sum.t SELECT seq, CONCAT('caf', CHAR(233), seq), seq / 7, "
       "IF(seq % 3, NULL, 'x'), IF(seq % 3, 'x', NULL), 16777000 + seq FROM rc_sum.seq_1_to_100"));
   BR_ASSERT_OK(source_->Execute("UPDATE rc_sum.t SET n = 'a|', m = 'b' WHERE id = 90"));
-  EXPECT_EQ(CopyAll("rc_sum", 100, 1 << 20), 100u);
+  EXPECT_EQ(CopyAll("rc_sum", 100, 1 << 20, true), 100u);
   replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
   replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
   auto shape = LoadTableShape(src, "rc_sum", "t");
   BR_ASSERT_OK(shape.status());
   auto chunker = KeyRangeChunker::Create(*shape);
   BR_ASSERT_OK(chunker.status());
-  auto copier = RangeCopier::Create(*shape, *shape);
+  auto copier = RangeCopier::Create(*shape, *shape, /*bulk=*/true);
   BR_ASSERT_OK(copier.status());
   std::vector<KeyRange> ranges;
   while (true) {
