@@ -283,23 +283,46 @@ std::vector<std::string> MovePrivilegeProblems(replication::SqlSource& source,
 absl::StatusOr<std::optional<std::string>> StoreSpaceProblem(
     replication::SqlSource& source, const std::string& store_dir, uint64_t copy_bytes,
     uint64_t copy_bytes_per_second, absl::Duration sample, uint64_t* rate) {
-  // Bytes written to the source's binlog over `sample`, across rotations.
-  auto total = [&]() -> absl::StatusOr<uint64_t> {
-    BR_ASSIGN_OR_RETURN(auto logs, source.Query("SHOW BINARY LOGS"));
-    uint64_t sum = 0;
-    for (const auto& r : logs) {
-      uint64_t n = 0;
-      if (r.size() >= 2 && r[1] && absl::SimpleAtoi(*r[1], &n)) sum += n;
+  // The source's average since it started (MariaDB's Binlog_bytes_written
+  // over Uptime): a move runs for hours, so its long-run rate says more than
+  // any short sample, and reading it costs the move no wait.
+  uint64_t per_second = 0;
+  bool averaged = false;
+  auto status = source.Query(
+      "SHOW GLOBAL STATUS WHERE Variable_name IN ('Binlog_bytes_written', 'Uptime')");
+  if (status.ok()) {
+    uint64_t bytes = 0, uptime = 0;
+    int found = 0;
+    for (const auto& r : *status) {
+      if (r.size() < 2 || !r[0] || !r[1]) continue;
+      uint64_t* into = absl::EqualsIgnoreCase(*r[0], "Uptime") ? &uptime : &bytes;
+      if (absl::SimpleAtoi(*r[1], into)) ++found;
     }
-    return sum;
-  };
-  BR_ASSIGN_OR_RETURN(uint64_t before, total());
-  std::this_thread::sleep_for(absl::ToChronoMilliseconds(sample));
-  BR_ASSIGN_OR_RETURN(uint64_t after, total());
-  // A purge between the samples can only make it look smaller; 0 then.
-  const double secs = std::max(0.001, absl::ToDoubleSeconds(sample));
-  const uint64_t per_second =
-      after > before ? static_cast<uint64_t>(static_cast<double>(after - before) / secs) : 0;
+    if (found == 2 && uptime > 0) {
+      per_second = bytes / uptime;
+      averaged = true;
+    }
+  }
+  if (!averaged) {
+    // Without the counter: bytes written to the binlog over `sample`,
+    // across rotations.
+    auto total = [&]() -> absl::StatusOr<uint64_t> {
+      BR_ASSIGN_OR_RETURN(auto logs, source.Query("SHOW BINARY LOGS"));
+      uint64_t sum = 0;
+      for (const auto& r : logs) {
+        uint64_t n = 0;
+        if (r.size() >= 2 && r[1] && absl::SimpleAtoi(*r[1], &n)) sum += n;
+      }
+      return sum;
+    };
+    BR_ASSIGN_OR_RETURN(uint64_t before, total());
+    std::this_thread::sleep_for(absl::ToChronoMilliseconds(sample));
+    BR_ASSIGN_OR_RETURN(uint64_t after, total());
+    // A purge between the samples can only make it look smaller; 0 then.
+    const double secs = std::max(0.001, absl::ToDoubleSeconds(sample));
+    per_second =
+        after > before ? static_cast<uint64_t>(static_cast<double>(after - before) / secs) : 0;
+  }
   if (rate != nullptr) *rate = per_second;
   const uint64_t duration = 2 * copy_bytes / std::max<uint64_t>(1, copy_bytes_per_second) + 60;
   const uint64_t need = per_second * duration;
@@ -309,7 +332,8 @@ absl::StatusOr<std::optional<std::string>> StoreSpaceProblem(
   if (need <= free_bytes) return std::optional<std::string>();
   return std::optional<std::string>(absl::StrCat(
       "the store directory ", store_dir, " has ", free_bytes >> 20, " MiB free, but the source ",
-      source.Peer(), " writes about ", per_second >> 10, " KiB/s of binlog and this move may "
+      source.Peer(), " writes about ", per_second >> 10, " KiB/s of binlog",
+      averaged ? " (its average since it started)" : "", " and this move may "
       "take about ", Duration(duration), ": about ", need >> 20, " MiB the store must keep; "
       "free space there or point [store] dir elsewhere"));
 }
