@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -112,6 +113,18 @@ TableMove::TableMove(MoveOptions options, replication::StoreReadSide* store,
   status_.tables = options_.apply.tables;
   status_.cutover = CutoverName(options_.cutover);
   if (const char* at = std::getenv("BINRELAY_TEST_STALL_MOVE_AT")) stall_at_ = at;
+  if (const char* dir = std::getenv("BINRELAY_TEST_HOLD_DIR")) hold_dir_ = dir;
+}
+
+bool TableMove::HoldIfAsked(std::string_view point) {
+  if (hold_dir_.empty()) return !stopping_;
+  spdlog::warn("move {}: held at {} (BINRELAY_TEST_HOLD_DIR)", name(), point);
+  const std::filesystem::path release = std::filesystem::path(hold_dir_) / std::string(point);
+  while (!std::filesystem::exists(release)) {
+    if (!Sleep(absl::Milliseconds(50))) return false;
+  }
+  spdlog::info("move {}: released at {}", name(), point);
+  return !stopping_;
 }
 
 bool TableMove::StallIfAsked(std::string_view point) {
@@ -864,6 +877,11 @@ absl::Status TableMove::CopyTable(Table& t) {
       break;
     }
     if (!next->has_value()) break;  // every chunk handed out
+    if (dispatches_ < 2 && !HoldIfAsked(absl::StrCat("dispatch ", dispatches_ + 1))) {
+      s = absl::CancelledError("stopping");
+      break;
+    }
+    ++dispatches_;
     KeyRange range = std::move(**next);
     std::optional<std::string> upper;
     if (range.upper) {

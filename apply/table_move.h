@@ -145,6 +145,13 @@ class TableMove : public CopyGate {
 
   MoveOptions options_;
   std::string stall_at_;  // BINRELAY_TEST_STALL_MOVE_AT
+  // Test hook: with BINRELAY_TEST_HOLD_DIR set, the copy waits before
+  // handing out its first and second chunk ("dispatch 1", "dispatch 2")
+  // until the file <dir>/<point> exists, so that a test can change rows
+  // exactly there (the seed's pre-dispatch scenarios). False if stopping.
+  bool HoldIfAsked(std::string_view point);
+  std::string hold_dir_;
+  uint64_t dispatches_ = 0;  // chunks handed out by this run's copy
   replication::StoreReadSide* store_;
   protocol::ConnectOptions source_;
   std::vector<std::unique_ptr<Table>> tables_;

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/client_connection.h"
@@ -905,6 +906,95 @@ INSTANTIATE_TEST_SUITE_P(AfterTheCopy, TableMoveKillTest,
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), ' ', '_');
                            return n;
+                         });
+
+// The seed's TestPreDispatchChangeThenAboveHighWatermark on real servers:
+// a row changed before the copier hands out its first chunk (the change is
+// applied: the target then holds the row, and the chunk's INSERT IGNORE
+// will skip it), then changed again (UPDATE) or deleted (DELETE) once the
+// first chunk is copied, while the row is still above the high watermark.
+// The move's test hook holds it before each of those two hand-outs.
+class TableMovePreDispatchTest : public TableMoveTest,
+                                 public ::testing::WithParamInterface<const char*> {};
+
+// Guards: the second change dropped because its key is above the high
+// watermark (only the buffered-high guard keeps it): the target would keep
+// the first change's image (or the deleted row) that the copy cannot fix,
+// and only the checksum's repair would hide it. So the run must drop no
+// change and find no differing chunk.
+TEST_P(TableMovePreDispatchTest, ChangeBeforeFirstDispatchThenAboveHighWatermark) {
+  const std::string kind = GetParam();
+  const std::string db = "mvpd_" + absl::AsciiStrToLower(kind);
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("CREATE DATABASE ", db)));
+  BR_ASSERT_OK(source_->Execute(
+      absl::StrCat("CREATE TABLE ", db, ".t (id INT PRIMARY KEY, v VARCHAR(40))")));
+  // 5000 rows: the first chunk is 1000 keys, so 4000 lies above it.
+  BR_ASSERT_OK(source_->Execute(absl::StrCat(
+      "INSERT INTO ", db, ".t SELECT seq, CONCAT('v', seq) FROM ", db, ".seq_1_to_5000")));
+  const std::string dir =
+      absl::StrCat(::testing::TempDir(), "/binrelay-move-", db, "-", getpid());
+  const std::string holds = dir + "/holds";
+  std::filesystem::create_directories(holds);
+  const std::string config =
+      WriteMoveConfig(*source_, *target_, dir, db, db + ".t", "copy_threads = 1\n");
+  BR_ASSERT_OK_AND_ASSIGN(
+      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status"},
+                                           {{"BINRELAY_TEST_HOLD_DIR", holds}}));
+  auto held_at = [&](const std::string& point) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+    while (std::chrono::steady_clock::now() < deadline && !move->OutputClosed()) {
+      if (absl::StrContains(move->StderrSoFar(), "held at " + point)) return true;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    return false;
+  };
+  // What the target holds for id 4000 ("absent" if no row), waiting up to
+  // `wait` for `want`.
+  auto target_row = [&](const std::string& want, seconds wait) {
+    std::string got;
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    do {
+      auto r = target_->Query(absl::StrCat("SELECT v FROM ", db, ".t WHERE id = 4000"));
+      got = !r.ok() ? "(no table)" : r->empty() ? "absent" : (*r)[0][0].value_or("NULL");
+      if (got == want) break;
+      std::this_thread::sleep_for(milliseconds(50));
+    } while (std::chrono::steady_clock::now() < deadline);
+    return got;
+  };
+  auto release = [&](const std::string& point) { std::ofstream(holds + "/" + point) << "go"; };
+
+  ASSERT_TRUE(held_at("dispatch 1")) << move->StderrSoFar();
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("UPDATE ", db, ".t SET v = 'first' WHERE id = 4000")));
+  // Nothing is handed out yet: the change is applied at once.
+  EXPECT_EQ(target_row("first", seconds(30)), "first");
+  release("dispatch 1");
+
+  ASSERT_TRUE(held_at("dispatch 2")) << move->StderrSoFar();
+  if (kind == "UPDATE") {
+    BR_ASSERT_OK(
+        source_->Execute(absl::StrCat("UPDATE ", db, ".t SET v = 'second' WHERE id = 4000")));
+    EXPECT_EQ(target_row("second", seconds(10)), "second") << "the second change was dropped";
+  } else {
+    BR_ASSERT_OK(source_->Execute(absl::StrCat("DELETE FROM ", db, ".t WHERE id = 4000")));
+    EXPECT_EQ(target_row("absent", seconds(10)), "absent") << "the delete was dropped";
+  }
+  release("dispatch 2");
+
+  ProcessResult r = move->Wait(seconds(120));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  BR_ASSERT_OK_AND_ASSIGN(std::vector<JsonValue> lines, ParseJsonLines(r.out));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(Text(lines.back(), "phase"), "done");
+  EXPECT_EQ(Number(lines.back(), "changes_dropped"), 0u);
+  EXPECT_EQ(Number(lines.back(), "chunks_differing"), 0u) << "the checksum had to repair the copy";
+  EXPECT_EQ(Checksum(*target_, db + ".t"), Checksum(*source_, db + ".t_old"));
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(SecondChange, TableMovePreDispatchTest,
+                         ::testing::Values("UPDATE", "DELETE"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
                          });
 
 // Guards: a move that starts with an account that cannot finish it (it
