@@ -303,9 +303,10 @@ absl::StatusOr<std::optional<std::string>> StoreSpaceProblem(
       averaged = true;
     }
   }
-  if (!averaged) {
-    // Without the counter: bytes written to the binlog over `sample`,
-    // across rotations.
+  {
+    // And the rate now, over `sample`: a source busier than its average
+    // (a quiet start, then a busy day) must not be underestimated.
+    // Bytes written to the binlog, across rotations.
     auto total = [&]() -> absl::StatusOr<uint64_t> {
       BR_ASSIGN_OR_RETURN(auto logs, source.Query("SHOW BINARY LOGS"));
       uint64_t sum = 0;
@@ -320,8 +321,9 @@ absl::StatusOr<std::optional<std::string>> StoreSpaceProblem(
     BR_ASSIGN_OR_RETURN(uint64_t after, total());
     // A purge between the samples can only make it look smaller; 0 then.
     const double secs = std::max(0.001, absl::ToDoubleSeconds(sample));
-    per_second =
+    const uint64_t now =
         after > before ? static_cast<uint64_t>(static_cast<double>(after - before) / secs) : 0;
+    per_second = std::max(per_second, now);
   }
   if (rate != nullptr) *rate = per_second;
   const uint64_t duration = 2 * copy_bytes / std::max<uint64_t>(1, copy_bytes_per_second) + 60;
@@ -333,7 +335,8 @@ absl::StatusOr<std::optional<std::string>> StoreSpaceProblem(
   return std::optional<std::string>(absl::StrCat(
       "the store directory ", store_dir, " has ", free_bytes >> 20, " MiB free, but the source ",
       source.Peer(), " writes about ", per_second >> 10, " KiB/s of binlog",
-      averaged ? " (its average since it started)" : "", " and this move may "
+      averaged ? " (the higher of its average since it started and its rate now)" : "",
+      " and this move may "
       "take about ", Duration(duration), ": about ", need >> 20, " MiB the store must keep; "
       "free space there or point [store] dir elsewhere"));
 }

@@ -68,9 +68,9 @@ std::vector<std::string> MovePrivilegeProblems(replication::SqlSource& source,
                                                const std::string& checkpoint_schema);
 
 // The store must hold every binlog byte the source writes while the move
-// runs: the source's write rate (its average since it started, from
-// Binlog_bytes_written and Uptime; without them, its binlogs' size sampled
-// `sample` apart) times the move's estimated duration (`copy_bytes` at
+// runs: the source's write rate (the higher of its average since it
+// started, from Binlog_bytes_written and Uptime, and its binlogs' growth
+// over `sample`) times the move's estimated duration (`copy_bytes` at
 // `copy_bytes_per_second`, twice for the checksum, plus a minute), against
 // the free space of `store_dir`. A problem line if it will not fit; `rate`
 // gets the measured bytes per second.

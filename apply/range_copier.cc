@@ -1,9 +1,12 @@
 #include "apply/range_copier.h"
 
+#include <algorithm>
 #include <charconv>
 #include <system_error>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "apply/sql_literal.h"
 #include "protocol/status_macros.h"
@@ -56,6 +59,10 @@ absl::Status NotHex(const std::function<std::string()>& where, size_t column) {
   return absl::DataLossError(
       absl::StrCat(where(), ": HEX() of column ", column + 1, " returned non-hex text"));
 }
+
+// Rows per INSERT or bulk command: every warning of a batch (at most one
+// duplicate per row) stays within max_error_count = 65535.
+constexpr size_t kMaxBatchRows = 16384;
 
 }  // namespace
 
@@ -159,9 +166,31 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
                                               " columns for ", columns_.size()));
     }
   }
+  // Every warning of a batch must be readable (max_error_count is 64 by
+  // default; batches hold at most kMaxBatchRows rows), and no batch may
+  // exceed what the target accepts.
+  auto limits = target.Query("SET SESSION max_error_count = 65535");
+  if (limits.ok()) limits = target.Query("SELECT @@max_allowed_packet");
+  if (!limits.ok()) {
+    return Annotate(limits.status(), absl::StrCat(where(), ", preparing ", target.peer()));
+  }
+  uint64_t max_packet = 0;
+  if (!limits->rows.empty() && !limits->rows[0].empty() && limits->rows[0][0] &&
+      absl::SimpleAtoi(*limits->rows[0][0], &max_packet) && max_packet > 4096) {
+    batch_bytes = std::min<size_t>(batch_bytes, max_packet - 1024);
+  }
   if (bulk_) {
     BR_ASSIGN_OR_RETURN(bool takes_bulk, target.SupportsBulk());
-    if (takes_bulk) return CopyBulk(rows, target, batch_bytes, where);
+    // A target logging statements (binlog_format STATEMENT, not changeable
+    // by this account) refuses bulk commands (ER_BINLOG_NON_SUPPORTED_BULK).
+    if (takes_bulk && !target.logs_statements()) {
+      absl::StatusOr<uint64_t> n = CopyBulk(rows, target, batch_bytes, where);
+      // 4033: no bulk with this binlog format; 1461: no prepared statement
+      // left (max_prepared_stmt_count). The text path needs neither, and
+      // INSERT IGNORE of rows a failed command may have written is harmless.
+      const int code = ServerErrorCode(n.status());
+      if (n.ok() || (code != 4033 && code != 1461)) return n;
+    }
   }
   return CopyText(rows, target, batch_bytes, where);
 }
@@ -173,15 +202,22 @@ absl::Status RangeCopier::CheckWarnings(TargetSession& target, uint16_t warnings
   // on the primary key: a change put it there first) is expected;
   // anything else (a value adjusted, a secondary unique key taken) is
   // a copy that is not exact.
-  auto shown = target.Query("SHOW WARNINGS");  // up to max_error_count (64) of them
+  auto shown = target.Query("SHOW WARNINGS");  // up to max_error_count of them (see Copy)
   if (!shown.ok()) return Annotate(shown.status(), where());
   for (const auto& w : shown->rows) {
     if (w.size() < 3) continue;
     const std::string code = w[1].value_or("");
     const std::string text = w[2].value_or("");
-    if (code == "1062" && text.find("for key 'PRIMARY'") != std::string::npos) continue;
+    if (code == "1062" && absl::EndsWith(text, "for key 'PRIMARY'")) continue;
     return absl::DataLossError(absl::StrCat(where(), ": the target ", target.peer(), " reported ",
                                             code, " ", text, "; the copy would not be exact"));
+  }
+  if (shown->rows.size() < warnings) {
+    // Some warnings were not listed: one of them may be a changed value.
+    return absl::DataLossError(absl::StrCat(
+        where(), ": the target ", target.peer(), " reported ", warnings, " warnings but listed ",
+        shown->rows.size(), "; the copy cannot be shown exact (raise max_error_count on the "
+        "target or lower copy_batch_bytes)"));
   }
   return absl::OkStatus();
 }
@@ -214,7 +250,8 @@ absl::StatusOr<uint64_t> RangeCopier::CopyText(const std::vector<replication::Sq
       switch (columns_[i].form) {
         case Form::kNumber:
           if (!LooksNumeric(v)) return NotANumber(where, i, v);
-          row_sql.append(v);
+          // "-0" would be the integer 0: a DOUBLE's negative zero is -0e0.
+          row_sql.append(v == "-0" && columns_[i].number == Number::kDouble ? "-0e0" : v);
           break;
         case Form::kQuoted:
           AppendQuotedString(v, &row_sql);
@@ -238,7 +275,8 @@ absl::StatusOr<uint64_t> RangeCopier::CopyText(const std::vector<replication::Sq
       }
     }
     row_sql.push_back(')');
-    if (in_stmt > 0 && stmt.size() + 1 + row_sql.size() > batch_bytes) {
+    if (in_stmt > 0 &&
+        (stmt.size() + 1 + row_sql.size() > batch_bytes || in_stmt >= kMaxBatchRows)) {
       BR_RETURN_IF_ERROR(flush());
     }
     if (in_stmt > 0) stmt.push_back(',');
@@ -326,7 +364,8 @@ absl::StatusOr<uint64_t> RangeCopier::CopyBulk(const std::vector<replication::Sq
   for (const replication::SqlRow& row : rows) {
     const protocol::BulkExecuteBuilder::Mark before = bulk_rows.mark();
     BR_RETURN_IF_ERROR(AddBulkRow(row, where, &bulk_rows, &unhex));
-    if (bulk_rows.rows() > 1 && bulk_rows.size() > batch_bytes) {
+    if (bulk_rows.rows() > 1 &&
+        (bulk_rows.size() > batch_bytes || bulk_rows.rows() > kMaxBatchRows)) {
       // The command is full without this row: send it, then start the
       // next with the row.
       bulk_rows.TruncateTo(before);

@@ -518,8 +518,12 @@ absl::Status TableMove::Plan() {
       uint64_t rate = 0;
       auto space = StoreSpaceProblem(source, options_.store_dir,
                                      planned.ok() ? planned->approx_bytes : 0, 20 << 20,
-                                     absl::Seconds(1), &rate);
+                                     absl::Milliseconds(250), &rate);
       if (space.ok() && space->has_value()) more.push_back(**space);
+      if (space.ok()) {
+        spdlog::info("move {}: the source writes about {} KiB/s of binlog; the store keeps it "
+                     "while the move runs", name(), rate >> 10);
+      }
     }
     if (!planned.ok()) {
       if (more.empty()) return planned.status();
@@ -806,7 +810,9 @@ absl::Status TableMove::CopyTable(Table& t) {
       for (int attempt = 0; attempt < 3; ++attempt) {
         // INSERT IGNORE of the same range again is harmless.
         n = t.copier->Copy(src, target, job.range, *t.chunker, options_.copy_batch_bytes);
-        if (n.ok() || stopping_) break;
+        // DataLoss: the target changed or refused a row. Not retried: a
+        // retry would find the changed row there and see only a duplicate.
+        if (n.ok() || stopping_ || absl::IsDataLoss(n.status())) break;
         spdlog::warn("move {}: copying a chunk of {} ({}) failed, retrying: {}", name(),
                      t.Name(), job.range.where, SV(n.status().message()));
         Sleep(absl::Seconds(1 + attempt));

@@ -181,7 +181,7 @@ TEST_F(MovePreflightTest, StoreTooSmallForTheSourcesWriteRateIsAProblem) {
   ASSERT_TRUE(busy->has_value());
   EXPECT_TRUE(absl::StrContains(**busy, "MiB free")) << **busy;
   EXPECT_TRUE(absl::StrContains(**busy, dir)) << **busy;
-  EXPECT_TRUE(absl::StrContains(**busy, "average since it started")) << **busy;
+  EXPECT_TRUE(absl::StrContains(**busy, "average since it started and its rate now")) << **busy;
 }
 
 }  // namespace
