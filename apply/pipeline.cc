@@ -687,12 +687,7 @@ absl::Status ApplyPipeline::Prepare() {
     std::lock_guard<std::mutex> l(mu_);
     status_.upsert_protocol = bulk ? "bulk" : absl::StrCat("text", why_text);
   }
-  BR_ASSIGN_OR_RETURN(protocol::QueryResult packet, target.Query("SELECT @@max_allowed_packet"));
-  size_t max_statement = 16u << 20;
-  if (!packet.rows.empty() && packet.rows[0][0]) {
-    uint64_t v = 0;
-    if (absl::SimpleAtoi(*packet.rows[0][0], &v) && v > 4096) max_statement = v - 1024;
-  }
+  BR_ASSIGN_OR_RETURN(const size_t max_statement, target.MaxStatementBytes());
   // A DDL the source ran after the checkpoint: information_schema shows the
   // table as it is after it, but the rows stored before it were logged
   // under its earlier definition, and a MariaDB binlog with the default

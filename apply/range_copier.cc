@@ -6,7 +6,6 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "apply/sql_literal.h"
 #include "protocol/status_macros.h"
@@ -166,19 +165,14 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
                                               " columns for ", columns_.size()));
     }
   }
-  // Every warning of a batch must be readable (max_error_count is 64 by
-  // default; batches hold at most kMaxBatchRows rows), and no batch may
-  // exceed what the target accepts.
-  auto limits = target.Query("SET SESSION max_error_count = 65535");
-  if (limits.ok()) limits = target.Query("SELECT @@max_allowed_packet");
-  if (!limits.ok()) {
-    return Annotate(limits.status(), absl::StrCat(where(), ", preparing ", target.peer()));
+  // No batch may exceed what the target accepts. Every warning of a batch
+  // stays readable: the session keeps 65535 (target_session.h) and a batch
+  // holds at most kMaxBatchRows rows.
+  auto max_statement = target.MaxStatementBytes();
+  if (!max_statement.ok()) {
+    return Annotate(max_statement.status(), absl::StrCat(where(), ", connecting to ", target.peer()));
   }
-  uint64_t max_packet = 0;
-  if (!limits->rows.empty() && !limits->rows[0].empty() && limits->rows[0][0] &&
-      absl::SimpleAtoi(*limits->rows[0][0], &max_packet) && max_packet > 4096) {
-    batch_bytes = std::min<size_t>(batch_bytes, max_packet - 1024);
-  }
+  batch_bytes = std::min(batch_bytes, *max_statement);
   if (bulk_) {
     BR_ASSIGN_OR_RETURN(bool takes_bulk, target.SupportsBulk());
     // A target logging statements (binlog_format STATEMENT, not changeable

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/capabilities.h"
 #include "protocol/server_error.h"
@@ -53,7 +54,8 @@ absl::Status TargetSession::EnsureOpen() {
                      ", SESSION lock_wait_timeout = ", lock_wait_timeout_,
                      ", SESSION time_zone = '+00:00', "
                      "SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', "
-                     "SESSION foreign_key_checks = 0, NAMES utf8mb4")}) {
+                     "SESSION foreign_key_checks = 0, SESSION max_error_count = 65535, "
+                     "NAMES utf8mb4")}) {
     auto q = c->Query(sql);
     if (!q.ok()) return q.status();
   }
@@ -69,6 +71,14 @@ absl::Status TargetSession::EnsureOpen() {
   // bulk command would be logged with its ? markers). Its rows are logged as
   // rows where the applier may say so (BINLOG ADMIN or SUPER); MIXED would
   // log them as rows too.
+  max_statement_ = 16u << 20;
+  auto packet = c->Query("SELECT @@max_allowed_packet");
+  if (!packet.ok()) return packet.status();
+  uint64_t max_packet = 0;
+  if (!packet->rows.empty() && !packet->rows[0].empty() && packet->rows[0][0] &&
+      absl::SimpleAtoi(*packet->rows[0][0], &max_packet) && max_packet > 4096) {
+    max_statement_ = max_packet - 1024;
+  }
   logs_statements_ = false;
   auto fmt = c->Query("SELECT @@log_bin, @@session.binlog_format");
   if (fmt.ok() && !fmt->rows.empty() && fmt->rows[0].size() == 2 && fmt->rows[0][0] &&
@@ -103,6 +113,11 @@ absl::StatusOr<protocol::QueryResult> TargetSession::Query(std::string_view sql)
   auto r = conn_->Query(sql);
   if (!r.ok()) return AfterFailure(r.status());
   return r;
+}
+
+absl::StatusOr<size_t> TargetSession::MaxStatementBytes() {
+  BR_RETURN_IF_ERROR(EnsureOpen());
+  return max_statement_;
 }
 
 absl::StatusOr<bool> TargetSession::SupportsBulk() {

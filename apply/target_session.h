@@ -11,6 +11,7 @@
 //   statement never outlives the client's wait for it; on a client timeout
 //   the connection is also KILLed before anything is retried,
 //   foreign_key_checks 0 (drains reorder rows across tables),
+//   max_error_count 65535 (every warning of a batch can be read),
 //   NAMES utf8mb4 (identifiers).
 //
 // Errors are classified for the flusher: contention (1213 deadlock, 1205
@@ -63,6 +64,9 @@ class TargetSession {
   // them. `sql` must outlive the FinishBulk.
   absl::Status SendBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk);
   absl::Status FinishBulk(uint16_t* warnings = nullptr);
+  // Connects if needed; the largest statement or command the target
+  // accepts: its max_allowed_packet less 1 KiB (16 MiB if unreadable).
+  absl::StatusOr<size_t> MaxStatementBytes();
   // Connects if needed; whether the target takes COM_STMT_BULK_EXECUTE
   // (MariaDB >= 10.2).
   absl::StatusOr<bool> SupportsBulk();
@@ -91,6 +95,7 @@ class TargetSession {
   std::unique_ptr<protocol::ClientConnection> conn_;
   uint32_t connection_id_ = 0;
   bool logs_statements_ = false;
+  size_t max_statement_ = 16u << 20;  // read at connect
   std::string_view sent_sql_;  // of the bulk command whose reply is unread
   // Statements prepared on conn_, by SQL text.
   absl::flat_hash_map<std::string, protocol::ClientConnection::Prepared> prepared_;
