@@ -185,6 +185,7 @@ absl::Status RowDecoder::Decode(const RowsEventView& ev, const TableDef& table,
   row.has_before = ev.has_before();
   row.has_after = ev.has_after();
   for (size_t index = 0; !c.empty(); ++index) {
+    const size_t row_start = c.position();
     ImageContext ctx{ev, table, c, index, json_columns};
     row.index = index;
     if (ev.partial_json) {
@@ -199,6 +200,9 @@ absl::Status RowDecoder::Decode(const RowsEventView& ev, const TableDef& table,
       BR_RETURN_IF_ERROR(DecodeImage(ctx, ev.columns_after, true, &after_, &row.after_partial));
       row.after_json = after_;
     }
+    // A row with no present column (an empty column bitmap) holds no bytes,
+    // so the loop would never reach the end; no server logs such a row.
+    if (c.position() == row_start) return RowWithoutBytesError(ev, table.db, table.table, index);
     BR_RETURN_IF_ERROR(on_row(row));
   }
   return absl::OkStatus();

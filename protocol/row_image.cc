@@ -147,6 +147,7 @@ absl::Status RowImageSplitter::Split(const RowsEventView& ev, const TableDef& ta
   ByteCursor c(rows);
   RawRowImages r;
   for (size_t index = 0; !c.empty(); ++index) {
+    const size_t row_start = c.position();
     r.index = index;
     if (ev.partial_json) json_before_.assign(json_columns_, std::string_view());
     r.before = {};
@@ -160,6 +161,8 @@ absl::Status RowImageSplitter::Split(const RowsEventView& ev, const TableDef& ta
       BR_RETURN_IF_ERROR(Walk(ev, table, c, ev.columns_after, index, true, &r.after,
                               &r.after_full));
     }
+    // Every row must advance, or an empty column bitmap loops forever.
+    if (c.position() == row_start) return RowWithoutBytesError(ev, table.db, table.table, index);
     BR_RETURN_IF_ERROR(on_row(r));
   }
   return absl::OkStatus();

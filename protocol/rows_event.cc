@@ -132,4 +132,12 @@ absl::StatusOr<RowsEventView> ParseRowsEvent(const EventView& ev, const FormatDe
   return r;
 }
 
+absl::Status RowWithoutBytesError(const RowsEventView& ev, std::string_view db,
+                                  std::string_view table, size_t row_index) {
+  return absl::DataLossError(absl::StrCat(
+      AV(EventTypeName(ev.type)), " event at offset ", ev.event_offset, " for `", AV(db), "`.`",
+      AV(table), "`: row ", row_index, " occupies no bytes (", ev.column_count,
+      " column(s), none present in its image); the event is damaged"));
+}
+
 }  // namespace binrelay::protocol

@@ -64,4 +64,9 @@ absl::StatusOr<uint64_t> PeekRowsTableId(const EventView& ev, const FormatDescri
 // DataLoss naming the event type and offset.
 absl::StatusOr<RowsEventView> ParseRowsEvent(const EventView& ev, const FormatDescription& fd);
 
+// The error for a row image that holds no bytes (no column present): the
+// row loops must refuse it, or they never reach the end of the rows area.
+absl::Status RowWithoutBytesError(const RowsEventView& ev, std::string_view db,
+                                  std::string_view table, size_t row_index);
+
 }  // namespace binrelay::protocol

@@ -205,5 +205,41 @@ TEST(RowImageSplitterTest, PartialUpdateWithoutDiffsKeepsTheLoggedAfterImage) {
   EXPECT_EQ(after, image);
 }
 
+// A WRITE_ROWS whose after-image bitmap has no column set: each row then
+// holds no bytes (not even a NULL bitmap). Guards against both row loops
+// (the apply path's splitter and tail's decoder) spinning on such an event
+// without advancing, calling back without end while memory grows.
+TEST(RowImageSplitterTest, RowsEventWithNoPresentColumnIsRefusedNotLoopedOn) {
+  const TableDef t = Table();
+  RowsEventView ev;
+  ev.type = kWriteRowsEvent;
+  ev.kind = RowsKind::kWrite;
+  ev.version = 2;
+  ev.column_count = 3;
+  ev.event_offset = 4242;
+  ev.columns_after = std::string_view("\x00", 1);
+  ev.rows = "junk";  // bytes left that no row consumes
+  int rows = 0;
+  RowImageSplitter splitter;
+  absl::Status s = splitter.Split(ev, t, [&](const RawRowImages&) {
+    ++rows;
+    return rows < 3 ? absl::OkStatus() : absl::InternalError("looped");
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("offset 4242"), std::string_view::npos) << s;
+  EXPECT_NE(s.message().find("`db`.`t`"), std::string_view::npos) << s;
+  EXPECT_EQ(rows, 0);
+
+  RowDecoder decoder;
+  rows = 0;
+  s = decoder.Decode(ev, t, [&](const DecodedRow&) {
+    ++rows;
+    return rows < 3 ? absl::OkStatus() : absl::InternalError("looped");
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("occupies no bytes"), std::string_view::npos) << s;
+  EXPECT_EQ(rows, 0);
+}
+
 }  // namespace
 }  // namespace binrelay::protocol
