@@ -65,7 +65,10 @@ void AppendMysqlBase64(std::string_view bytes, std::string* out) {
 
 class Printer {
  public:
-  explicit Printer(std::string* out) : out_(out) {}
+  // `limit`: the size `out` may reach. Values may share bytes (two entries
+  // can name one offset), so a small document could otherwise expand
+  // exponentially within the depth limit.
+  Printer(std::string* out, size_t limit) : out_(out), limit_(limit) {}
 
   absl::Status Value(uint8_t type, std::string_view data, int depth) {
     switch (type) {
@@ -199,13 +202,24 @@ class Printer {
                                   " bytes"));
     }
     const size_t values_at = 2 * w + count * key_entry;
+    // Keys and values follow the entry tables (sql-common/json_binary.cc
+    // serialize_json_object); an offset into the header or the entries
+    // could make a container its own child.
+    const size_t data_at = values_at + count * value_entry;
     out_->push_back(object ? '{' : '[');
     for (uint64_t i = 0; i < count; ++i) {
+      if (out_->size() > limit_) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "corrupt binary JSON: its text exceeds ", kMaxJsonTextExpansion,
+            " times the document's size (values shared between entries?)"));
+      }
       if (i) out_->append(", ");
       if (object) {
         const size_t e = 2 * w + i * key_entry;
         const uint64_t koff = Le(data, e, w), klen = Le(data, e + w, 2);
-        if (koff > size || klen > size - koff) return Corrupt("key outside the container");
+        if (koff < data_at || koff > size || klen > size - koff) {
+          return Corrupt(absl::StrCat("key offset ", koff, " outside the container's data"));
+        }
         AppendJsonString(data.substr(koff, klen), out_);
         out_->append(": ");
       }
@@ -219,7 +233,9 @@ class Printer {
         continue;
       }
       const uint64_t off = Le(data, e + 1, w);
-      if (off >= size) return Corrupt(absl::StrCat("value offset ", off, " outside the container"));
+      if (off < data_at || off >= size) {
+        return Corrupt(absl::StrCat("value offset ", off, " outside the container's data"));
+      }
       absl::Status st = Value(vtype, data.substr(off), depth + 1);
       if (!st.ok()) return st;
     }
@@ -228,6 +244,7 @@ class Printer {
   }
 
   std::string* out_;
+  size_t limit_;
 };
 
 }  // namespace
@@ -284,7 +301,7 @@ void AppendMysqlJsonDouble(double d, std::string* out) {
 }
 
 absl::Status AppendJsonBinaryValueText(uint8_t type, std::string_view data, std::string* out) {
-  return Printer(out).Value(type, data, 0);
+  return Printer(out, out->size() + kMaxJsonTextExpansion * data.size() + 4096).Value(type, data, 0);
 }
 
 absl::Status AppendJsonBinaryText(std::string_view doc, std::string* out) {

@@ -11,6 +11,7 @@
 // Lifetime: text is appended to caller-owned strings; nothing points into input.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,10 +20,18 @@
 
 namespace binrelay::protocol {
 
+// The text of a document is at most this many times its binary size (plus
+// 4 KiB). A well-formed document stays far below (6x for a string of control
+// characters, each printed as \u00XX); a damaged one whose entries share
+// values could otherwise grow exponentially.
+inline constexpr size_t kMaxJsonTextExpansion = 16;
+
 // Appends the text of the binary JSON document `doc` (type byte + value) to
 // `out`. An empty `doc` is JSON null (how MySQL stores a NULL-ish empty
-// value). DataLoss on any offset/length that points outside the document, an
-// unknown type byte, or nesting deeper than 100 levels (MySQL's own limit).
+// value). DataLoss on any offset/length that points outside the document or
+// into a container's own header and entries, an unknown type byte, or
+// nesting deeper than 100 levels (MySQL's own limit); ResourceExhausted when
+// the text would exceed kMaxJsonTextExpansion times the document.
 absl::Status AppendJsonBinaryText(std::string_view doc, std::string* out);
 
 // Appends the text of one binary JSON value of type byte `type` whose data

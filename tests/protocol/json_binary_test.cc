@@ -150,5 +150,47 @@ TEST(JsonBinaryTest, NestingBeyondMysqlLimitIsDataLoss) {
   EXPECT_EQ(AppendJsonBinaryText(nested(150), &out).code(), absl::StatusCode::kDataLoss);
 }
 
+// A container whose two entries both point at the container itself: before
+// offsets were required to follow the entry tables, this expanded 2^100
+// times (each level within the depth limit) and never finished.
+TEST(JsonBinaryTest, ContainerThatIsItsOwnChildIsDataLoss) {
+  EXPECT_EQ(Code("02 0200 0a00 020000 020000"), absl::StatusCode::kDataLoss);
+  // An object key pointing into its own entry table.
+  EXPECT_EQ(Code("00 0100 0b00 0000 0100 040100"), absl::StatusCode::kDataLoss);
+}
+
+// Forward offsets can still share one child between entries: 40 levels of
+// [x, x] where x is the next level is a 400-byte document whose text would
+// be 2^40 elements. Guards against exhausting memory on such a document: the
+// text must stop at its bound with a clear error.
+TEST(JsonBinaryTest, SharedChildrenStopAtTheTextBound) {
+  std::string inner = Hex("0000 0400");  // innermost: empty small array
+  for (int i = 0; i < 40; ++i) {
+    const size_t size = 10 + inner.size();
+    std::string level = Hex("0200");
+    level += static_cast<char>(size & 0xFF);
+    level += static_cast<char>(size >> 8);
+    level += Hex("02 0a00 02 0a00");  // both entries: the array at offset 10
+    inner = level + inner;
+  }
+  const std::string doc = std::string(1, '\x02') + inner;
+  std::string out;
+  absl::Status s = AppendJsonBinaryText(doc, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_LE(out.size(), kMaxJsonTextExpansion * doc.size() + 4096 + 64);
+}
+
+// The bound leaves room for the largest honest expansion: a string of
+// control characters, each printed as \u00XX.
+TEST(JsonBinaryTest, StringOfControlCharactersFitsTheTextBound) {
+  // [s]: one small array (size 7 + 2 + 1000) holding a 1000-byte string.
+  std::string doc = Hex("02 0100 f103 0c 0700 e807");
+  doc.append(1000, '\x01');
+  std::string out;
+  absl::Status s = AppendJsonBinaryText(doc, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out.size(), 2 + 2 + 6 * 1000u);
+}
+
 }  // namespace
 }  // namespace binrelay::protocol
