@@ -75,8 +75,14 @@ absl::Status ReadColumnMetadata(ByteCursor& c, uint8_t wire_type, ColumnDef* col
     case kTypeTypedArray: {
       // Element type, then that type's own metadata; decoding such columns is
       // unsupported, but the metadata must be consumed to reach later columns.
+      // MySQL's element is a scalar (Field_typed_array); a nested one
+      // would let each metadata byte recurse once more.
+      const uint8_t element_type = c.U8();
+      if (element_type == kTypeTypedArray) {
+        return absl::DataLossError("TYPED_ARRAY whose element is itself a TYPED_ARRAY");
+      }
       ColumnDef element;
-      BR_RETURN_IF_ERROR(ReadColumnMetadata(c, c.U8(), &element));
+      BR_RETURN_IF_ERROR(ReadColumnMetadata(c, element_type, &element));
       col->meta = element.type;
       break;
     }

@@ -181,6 +181,26 @@ TEST(TableMapTest, UnknownColumnTypeIsUnimplemented) {
   EXPECT_NE(s.message().find("column 0"), std::string::npos) << s;
 }
 
+// A TYPED_ARRAY's metadata names its element type; a run of TYPED_ARRAY
+// bytes used to recurse once per byte, and a 1 MiB run overflowed the
+// stack. Guards against unbounded recursion driven by the event's bytes.
+TEST(TableMapTest, TypedArrayOfTypedArrayIsDataLoss) {
+  for (size_t run : {size_t{3}, size_t{1} << 20}) {
+    std::string meta(run, '\x14');
+    meta.push_back('\x03');  // finally a LONG
+    std::string len = meta.size() < 251 ? std::string(1, static_cast<char>(meta.size()))
+                                        : std::string("\xfd", 1) +
+                                              std::string{static_cast<char>(meta.size() & 0xFF),
+                                                          static_cast<char>(meta.size() >> 8 & 0xFF),
+                                                          static_cast<char>(meta.size() >> 16)};
+    std::string body = Header() + std::string("\x01\x14", 2) + len + meta + std::string(1, '\0');
+    absl::Status s = ParseBody(body);
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << run << ": " << s;
+    EXPECT_NE(s.message().find("TYPED_ARRAY whose element is itself a TYPED_ARRAY"),
+              std::string::npos) << s;
+  }
+}
+
 // Guards the optional-metadata TLV length check.
 TEST(TableMapTest, OptionalMetadataLengthBeyondEventIsDataLoss) {
   std::string body = Header() + std::string("\x01\x03\x00\x00" "\x04\x20" "\x02" "id", 9);
