@@ -55,6 +55,7 @@ absl::Status ChangeDecoder::OnEvent(const replication::StreamEvent& e) {
   BR_RETURN_IF_ERROR(Dispatch(e.event, e.format, e.end));
   if (!e.ends_transaction) return absl::OkStatus();
   ++stats_.transactions;
+  if (tables_.size() > kCachedTablesAfterCommit) tables_.clear();
   gtid_kind_ = GtidKind::kNone;
   gtid_.clear();
   return sink_->OnCommit();
@@ -112,6 +113,12 @@ absl::Status ChangeDecoder::OnTableMap(const protocol::EventView& event,
                                        const protocol::FormatDescription& fde,
                                        const replication::BinlogPosition& end) {
   BR_ASSIGN_OR_RETURN(protocol::TableMapIds ids, protocol::PeekTableMapIds(event, fde));
+  if (tables_.size() >= kCachedTablesAfterCommit + kMaxTablesPerTransaction &&
+      !tables_.contains(ids.table_id)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "TABLE_MAP at ", end.ToString(), ": the transaction maps more than ",
+        kMaxTablesPerTransaction, " tables; the stream is damaged or hostile"));
+  }
   CachedTable& entry = tables_[ids.table_id];
   // Every transaction repeats its TABLE_MAPs; an identical one needs no work.
   if (!entry.raw.empty() && entry.raw == event.body) return absl::OkStatus();

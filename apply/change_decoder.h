@@ -46,6 +46,14 @@ class ChangeDecoder : public replication::StreamConsumer {
   void OnStreamRestart(const replication::BinlogPosition& resume) override;
 
   const DecoderStats& stats() const { return stats_; }
+  size_t cached_tables() const { return tables_.size(); }
+
+  // Table ids rise at every table reopen and DDL, so the cache of TABLE_MAPs
+  // is emptied at a transaction's end once it holds more than this many
+  // (every transaction maps its own tables again, so nothing is lost).
+  static constexpr size_t kCachedTablesAfterCommit = 4096;
+  // One transaction mapping more tables than this is refused.
+  static constexpr size_t kMaxTablesPerTransaction = 65536;
 
  private:
   struct CachedTable {

@@ -12,6 +12,8 @@
 
 #include "absl/strings/match.h"
 #include "apply/json_line_sink.h"
+#include "protocol/event_type.h"
+#include "protocol/format_description.h"
 #include "protocol/row_decoder.h"
 #include "replication/binlog_file_source.h"
 #include "tests/harness/fixtures.h"
@@ -171,6 +173,60 @@ TEST(ChangeDecoderFixtureTest, FileEndingMidTransactionDropsTheOpenTransaction) 
   ASSERT_TRUE(DecodeFixture(path, "*.*", &partial).ok());
   ASSERT_EQ(partial.committed.size(), 1u);
   EXPECT_TRUE(absl::StartsWith(partial.committed[0], "insert test.int_table")) << partial.committed[0];
+}
+
+// A TABLE_MAP of `d`.`t` (one INT column) under table id `id`, no CRC.
+std::string TableMapEvent(uint64_t id) {
+  std::string body;
+  for (int i = 0; i < 6; ++i) body.push_back(static_cast<char>(id >> (8 * i)));
+  body.append(2, '\0');                  // flags
+  body.append(std::string("\1d\0", 3));   // db
+  body.append(std::string("\1t\0", 3));   // table
+  body.append(std::string("\1\3\0\0", 4));  // 1 column: LONG, no metadata, not nullable
+  std::string ev(19, '\0');
+  ev[4] = static_cast<char>(protocol::kTableMapEvent);
+  const uint32_t size = static_cast<uint32_t>(19 + body.size());
+  for (int i = 0; i < 4; ++i) ev[9 + i] = static_cast<char>(size >> (8 * i));
+  return ev + body;
+}
+
+// Table ids rise at every reopen and DDL of a table, so a long-running
+// pipeline sees an endless series of them. Guards against the decoder's
+// table-id cache growing without bound (it is emptied past its size at a
+// transaction's end) and against one transaction mapping tables without
+// end (refused with its position).
+TEST(ChangeDecoderTest, TableIdCacheStaysBoundedAsIdsRise) {
+  auto sub = Subscription::Parse("*.*");
+  ASSERT_TRUE(sub.ok());
+  CollectingSink sink;
+  ChangeDecoder decoder(&*sub, nullptr, &sink);
+  const protocol::FormatDescription fde = protocol::Mysql8FormatDescription();
+  replication::BinlogPosition end{"bin.000001", 4};
+  size_t most = 0;
+  for (uint64_t id = 1; id <= 3 * ChangeDecoder::kCachedTablesAfterCommit; ++id) {
+    const std::string ev = TableMapEvent(id);
+    auto view = protocol::MakeEventView(ev, false, 4);
+    ASSERT_TRUE(view.ok()) << view.status();
+    absl::Status s = decoder.OnEvent({*view, fde, end, /*ends_transaction=*/true});
+    ASSERT_TRUE(s.ok()) << s;
+    most = std::max(most, decoder.cached_tables());
+  }
+  EXPECT_EQ(most, ChangeDecoder::kCachedTablesAfterCommit);  // 3x as many ids went by
+  EXPECT_LE(decoder.cached_tables(), ChangeDecoder::kCachedTablesAfterCommit);
+
+  // One transaction that never ends.
+  absl::Status s;
+  uint64_t id = 1'000'000;
+  for (; s.ok() && id < 1'000'000 + 2 * ChangeDecoder::kMaxTablesPerTransaction; ++id) {
+    const std::string ev = TableMapEvent(id);
+    auto view = protocol::MakeEventView(ev, false, 4);
+    ASSERT_TRUE(view.ok()) << view.status();
+    s = decoder.OnEvent({*view, fde, end, /*ends_transaction=*/false});
+  }
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_NE(s.message().find("bin.000001:4"), std::string_view::npos) << s;
+  EXPECT_LE(decoder.cached_tables(),
+            ChangeDecoder::kCachedTablesAfterCommit + ChangeDecoder::kMaxTablesPerTransaction);
 }
 
 TEST(JsonLineSinkTest, WritesCompleteLinesOnlyForCommittedTransactions) {
