@@ -1,11 +1,6 @@
 #include "replication/binlog_file_source.h"
 
-#include <zlib.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include "replication/binlog_file_bytes.h"
 
 #include "absl/strings/str_cat.h"
 #include "protocol/binlog_file_reader.h"
@@ -22,31 +17,6 @@ namespace {
 std::string BaseName(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-absl::StatusOr<std::string> Gunzip(const std::string& path, const std::string& data) {
-  z_stream zs{};
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
-    return absl::InternalError("zlib inflateInit2 failed");
-  }
-  std::string out;
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    size_t old = out.size();
-    out.resize(old + (1 << 20));
-    zs.next_out = reinterpret_cast<Bytef*>(out.data() + old);
-    zs.avail_out = 1 << 20;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.resize(old + (1 << 20) - zs.avail_out);
-  }
-  inflateEnd(&zs);
-  if (rc != Z_STREAM_END) {
-    return absl::DataLossError(absl::StrCat("corrupt gzip data in ", path, " (zlib error ", rc,
-                                            ")"));
-  }
-  return out;
 }
 
 // Tracks the end of the last complete transaction so a file that stops
@@ -71,27 +41,11 @@ class BoundaryTap {
 
 }  // namespace
 
-absl::StatusOr<std::string> ReadBinlogFileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot open binlog file ", path, ": ", std::strerror(errno)));
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string data = std::move(ss).str();
-  if (data.size() >= 2 && static_cast<uint8_t>(data[0]) == 0x1F &&
-      static_cast<uint8_t>(data[1]) == 0x8B) {
-    return Gunzip(path, data);
-  }
-  return data;
-}
-
 absl::Status FeedBinlogFile(const std::string& path, StreamConsumer& consumer) {
-  BR_ASSIGN_OR_RETURN(std::string data, ReadBinlogFileBytes(path));
+  BR_ASSIGN_OR_RETURN(BinlogFileBytes bytes, BinlogFileBytes::Open(path));
   const std::string name = BaseName(path);
   BR_ASSIGN_OR_RETURN(protocol::BinlogFileReader reader,
-                      protocol::BinlogFileReader::Open(data, path));
+                      protocol::BinlogFileReader::Open(bytes.data(), path));
   BoundaryTap tap(consumer);
   protocol::EventView ev;
   BinlogPosition end{name, 0};
@@ -108,8 +62,8 @@ absl::Status FeedBinlogFile(const std::string& path, StreamConsumer& consumer) {
 }
 
 absl::Status FeedPacketCapture(const std::string& path, StreamConsumer& consumer) {
-  BR_ASSIGN_OR_RETURN(std::string data, ReadBinlogFileBytes(path));
-  protocol::PacketCaptureReader reader(data, path);
+  BR_ASSIGN_OR_RETURN(BinlogFileBytes bytes, BinlogFileBytes::Open(path));
+  protocol::PacketCaptureReader reader(bytes.data(), path);
   protocol::FormatDescription no_format;
   BoundaryTap tap(consumer);
   std::string file;

@@ -1,5 +1,5 @@
 // Local event sources: a binlog or relay-log file on disk (gzip-compressed
-// files are inflated transparently) and a recorded replication stream
+// files are inflated transparently, binlog_file_bytes.h) and a recorded replication stream
 // (`*.packets.bin`: u32 length + packet payload per event, as in the zongji
 // fixtures). Both feed a StreamConsumer exactly like the upstream session:
 // verified events, each with the position of its end.
@@ -24,8 +24,5 @@ namespace binrelay::replication {
 // tail is dropped, not delivered.
 absl::Status FeedBinlogFile(const std::string& path, StreamConsumer& consumer);
 absl::Status FeedPacketCapture(const std::string& path, StreamConsumer& consumer);
-
-// Reads a whole file, inflating it if it is gzip. Errors name the path.
-absl::StatusOr<std::string> ReadBinlogFileBytes(const std::string& path);
 
 }  // namespace binrelay::replication

@@ -12,7 +12,7 @@
 #include "protocol/event_type.h"
 #include "protocol/gtid_events.h"
 #include "protocol/status_macros.h"
-#include "replication/binlog_file_source.h"
+#include "replication/binlog_file_bytes.h"
 #include "replication/gtid_state.h"
 #include "replication/transaction_boundary.h"
 #include "spdlog/spdlog.h"
@@ -50,7 +50,8 @@ absl::Status CutAndMark(const std::string& path, const RecoveredFile& r, uint64_
 }  // namespace
 
 absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool durable) {
-  BR_ASSIGN_OR_RETURN(std::string data, ReadBinlogFileBytes(path));
+  BR_ASSIGN_OR_RETURN(BinlogFileBytes bytes, BinlogFileBytes::Open(path));
+  const std::string_view data = bytes.data();
   RecoveredFile r;
   auto reader = protocol::BinlogFileReader::Open(data, path);
   if (reader.ok()) {
