@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "protocol/auth.h"
 #include "protocol/status_macros.h"
 #include "replication/gtid_set.h"
 
@@ -75,6 +76,30 @@ class Section {
   std::string name_;
 };
 
+absl::StatusOr<bool> OnOff(const Section& s, std::string_view key, bool fallback);
+
+// [prefix]server_public_key_path and [prefix]get_server_public_key: what
+// caching_sha2_password may do without TLS (protocol/auth.h RsaKeyPolicy).
+absl::Status ParseRsaKeyPolicy(const Section& s, std::string_view prefix,
+                               protocol::RsaKeyPolicy* rsa) {
+  const std::string path_key = absl::StrCat(AV(prefix), "server_public_key_path");
+  const std::string get_key = absl::StrCat(AV(prefix), "get_server_public_key");
+  if (const IniFile::Value* v = s.Get(path_key); v != nullptr && !v->text.empty()) {
+    std::ifstream in(v->text, std::ios::binary);
+    std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in && pem.empty()) return s.Invalid(path_key, "cannot read the file");
+    // Encrypting a probe proves the file holds a usable public key.
+    auto probe = protocol::CachingSha2RsaEncrypt("probe", "01234567890123456789", pem);
+    if (!probe.ok()) {
+      return s.Invalid(path_key, "not a PEM RSA public key (the server's "
+                                 "caching_sha2_password_public_key_path file)");
+    }
+    rsa->pinned_pem = std::move(pem);
+  }
+  BR_ASSIGN_OR_RETURN(rsa->allow_retrieval, OnOff(s, get_key, false));
+  return absl::OkStatus();
+}
+
 absl::Status ParseSource(const Section& s, ServeConfig* c) {
   protocol::ConnectOptions& conn = c->upstream.connect;
   BR_ASSIGN_OR_RETURN(conn.host, s.Required("host"));
@@ -91,6 +116,7 @@ absl::Status ParseSource(const Section& s, ServeConfig* c) {
   }
   c->source_ssl_mode = absl::AsciiStrToLower(s.Optional("ssl_mode", "preferred"));
   conn.tls_ca_file = s.Optional("ssl_ca", "");  // verifies the certificate when set
+  BR_RETURN_IF_ERROR(ParseRsaKeyPolicy(s, "", &conn.rsa));
   if (c->source_ssl_mode == "disabled") {
     conn.tls = protocol::ConnectOptions::Tls::kDisabled;
   } else if (c->source_ssl_mode == "preferred") {
@@ -239,6 +265,7 @@ absl::StatusOr<apply::PipelineOptions> ParsePipeline(const Section& s, std::stri
       absl::StrCat("[", s.name(), "] target_user and target_password or target_password_file");
   p.target_ssl_mode = absl::AsciiStrToLower(s.Optional("target_ssl_mode", "preferred"));
   t.tls_ca_file = s.Optional("target_ssl_ca", "");
+  BR_RETURN_IF_ERROR(ParseRsaKeyPolicy(s, "target_", &t.rsa));
   if (p.target_ssl_mode == "disabled") {
     t.tls = protocol::ConnectOptions::Tls::kDisabled;
   } else if (p.target_ssl_mode == "preferred") {

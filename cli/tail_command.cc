@@ -4,6 +4,8 @@
 
 #include <csignal>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -61,6 +63,15 @@ absl::Status TailSource(const TailOptions& o, const apply::Subscription& subscri
                   : o.tls == "required" ? protocol::ConnectOptions::Tls::kRequired
                                         : protocol::ConnectOptions::Tls::kPreferred;
   u.connect.tls_ca_file = o.tls_ca;
+  if (!o.server_public_key_path.empty()) {
+    std::ifstream in(o.server_public_key_path, std::ios::binary);
+    u.connect.rsa.pinned_pem.assign(std::istreambuf_iterator<char>(in), {});
+    if (u.connect.rsa.pinned_pem.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot read --server-public-key-path ", o.server_public_key_path));
+    }
+  }
+  u.connect.rsa.allow_retrieval = o.get_server_public_key;
   u.server_id = o.server_id != 0 ? o.server_id : DefaultServerId();
   BR_ASSIGN_OR_RETURN(u.start, replication::ParseStartSpec(o.start));
   u.until_end = o.until_end;

@@ -31,6 +31,11 @@ const char* const kTailUsage =
     "                         against the replicas registered on the source)\n"
     "  --tls MODE             disabled, preferred (default) or required\n"
     "  --tls-ca PATH          verify the source's certificate against this CA\n"
+    "  --server-public-key-path PATH\n"
+    "                         the source's RSA public key (PEM), for caching_sha2_password\n"
+    "                         without TLS: the password is encrypted to this key only\n"
+    "  --get-server-public-key  without TLS or a pinned key, accept the RSA key the\n"
+    "                         source sends (a man in the middle could read the password)\n"
     "  --heartbeat SECONDS    source heartbeat period; 3 missed ones mean a dead link (2)\n"
     "  --reconnect-timeout S  give up after the source is unreachable this long (60)\n"
     "  --log-level LEVEL      debug, info (default), warn, error (logs go to stderr)\n";
@@ -104,6 +109,10 @@ absl::StatusOr<TailOptions> ParseTailOptions(const std::vector<std::string>& arg
       }
     } else if (a == "--tls-ca") {
       BR_ASSIGN_OR_RETURN(o.tls_ca, value());
+    } else if (a == "--server-public-key-path") {
+      BR_ASSIGN_OR_RETURN(o.server_public_key_path, value());
+    } else if (a == "--get-server-public-key") {
+      o.get_server_public_key = true;
     } else if (a == "--heartbeat") {
       BR_RETURN_IF_ERROR(seconds(&o.heartbeat));
     } else if (a == "--reconnect-timeout") {

@@ -23,6 +23,9 @@ struct TailOptions {
   uint32_t server_id = 0;  // 0: choose one
   std::string tls = "preferred";
   std::string tls_ca;
+  // caching_sha2_password without TLS (protocol/auth.h RsaKeyPolicy).
+  std::string server_public_key_path;
+  bool get_server_public_key = false;
   std::chrono::milliseconds heartbeat{2000};
   std::chrono::milliseconds reconnect_timeout{60000};
   std::string log_level = "info";

@@ -118,8 +118,8 @@ absl::StatusOr<AuthSwitchRequest> ParseAuthSwitchRequest(std::string_view payloa
   return r;
 }
 
-AuthExchange::AuthExchange(std::string password, bool secure_transport)
-    : password_(std::move(password)), secure_(secure_transport) {}
+AuthExchange::AuthExchange(std::string password, bool secure_transport, RsaKeyPolicy rsa)
+    : password_(std::move(password)), secure_(secure_transport), rsa_(std::move(rsa)) {}
 
 absl::StatusOr<std::string> AuthExchange::ResponseFor(std::string_view plugin) {
   if (plugin == kNativePasswordPlugin) return NativePasswordScramble(password_, nonce_);
@@ -195,6 +195,22 @@ absl::StatusOr<AuthExchange::Step> AuthExchange::OnMoreData(std::string_view dat
         clear.push_back('\0');
         state_ = State::kFullSent;
         return Step{Step::kSend, std::move(clear)};
+      }
+      if (!rsa_.pinned_pem.empty()) {
+        // sql-common/client_authentication.cc: a client holding the key
+        // sends the encrypted password at once.
+        BR_ASSIGN_OR_RETURN(std::string encrypted,
+                            CachingSha2RsaEncrypt(password_, nonce_, rsa_.pinned_pem));
+        state_ = State::kFullSent;
+        return Step{Step::kSend, std::move(encrypted)};
+      }
+      if (!rsa_.allow_retrieval) {
+        return absl::FailedPreconditionError(
+            "caching_sha2_password needs full authentication (the server has no cached hash "
+            "of the password) and the connection is not encrypted, so the password would go "
+            "to an RSA key the peer chooses; use TLS (ssl_mode = required), pin the server's "
+            "key with server_public_key_path = FILE (its caching_sha2_password_public_key_path"
+            "), or accept any key with get_server_public_key = on");
       }
       state_ = State::kAwaitKey;
       return Step{Step::kSend, std::string(1, '\x02')};  // request the RSA public key

@@ -46,11 +46,24 @@ absl::StatusOr<AuthSwitchRequest> ParseAuthSwitchRequest(std::string_view payloa
 // handshake response, then feeds every server packet that is not an ERR
 // (the caller turns ERR into its own error with peer context) to
 // OnServerPacket() until it returns kDone.
+// What caching_sha2_password full authentication may do without TLS, where
+// the password is encrypted to the server's RSA key (MySQL's
+// --server-public-key-path and --get-server-public-key).
+struct RsaKeyPolicy {
+  // The server's public key (PEM), known in advance: the password is
+  // encrypted to it directly, never to a key the peer sends.
+  std::string pinned_pem;
+  // Without a pinned key: ask the server for its key and trust whatever
+  // comes back (a man in the middle can send its own and read the
+  // password). Off by default, as in MySQL's client.
+  bool allow_retrieval = false;
+};
+
 class AuthExchange {
  public:
   // `secure_transport`: TLS is active, so full authentication may send the
   // password in clear.
-  AuthExchange(std::string password, bool secure_transport);
+  AuthExchange(std::string password, bool secure_transport, RsaKeyPolicy rsa = {});
 
   // Returns the auth response for the server-announced plugin. Unknown
   // plugins are answered with mysql_native_password; the server then sends
@@ -72,6 +85,7 @@ class AuthExchange {
   enum class State { kInitial, kSent, kFastAuthOk, kAwaitKey, kFullSent };
   std::string password_;
   bool secure_;
+  RsaKeyPolicy rsa_;
   std::string plugin_;
   std::string nonce_;
   State state_ = State::kInitial;

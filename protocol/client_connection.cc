@@ -78,7 +78,7 @@ absl::Status ClientConnection::Handshake(Clock::time_point deadline) {
 absl::Status ClientConnection::Authenticate(std::string_view server_plugin,
                                             std::string_view nonce, uint64_t caps,
                                             Clock::time_point deadline) {
-  AuthExchange auth(options_.password, info_.tls);
+  AuthExchange auth(options_.password, info_.tls, options_.rsa);
   BR_ASSIGN_OR_RETURN(std::string auth_response, auth.Start(server_plugin, nonce));
   HandshakeResponse response;
   response.capabilities = caps;

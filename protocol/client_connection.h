@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "protocol/auth.h"
 #include "protocol/packet_framer.h"
 
 namespace binrelay::protocol {
@@ -38,6 +39,8 @@ struct ConnectOptions {
   std::string database;
   enum class Tls { kDisabled, kPreferred, kRequired } tls = Tls::kPreferred;
   std::string tls_ca_file;  // verify the server certificate and host name if set
+  // caching_sha2_password full authentication without TLS (auth.h).
+  RsaKeyPolicy rsa;
   // Where the user and password were configured, named in an access-denied
   // error ("[source] user and password"); "" for a generic hint.
   std::string credentials_from;

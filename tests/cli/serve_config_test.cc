@@ -7,6 +7,12 @@
 #include <cstdio>
 #include <fstream>
 
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+
+#include <memory>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -308,6 +314,47 @@ TEST(ServeConfigTest, MoveSampleParsesWithoutAListener) {
   EXPECT_EQ(c->moves[0].apply.target.password, "secret");
   EXPECT_EQ(c->moves[0].apply.tables, "shop.archive_orders, shop.archive_items");
   std::remove(pw.c_str());
+}
+
+// Guards the RSA key options of caching_sha2_password: a pinned key file is
+// read and checked at start (a file that holds no public key is refused,
+// naming the key), and get_server_public_key reaches the connection.
+TEST(ServeConfigTest, ServerPublicKeyIsPinnedFromItsFile) {
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(EVP_RSA_gen(2048), EVP_PKEY_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
+  PEM_write_bio_PUBKEY(bio.get(), key.get());
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio.get(), &data);
+  const std::string pem(data, n);
+  char dir_template[] = "/tmp/binrelay_cfg_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  std::ofstream(dir + "/source.pem") << pem;
+  std::ofstream(dir + "/junk.pem") << "-----BEGIN NOTHING-----\n";
+
+  std::string text = kGood;
+  text.replace(text.find("ssl_mode = required"), 19,
+               "ssl_mode = disabled\nserver_public_key_path = " + dir + "/source.pem");
+  auto c = Parse(text);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->upstream.connect.rsa.pinned_pem, pem);
+  EXPECT_FALSE(c->upstream.connect.rsa.allow_retrieval);
+
+  auto open = Parse(kGood, {"--source.get_server_public_key=on"});
+  ASSERT_TRUE(open.ok()) << open.status();
+  EXPECT_TRUE(open->upstream.connect.rsa.allow_retrieval);
+  EXPECT_TRUE(open->upstream.connect.rsa.pinned_pem.empty());
+
+  text = kGood;
+  text.replace(text.find("ssl_mode = required"), 19,
+               "server_public_key_path = " + dir + "/junk.pem");
+  auto bad = Parse(text);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "[source] server_public_key_path"))
+      << bad.status();
+  std::remove((dir + "/source.pem").c_str());
+  std::remove((dir + "/junk.pem").c_str());
+  rmdir(dir.c_str());
 }
 
 }  // namespace

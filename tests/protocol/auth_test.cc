@@ -128,7 +128,7 @@ TEST(AuthExchangeTest, AuthSwitchToCachingSha2MatchesCapture) {
 }
 
 // Guards the RSA path on a real exchange (zeek caching_sha2_password.pcap,
-// connection 1): 01 04 -> request key (0x02, as captured), PEM key -> a
+// connection 1), with key retrieval allowed: 01 04 -> request key (0x02, as captured), PEM key -> a
 // ciphertext of the key's size (256 bytes, as captured), then OK.
 TEST(AuthExchangeTest, FullAuthWithoutTlsRequestsKeyAndEncrypts) {
   auto conv = ZeekConversations();
@@ -136,7 +136,8 @@ TEST(AuthExchangeTest, FullAuthWithoutTlsRequestsKeyAndEncrypts) {
   const Conversation& c = conv[1];
   ASSERT_GE(c.size(), 7u);
   BR_ASSERT_OK_AND_ASSIGN(InitialHandshake h, ParseInitialHandshake(c[0].payload));
-  AuthExchange auth("some-password", /*secure_transport=*/false);
+  AuthExchange auth("some-password", /*secure_transport=*/false,
+                    RsaKeyPolicy{.allow_retrieval = true});
   BR_ASSERT_OK_AND_ASSIGN(std::string first, auth.Start(h.auth_plugin, h.nonce));
   EXPECT_EQ(first.size(), 32u);
   BR_ASSERT_OK_AND_ASSIGN(AuthExchange::Step s1, auth.OnServerPacket(c[2].payload));
@@ -228,6 +229,55 @@ TEST(AuthTest, RsaRejectsLongPasswordsAndBadKeys) {
   BR_EXPECT_OK(CachingSha2RsaEncrypt(std::string(85, 'p'), "n", k.public_pem));
   EXPECT_EQ(CachingSha2RsaEncrypt("pw", "n", "not a key").status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+std::string DecryptPassword(const RsaKey& k, const std::string& ct, std::string_view nonce) {
+  std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx(
+      EVP_PKEY_CTX_new(k.key.get(), nullptr), EVP_PKEY_CTX_free);
+  EXPECT_GT(EVP_PKEY_decrypt_init(ctx.get()), 0);
+  EXPECT_GT(EVP_PKEY_CTX_set_rsa_padding(ctx.get(), RSA_PKCS1_OAEP_PADDING), 0);
+  std::string plain(512, '\0');
+  size_t n = plain.size();
+  if (EVP_PKEY_decrypt(ctx.get(), reinterpret_cast<unsigned char*>(plain.data()), &n,
+                       reinterpret_cast<const unsigned char*>(ct.data()), ct.size()) <= 0) {
+    return "<not decryptable with this key>";
+  }
+  plain.resize(n);
+  for (size_t i = 0; i < plain.size(); ++i) plain[i] ^= nonce[i % nonce.size()];
+  return plain;
+}
+
+// Without TLS, full authentication used to encrypt the password to whatever
+// key the peer sent, so a man in the middle read it. Guards the default:
+// refused with the ways out named, and nothing sent (not even the request
+// for a key).
+TEST(AuthExchangeTest, FullAuthWithoutTlsRefusesAnUnpinnedKeyByDefault) {
+  AuthExchange auth("pw", /*secure_transport=*/false);
+  BR_ASSERT_OK(auth.Start("caching_sha2_password", "01234567890123456789"));
+  auto s = auth.OnServerPacket("\x01\x04");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("server_public_key_path"), std::string::npos) << s.status();
+  EXPECT_NE(s.status().message().find("get_server_public_key"), std::string::npos) << s.status();
+  EXPECT_EQ(s.status().message().find("pw"), std::string::npos) << "password in the message";
+}
+
+// Guards the pinned key: the password goes, encrypted to the pinned key (it
+// decrypts with that key's private half), in the reply to 01 04 itself; the
+// key is never asked for, and a key the server then sends is refused.
+TEST(AuthExchangeTest, FullAuthWithPinnedKeyEncryptsToItWithoutAsking) {
+  RsaKey pinned = MakeRsaKey(2048);
+  const std::string nonce = "01234567890123456789";
+  AuthExchange auth("secret", /*secure_transport=*/false,
+                    RsaKeyPolicy{.pinned_pem = pinned.public_pem});
+  BR_ASSERT_OK(auth.Start("caching_sha2_password", nonce));
+  BR_ASSERT_OK_AND_ASSIGN(AuthExchange::Step s, auth.OnServerPacket("\x01\x04"));
+  ASSERT_EQ(s.kind, AuthExchange::Step::kSend);
+  ASSERT_EQ(s.payload.size(), 256u);
+  EXPECT_EQ(DecryptPassword(pinned, s.payload, nonce), std::string("secret\0", 7));
+  RsaKey other = MakeRsaKey(2048);
+  EXPECT_EQ(auth.OnServerPacket("\x01" + other.public_pem).status().code(),
+            absl::StatusCode::kDataLoss);
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/escaping.h"
+
 #include <functional>
 #include <memory>
 #include <thread>
@@ -192,9 +194,73 @@ TEST(ClientConnectionFakeServerTest, CachingSha2FullAuthWithRsaKey) {
     decrypted = plain;
     s.SendPacket(6, kOk);
   });
-  BR_ASSERT_OK_AND_ASSIGN(auto conn, ClientConnection::Connect(server.Options("full-auth-pw")));
+  ConnectOptions options = server.Options("full-auth-pw");
+  options.rsa.allow_retrieval = true;  // get_server_public_key = on
+  BR_ASSERT_OK_AND_ASSIGN(auto conn, ClientConnection::Connect(options));
   EXPECT_EQ(key_request, "\x02");
   EXPECT_EQ(decrypted, std::string("full-auth-pw\0", 13));
+}
+
+// Guards the pinned key end to end (server_public_key_path): the client
+// answers 01 04 with the password encrypted to the pinned key at once (the
+// server decrypts it with that key's private half), never asking for a key.
+TEST(ClientConnectionFakeServerTest, CachingSha2FullAuthWithPinnedKey) {
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(EVP_RSA_gen(2048), EVP_PKEY_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
+  PEM_write_bio_PUBKEY(bio.get(), key.get());
+  char* pem_data = nullptr;
+  long pem_len = BIO_get_mem_data(bio.get(), &pem_data);
+  const std::string pem(pem_data, pem_len);
+
+  std::string decrypted;
+  FakeServer server([&](ServerSide& s) {
+    s.SendPacket(0, Greeting());
+    if (!s.ReadPacket()) return;
+    s.SendPacket(2, std::string("\x01\x04", 2));
+    uint8_t seq = 0;
+    auto ct = s.ReadPacket(&seq);
+    if (!ct || seq != 3) return;
+    std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx(
+        EVP_PKEY_CTX_new(key.get(), nullptr), EVP_PKEY_CTX_free);
+    EVP_PKEY_decrypt_init(ctx.get());
+    EVP_PKEY_CTX_set_rsa_padding(ctx.get(), RSA_PKCS1_OAEP_PADDING);
+    std::string plain(256, '\0');
+    size_t n = plain.size();
+    if (EVP_PKEY_decrypt(ctx.get(), reinterpret_cast<unsigned char*>(plain.data()), &n,
+                         reinterpret_cast<const unsigned char*>(ct->data()), ct->size()) <= 0)
+      return;
+    plain.resize(n);
+    for (size_t i = 0; i < plain.size(); ++i) plain[i] ^= kNonce[i % 20];
+    decrypted = plain;
+    s.SendPacket(4, kOk);
+  });
+  ConnectOptions options = server.Options("pinned-pw");
+  options.rsa.pinned_pem = pem;
+  BR_ASSERT_OK_AND_ASSIGN(auto conn, ClientConnection::Connect(options));
+  EXPECT_EQ(decrypted, std::string("pinned-pw\0", 10));
+}
+
+// Guards the default: without TLS, a pinned key or get_server_public_key,
+// full authentication is refused before anything about the password is
+// sent, and the error says how to proceed.
+TEST(ClientConnectionFakeServerTest, CachingSha2FullAuthWithoutTlsOrKeyIsRefused) {
+  std::optional<std::string> after;
+  absl::StatusOr<std::unique_ptr<ClientConnection>> conn = absl::UnknownError("not run");
+  {
+    FakeServer server([&](ServerSide& s) {
+      s.SendPacket(0, Greeting());
+      if (!s.ReadPacket()) return;
+      s.SendPacket(2, std::string("\x01\x04", 2));
+      after = s.ReadPacket();  // nullopt: the client hung up without replying
+    });
+    conn = ClientConnection::Connect(server.Options("secret-pw"));
+  }  // the server's script has finished
+  ASSERT_FALSE(conn.ok());
+  EXPECT_EQ(conn.status().code(), absl::StatusCode::kFailedPrecondition) << conn.status();
+  EXPECT_NE(conn.status().message().find("server_public_key_path"), std::string::npos)
+      << conn.status();
+  EXPECT_EQ(conn.status().message().find("secret-pw"), std::string::npos);
+  EXPECT_FALSE(after.has_value()) << "the client sent: " << absl::CEscape(after.value_or(""));
 }
 
 // Guards the 1045 message on the caching_sha2 path.
