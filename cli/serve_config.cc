@@ -420,8 +420,10 @@ absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     factor = 3600000;
   }
   double v = 0;
-  if (!absl::SimpleAtod(t, &v) || v < 0) {
-    return absl::InvalidArgumentError("expected a duration such as 250ms, 2s, 1m or 8h");
+  // At most about 31 years: beyond, the milliseconds would not fit.
+  if (!absl::SimpleAtod(t, &v) || !(v >= 0) || v * factor > 1e12) {
+    return absl::InvalidArgumentError(
+        "expected a duration such as 250ms, 2s, 1m or 8h (at most 1e12 ms)");
   }
   return std::chrono::milliseconds(static_cast<int64_t>(v * factor));
 }

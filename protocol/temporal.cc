@@ -297,7 +297,8 @@ void AppendTimeText(const TemporalParts& t, int fsp, std::string* out) {
 TemporalParts UnpackDatetimePacked(int64_t packed) {
   TemporalParts t;
   t.negative = packed < 0;
-  uint64_t a = static_cast<uint64_t>(packed < 0 ? -packed : packed);
+  // Unsigned negation: -INT64_MIN does not exist (a damaged value may be it).
+  uint64_t a = packed < 0 ? 0 - static_cast<uint64_t>(packed) : static_cast<uint64_t>(packed);
   t.micro = static_cast<uint32_t>(a % (1 << 24));
   uint64_t ymdhms = a >> 24;
   uint64_t ymd = ymdhms >> 17, hms = ymdhms & 0x1FFFF;
@@ -314,7 +315,8 @@ TemporalParts UnpackDatetimePacked(int64_t packed) {
 TemporalParts UnpackTimePacked(int64_t packed) {
   TemporalParts t;
   t.negative = packed < 0;
-  uint64_t a = static_cast<uint64_t>(packed < 0 ? -packed : packed);
+  // Unsigned negation: -INT64_MIN does not exist (a damaged value may be it).
+  uint64_t a = packed < 0 ? 0 - static_cast<uint64_t>(packed) : static_cast<uint64_t>(packed);
   uint64_t hms = a >> 24;
   t.micro = static_cast<uint32_t>(a & 0xFFFFFF);
   t.hour = (hms >> 12) & 1023;

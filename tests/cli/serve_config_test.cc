@@ -153,6 +153,12 @@ TEST(ServeConfigTest, SizesAndDurations) {
   EXPECT_EQ(ParseDuration("2m")->count(), 120000);
   EXPECT_EQ(ParseDuration("8h")->count(), 8 * 3600 * 1000);
   EXPECT_FALSE(ParseDuration("-1s").ok());
+  // Found by config_fuzz: a huge value overflowed the conversion to
+  // milliseconds (undefined behaviour), and nan/inf passed the sign check.
+  EXPECT_FALSE(ParseDuration(std::string(120, '6')).ok());
+  EXPECT_FALSE(ParseDuration("nan").ok());
+  EXPECT_FALSE(ParseDuration("inf").ok());
+  EXPECT_EQ(ParseDuration("8760h")->count(), int64_t{8760} * 3600 * 1000);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "protocol/column_type.h"
 #include "tests/harness/fixtures.h"
 #include "tests/protocol/value_test_util.h"
@@ -151,6 +153,20 @@ TEST(TemporalTest, CorruptFractionsAreDataLoss) {
 TEST(TemporalTest, BadFspOrTypeIsInvalidArgument) {
   EXPECT_EQ(Code(kTypeDatetime2, 7, "99AF043105"), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Code(kTypeLong, 0, "00000000"), absl::StatusCode::kInvalidArgument);
+}
+
+// Found by json_fuzz: an opaque DATETIME or TIME inside binary JSON whose
+// packed value is INT64_MIN was negated as a signed number (undefined
+// behaviour). Guards the unsigned negation: the magnitude is 2^63.
+TEST(TemporalTest, PackedValueOfInt64MinUnpacksWithoutOverflow) {
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  TemporalParts d = UnpackDatetimePacked(min);
+  EXPECT_TRUE(d.negative);
+  EXPECT_EQ(d.micro, 0u);
+  EXPECT_EQ(d.year, static_cast<uint32_t>((uint64_t{1} << 63 >> 46) / 13));
+  TemporalParts t = UnpackTimePacked(min);
+  EXPECT_TRUE(t.negative);
+  EXPECT_EQ(t.hour, 0u);  // bit 63 lies above the 10 hour bits
 }
 
 }  // namespace
