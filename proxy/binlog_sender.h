@@ -88,7 +88,7 @@ class BinlogSender : public DumpStream {
   void DisarmWake() override;
   // Ends the dump at its next Fill with `why` (another dump took its
   // server_id, a KILL): wakes it if it is waiting.
-  void RequestEnd(absl::Status why);
+  void RequestEnd(absl::Status why) override;
 
   const replication::BinlogPosition& position() const { return reader_->position(); }
 

@@ -43,9 +43,14 @@ class BoundaryTap {
 
 absl::Status FeedBinlogFile(const std::string& path, StreamConsumer& consumer) {
   BR_ASSIGN_OR_RETURN(BinlogFileBytes bytes, BinlogFileBytes::Open(path));
+  return FeedBinlogBytes(bytes.data(), path, consumer);
+}
+
+absl::Status FeedBinlogBytes(std::string_view data, const std::string& path,
+                             StreamConsumer& consumer) {
   const std::string name = BaseName(path);
   BR_ASSIGN_OR_RETURN(protocol::BinlogFileReader reader,
-                      protocol::BinlogFileReader::Open(bytes.data(), path));
+                      protocol::BinlogFileReader::Open(data, path));
   BoundaryTap tap(consumer);
   protocol::EventView ev;
   BinlogPosition end{name, 0};

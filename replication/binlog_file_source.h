@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "replication/stream_consumer.h"
@@ -23,6 +24,9 @@ namespace binrelay::replication {
 // with OnStreamRestart at the last complete transaction, so its uncommitted
 // tail is dropped, not delivered.
 absl::Status FeedBinlogFile(const std::string& path, StreamConsumer& consumer);
+// The same over a file's bytes already in memory; `path` names it in errors.
+absl::Status FeedBinlogBytes(std::string_view data, const std::string& path,
+                             StreamConsumer& consumer);
 absl::Status FeedPacketCapture(const std::string& path, StreamConsumer& consumer);
 
 }  // namespace binrelay::replication

@@ -2,6 +2,8 @@
 # Installs every dependency from Debian's packages and builds binrelay.
 # Usage: ./scripts/setup.sh            (release build in build/)
 #        BINRELAY_SANITIZE=1 ./scripts/setup.sh   (ASan/UBSan build in build-asan/)
+#        BINRELAY_FUZZ=1 ./scripts/setup.sh       (clang: libFuzzer targets and the
+#                                                  -Wthread-safety check, in build-fuzz/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +13,9 @@ packages=(
   libspdlog-dev libabsl-dev libgtest-dev libgmock-dev zlib1g-dev libzstd-dev
   mariadb-server mariadb-client
 )
+if [ "${BINRELAY_FUZZ:-0}" = 1 ]; then
+  packages+=(clang xxd)  # clang brings libFuzzer (libclang-common-*-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -40,7 +45,11 @@ if [ ! -d tests/clients/node_modules/@vlasky/zongji ] ||
   (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error </dev/null)
 fi
 
-if [ "${BINRELAY_SANITIZE:-0}" = 1 ]; then
+if [ "${BINRELAY_FUZZ:-0}" = 1 ]; then
+  dir=build-fuzz
+  extra=(-DBINRELAY_FUZZ=ON -DBINRELAY_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+         -DCMAKE_CXX_COMPILER=clang++)
+elif [ "${BINRELAY_SANITIZE:-0}" = 1 ]; then
   dir=build-asan
   extra=(-DBINRELAY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
 else
