@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-300}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(binlog_stream json client_protocol server_protocol config store_files)
+((${#targets[@]})) || targets=(binlog_stream rows_event json client_protocol server_protocol config store_files)
 fixtures=${BINRELAY_FIXTURES_DIR:-}
 if [ -z "$fixtures" ]; then
   if [ -d ../shared/fixtures ]; then fixtures=../shared/fixtures; else fixtures=.fixtures; fi
@@ -47,6 +47,15 @@ seed() {  # seed TARGET DIR: fills DIR with the starting corpus of TARGET
       else
         echo "fuzz: no fixtures at $fixtures; $t starts from its regressions only" >&2
       fi
+      ;;
+    rows_event)
+      # MySQL WRITE_ROWS v2 of (INT, VARCHAR(20), DECIMAL(10,2)): 7, 'hi', 1.50;
+      # the same as MariaDB.
+      for flavour in 00 01; do
+        echo "$flavour 1800 010000000000 0000 0164 00 0174 00 03 030ff6 04 1400 0a02 00
+              010000000000 0000 0200 03 07 00 07000000 02 6869 8000000132" |
+          tr -d ' \n' | hex "$dir/write_$flavour"
+      done
       ;;
     json)
       # Binary JSON documents (sql-common/json_binary.cc layout) and a diff.
