@@ -36,6 +36,11 @@ class IniFile {
   std::vector<std::string> SectionsWithPrefix(std::string_view prefix) const;
   // Keys present in the file that nobody asked for: typos, reported at start.
   std::vector<std::string> UnreadKeys() const;
+  // Every (section, key, value), sections and keys normalized, in order.
+  template <typename F>
+  void ForEachValue(F&& f) const {
+    for (const auto& [k, v] : values_) f(k.first, k.second, v);
+  }
 
  private:
   static std::string Normalize(std::string_view key);

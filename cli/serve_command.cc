@@ -543,6 +543,9 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   listen.forwarder = forwarder.get();
   listen.session.auth.user = config.listen.user;
   listen.session.auth.password = config.listen.password;
+  listen.session.auth.tls_required = config.listen.ssl_required;
+  listen.session.auth.admin_user = config.listen.admin_user;
+  listen.session.auth.admin_password = config.listen.admin_password;
   auto greeting = std::make_shared<GreetingVersion>(store.get(), &session);
   listen.server_version = [greeting] { return (*greeting)(); };
   // Until binrelay has either a stored file or has reached its source once,
@@ -705,6 +708,7 @@ int RunServe(const std::vector<std::string>& args) {
     std::fprintf(stderr, "binrelay serve: %s\n", std::string(config.status().message()).c_str());
     return 2;
   }
+  for (const std::string& w : config->warnings) spdlog::warn("{}", w);
   absl::Status s = Serve(*config);
   if (!s.ok()) {
     spdlog::error("{}", std::string(s.message()));
@@ -729,6 +733,7 @@ int RunMove(const std::vector<std::string>& args) {
     std::fprintf(stderr, "binrelay move: %s\n", std::string(config.status().message()).c_str());
     return 2;
   }
+  for (const std::string& w : config->warnings) spdlog::warn("{}", w);
   absl::Status s = Serve(*config, &mode);
   if (!s.ok()) {
     spdlog::error("{}", std::string(s.message()));

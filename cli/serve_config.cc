@@ -1,5 +1,8 @@
 #include "cli/serve_config.h"
 
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <tuple>
@@ -191,6 +194,15 @@ absl::Status ParseListen(const Section& s, ServeConfig* c) {
   }
   BR_ASSIGN_OR_RETURN(c->listen.user, s.Required("user"));
   BR_ASSIGN_OR_RETURN(c->listen.password, s.Password());
+  c->listen.admin_user = s.Optional("admin_user", "");
+  if (!c->listen.admin_user.empty()) {
+    if (c->listen.admin_user == c->listen.user) {
+      return s.Invalid("admin_user", "must differ from [listen] user (the replication user)");
+    }
+    BR_ASSIGN_OR_RETURN(c->listen.admin_password, s.Password("admin_"));
+  } else if (s.Get("admin_password") != nullptr || s.Get("admin_password_file") != nullptr) {
+    return s.Invalid("admin_user", "admin_password given without admin_user");
+  }
   std::string forward = absl::AsciiStrToLower(s.Optional("forward_queries", "metadata"));
   if (forward != "metadata" && forward != "none") {
     return s.Invalid("forward_queries", "expected metadata or none");
@@ -222,6 +234,16 @@ absl::Status ParseListen(const Section& s, ServeConfig* c) {
   if (c->listen.ssl_cert.empty() != c->listen.ssl_key.empty()) {
     return s.Invalid(c->listen.ssl_cert.empty() ? "ssl_key" : "ssl_cert",
                      "ssl_cert and ssl_key go together");
+  }
+  const std::string mode = absl::AsciiStrToLower(s.Optional("ssl_mode", "preferred"));
+  if (mode == "required") {
+    if (c->listen.ssl_cert.empty()) {
+      return s.Invalid("ssl_mode", "required needs ssl_cert and ssl_key");
+    }
+    c->listen.ssl_required = true;
+  } else if (mode != "preferred") {
+    return s.Invalid("ssl_mode", "expected preferred (TLS offered when ssl_cert is set) or "
+                                 "required");
   }
   return absl::OkStatus();
 }
@@ -430,6 +452,32 @@ absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
 
 namespace {
 
+// A password (inline in the config, or in a password file) in a file that
+// group or others can read is said at start, as ssh does of a readable key.
+std::vector<std::string> SecretFileWarnings(const IniFile& ini) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  ini.ForEachValue([&](std::string_view section, std::string_view key, const IniFile::Value& v) {
+    std::string path;
+    if (absl::EndsWith(AV(key), "password_file")) {
+      path = v.text;
+    } else if (absl::EndsWith(AV(key), "password") && !absl::StartsWith(v.origin, "--")) {
+      path = v.origin.substr(0, v.origin.rfind(':'));
+    } else {
+      return;
+    }
+    struct stat st {};
+    if (path.empty() || !seen.insert(path).second || ::stat(path.c_str(), &st) != 0) return;
+    if ((st.st_mode & (S_IRGRP | S_IROTH)) == 0) return;
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    out.push_back(absl::StrCat(path, " holds [", AV(section), "] ", AV(key),
+                               " and group or others can read it (mode ", mode,
+                               "): chmod 600 ", path));
+  });
+  return out;
+}
+
 absl::Status RefuseUnknownKeys(const IniFile& ini, ServeConfig* c) {
   c->unknown_keys = ini.UnreadKeys();
   if (!c->unknown_keys.empty()) {
@@ -463,6 +511,7 @@ absl::StatusOr<ServeConfig> ParseMoveConfig(const IniFile& ini) {
   m.store_dir = c.store.dir;
   c.moves.push_back(std::move(m));
   BR_RETURN_IF_ERROR(RefuseUnknownKeys(ini, &c));
+  c.warnings = SecretFileWarnings(ini);
   return c;
 }
 
@@ -492,6 +541,7 @@ absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini) {
     }
   }
   BR_RETURN_IF_ERROR(RefuseUnknownKeys(ini, &c));
+  c.warnings = SecretFileWarnings(ini);
   return c;
 }
 

@@ -42,8 +42,13 @@ struct ServeConfig {
     uint32_t server_id = 0;  // the server_id binrelay reports to its replicas
     std::string user;
     std::string password;
+    // PURGE BINARY LOGS, KILL of other connections, CUTOVER MOVE: only as
+    // this user ("" = nobody).
+    std::string admin_user;
+    std::string admin_password;
     std::string ssl_cert;
     std::string ssl_key;
+    bool ssl_required = false;  // ssl_mode = required: plain logins are refused
     // Read-only metadata statements go to the source (proxy/forward_policy.h),
     // as forward_user (default: [source] user).
     bool forward_queries = true;
@@ -71,6 +76,9 @@ struct ServeConfig {
   // Keys set that no setting reads; non-empty only inside ParseServeConfig,
   // which then fails naming the first (typos must not fall back to defaults).
   std::vector<std::string> unknown_keys;
+  // Said at start (not fatal): files holding a password that group or
+  // others can read.
+  std::vector<std::string> warnings;
 };
 
 absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini);

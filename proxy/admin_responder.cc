@@ -276,6 +276,14 @@ AdminReply AnswerProcesslist(const AdminStatement& s, const AdminContext& ctx) {
   return reply;
 }
 
+// ER_SPECIFIC_ACCESS_DENIED_ERROR, worded as MariaDB words a missing privilege.
+AdminReply AdminOnly(std::string_view what) {
+  return AdminReply::Error(kErSpecificAccessDenied, "42000",
+                           absl::StrCat("Access denied; you need to be [listen] admin_user for ",
+                                        AV(what), " (the replication user may only dump and "
+                                        "read status)"));
+}
+
 AdminReply AnswerKill(const AdminStatement& s, const AdminContext& ctx) {
   if (ctx.connections == nullptr) return NotSupported("KILL");
   if (s.kill_id == ctx.session->connection_id && !s.kill_query) {
@@ -283,6 +291,18 @@ AdminReply AnswerKill(const AdminStatement& s, const AdminContext& ctx) {
                                      "Connection was killed");
     r.close_connection = true;
     return r;
+  }
+  if (!ctx.session->admin) {
+    // As a server treats a user without the privilege: its own user's
+    // connections only (a binlog client KILLs its dump connection on stop).
+    for (const ConnectionEntry& c : ctx.connections->Connections()) {
+      if (c.id == s.kill_id && c.user != ctx.session->user) {
+        return AdminReply::Error(kErKillDenied, "HY000",
+                                 absl::StrCat("You are not owner of thread ", s.kill_id,
+                                              " (only [listen] admin_user may kill other "
+                                              "users' connections)"));
+      }
+    }
   }
   absl::Status st = s.kill_id > UINT32_MAX
                         ? absl::NotFoundError("no such connection")
@@ -388,11 +408,13 @@ AdminReply AnswerStatement(const AdminStatement& s, const AdminContext& ctx) {
     case K::kTransaction:
       return AdminReply{};
     case K::kCutoverMove: {
+      if (!ctx.session->admin) return AdminOnly("CUTOVER MOVE");
       absl::Status st = ctx.handler->CutoverMove(s.argument);
       if (!st.ok()) return HandlerError(st);
       return AdminReply{};
     }
     case K::kPurgeBinaryLogsTo: {
+      if (!ctx.session->admin) return AdminOnly("PURGE BINARY LOGS");
       absl::Status st = ctx.handler->PurgeBinaryLogsTo(s.argument);
       if (absl::IsNotFound(st)) {
         return AdminReply::Error(kErUnknownTargetBinlog, "HY000",

@@ -35,6 +35,8 @@ namespace binrelay::proxy {
 
 inline constexpr uint16_t kErOutOfResources = 1041;
 inline constexpr uint16_t kErNoSuchThread = 1094;
+inline constexpr uint16_t kErKillDenied = 1095;          // ER_KILL_DENIED_ERROR
+inline constexpr uint16_t kErSpecificAccessDenied = 1227;  // ER_SPECIFIC_ACCESS_DENIED_ERROR
 inline constexpr uint16_t kErUnknownError = 1105;
 inline constexpr uint16_t kErNotSupportedYet = 1235;
 inline constexpr uint16_t kErOptionPreventsStatement = 1290;
@@ -63,6 +65,8 @@ struct AdminReply {
 struct SessionState {
   uint32_t connection_id = 0;
   std::string user;
+  // Logged in as [listen] admin_user: may PURGE, KILL others, CUTOVER MOVE.
+  bool admin = false;
   std::string host;      // the client's address
   std::string database;  // USE / COM_INIT_DB; "" is NULL
   bool skip_replication = false;

@@ -101,6 +101,14 @@ ServerAuth::Step ServerAuth::OnHandshakeResponse(std::string_view payload) {
     tls_requested_ = true;
     return Step{Step::Kind::kStartTls, {}};
   }
+  if (options_.tls_required && !options_.secure_transport) {
+    // Before any credential is checked (MariaDB MDEV-30178 does the same).
+    state_ = State::kDone;
+    return Fail(kErSecureTransportRequired, "08004",
+                "Connections using insecure transport are prohibited while [listen] "
+                "ssl_mode=required; connect with TLS (mariadb --ssl, CHANGE MASTER TO "
+                "MASTER_SSL=1)");
+  }
   user_ = std::string(parsed->user);
   client_caps_ = parsed->capabilities;
   database_ = std::string(parsed->database);
@@ -126,10 +134,19 @@ ServerAuth::Step ServerAuth::OnHandshakeResponse(std::string_view payload) {
 
 ServerAuth::Step ServerAuth::Verify(std::string_view plugin, std::string_view response) {
   const bool used_password = !response.empty() && response != std::string_view("\0", 1);
-  if (user_ != options_.user) return Deny(used_password);
+  if (user_ == options_.user) {
+    password_ = &options_.password;
+    is_admin_ = false;
+  } else if (!options_.admin_user.empty() && user_ == options_.admin_user) {
+    password_ = &options_.admin_password;
+    is_admin_ = true;
+  } else {
+    return Deny(used_password);
+  }
+  const std::string& password = *password_;
   if (plugin == kNativePasswordPlugin) {
     if (!ConstantTimeEquals(response,
-                            protocol::NativePasswordScramble(options_.password, nonce_))) {
+                            protocol::NativePasswordScramble(password, nonce_))) {
       return Deny(used_password);
     }
     state_ = State::kDone;
@@ -140,10 +157,9 @@ ServerAuth::Step ServerAuth::Verify(std::string_view plugin, std::string_view re
     state_ = State::kSha2FullAuth;
     return Step{Step::Kind::kContinue, {protocol::BuildAuthMoreData("\x04")}};
   }
-  std::string expected = protocol::CachingSha2Scramble(options_.password, nonce_);
+  std::string expected = protocol::CachingSha2Scramble(password, nonce_);
   // libmysqlclient sends one 0x00 byte for an empty password, others nothing.
-  bool ok = ConstantTimeEquals(response, expected) ||
-            (options_.password.empty() && response.empty());
+  bool ok = ConstantTimeEquals(response, expected) || (password.empty() && response.empty());
   if (!ok) return Deny(used_password);
   state_ = State::kDone;
   // 0x01 0x03: fast authentication succeeded; the OK follows.
@@ -160,7 +176,7 @@ ServerAuth::Step ServerAuth::OnFullAuth(std::string_view payload) {
   }
   // Over TLS the client sends the clear password followed by NUL.
   if (!payload.empty() && payload.back() == '\0') payload.remove_suffix(1);
-  if (!ConstantTimeEquals(payload, options_.password)) return Deny(true);
+  if (password_ == nullptr || !ConstantTimeEquals(payload, *password_)) return Deny(true);
   state_ = State::kDone;
   return Step{Step::Kind::kDone, {protocol::BuildOkPacket()}};
 }

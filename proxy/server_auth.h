@@ -25,6 +25,10 @@ namespace binrelay::proxy {
 struct AuthOptions {
   std::string user;
   std::string password;
+  // A second account for the statements that change things (PURGE BINARY
+  // LOGS, KILL of another connection, CUTOVER MOVE); "" when none is set.
+  std::string admin_user;
+  std::string admin_password;
   // Announced in the greeting and used for AuthSwitchRequest when the client
   // answers for a plugin binrelay does not speak.
   std::string plugin = "mysql_native_password";
@@ -33,6 +37,9 @@ struct AuthOptions {
   // The transport can switch to TLS: CLIENT_SSL is announced and an
   // SSLRequest answered with Step::kStartTls.
   bool tls_available = false;
+  // Refuse a login that did not switch to TLS first (ER_SECURE_TRANSPORT_REQUIRED,
+  // as MariaDB's require_secure_transport).
+  bool tls_required = false;
   // caching_sha2: behave as if the user were not cached and demand full
   // authentication (exercises that path; needs a secure transport).
   bool sha2_full_auth = false;
@@ -41,6 +48,7 @@ struct AuthOptions {
 // Error codes of the connection phase.
 inline constexpr uint16_t kErHandshakeError = 1043;       // ER_HANDSHAKE_ERROR, 08S01
 inline constexpr uint16_t kErNotSupportedAuthMode = 1251;  // ER_NOT_SUPPORTED_AUTH_MODE, 08004
+inline constexpr uint16_t kErSecureTransportRequired = 3159;  // ER_SECURE_TRANSPORT_REQUIRED, 08004
 
 class ServerAuth {
  public:
@@ -68,6 +76,8 @@ class ServerAuth {
   // The TLS handshake after kStartTls completed.
   void TlsStarted() { options_.secure_transport = true; }
   const std::string& user() const { return user_; }
+  // The authenticated user is the admin account.
+  bool is_admin() const { return is_admin_; }
   uint64_t client_capabilities() const { return client_caps_; }
   // From the handshake response: the database to start in (CONNECT_WITH_DB)
   // and the connection's collation.
@@ -86,6 +96,8 @@ class ServerAuth {
   std::string nonce_;
   State state_ = State::kHandshakeResponse;
   std::string user_;
+  const std::string* password_ = nullptr;  // the account's, chosen by user name
+  bool is_admin_ = false;
   uint64_t client_caps_ = 0;
   std::string database_;
   uint8_t collation_ = 0;

@@ -154,6 +154,7 @@ absl::Status ServerSession::HandleAuthPacket(std::string_view payload, std::stri
     case ServerAuth::Step::Kind::kDone:
       state_ = State::kCommand;
       session_.user = auth_.user();
+      session_.admin = auth_.is_admin();
       session_.database = auth_.database();
       collation_ = auth_.collation();
       reader_.set_next_seq(0);

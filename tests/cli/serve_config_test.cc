@@ -13,7 +13,10 @@
 
 #include <memory>
 
+#include <sys/stat.h>
+
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_cat.h"
 
 namespace binrelay::cli {
@@ -361,6 +364,61 @@ TEST(ServeConfigTest, ServerPublicKeyIsPinnedFromItsFile) {
   std::remove((dir + "/source.pem").c_str());
   std::remove((dir + "/junk.pem").c_str());
   rmdir(dir.c_str());
+}
+
+// Guards the start-up warning for secrets others can read: a config holding
+// a password inline, or a password file, readable by group or others is
+// named with its mode and the fix; the same files at 0600 are not.
+TEST(ServeConfigTest, PasswordFilesReadableByOthersAreWarnedAbout) {
+  char dir_template[] = "/tmp/binrelay_perm_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string cnf = dir + "/binrelay.cnf", pw = dir + "/listen.password";
+  std::ofstream(pw) << "r3pl\n";
+  std::string text = kGood;
+  text.replace(text.find("password = r3pl"), 15, "password_file = " + pw);
+  std::ofstream(cnf) << text;  // still holds [source] password inline
+
+  ::chmod(cnf.c_str(), 0644);
+  ::chmod(pw.c_str(), 0640);
+  auto ini = IniFile::Load(cnf);
+  ASSERT_TRUE(ini.ok()) << ini.status();
+  auto c = ParseServeConfig(*ini);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->warnings.size(), 2u) << absl::StrJoin(c->warnings, "\n");
+  const std::string all = absl::StrJoin(c->warnings, "\n");
+  EXPECT_TRUE(absl::StrContains(all, cnf + " holds [source] password")) << all;
+  EXPECT_TRUE(absl::StrContains(all, "(mode 0644): chmod 600 " + cnf)) << all;
+  EXPECT_TRUE(absl::StrContains(all, pw + " holds [listen] password_file")) << all;
+  EXPECT_TRUE(absl::StrContains(all, "(mode 0640)")) << all;
+  EXPECT_FALSE(absl::StrContains(all, "s3cret")) << "a warning shows the password";
+
+  ::chmod(cnf.c_str(), 0600);
+  ::chmod(pw.c_str(), 0600);
+  ini = IniFile::Load(cnf);
+  ASSERT_TRUE(ini.ok()) << ini.status();
+  c = ParseServeConfig(*ini);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->warnings.empty()) << absl::StrJoin(c->warnings, "\n");
+  std::remove(cnf.c_str());
+  std::remove(pw.c_str());
+  rmdir(dir.c_str());
+}
+
+// Guards [listen] ssl_mode: required without a certificate cannot work and
+// is refused at start; required with one reaches the listener's settings.
+TEST(ServeConfigTest, ListenSslModeRequiredNeedsACertificate) {
+  auto bare = Parse(kGood, {"--listen.ssl_mode=required"});
+  ASSERT_FALSE(bare.ok());
+  EXPECT_TRUE(absl::StrContains(bare.status().message(), "[listen] ssl_mode")) << bare.status();
+  auto with = Parse(kGood, {"--listen.ssl_mode=required", "--listen.ssl_cert=/c.pem",
+                            "--listen.ssl_key=/k.pem"});
+  ASSERT_TRUE(with.ok()) << with.status();
+  EXPECT_TRUE(with->listen.ssl_required);
+  auto plain = Parse(kGood);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->listen.ssl_required);
+  EXPECT_FALSE(Parse(kGood, {"--listen.ssl_mode=sometimes"}).ok());
 }
 
 }  // namespace

@@ -87,7 +87,8 @@ absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Create(const MariaDb
       << "[store]\ndir = " << p->store_dir() << "\nsync = " << options.sync << "\n"
       << "[listen]\naddress = 127.0.0.1\nport = " << p->listen_port_
       << "\nserver_id = " << kSourceServerId << "\nuser = " << kReplUser
-      << "\npassword = " << kReplPassword << "\n"
+      << "\npassword = " << kReplPassword << "\nadmin_user = " << kAdminUser
+      << "\nadmin_password = " << kAdminPassword << "\n"
       << "[http]\naddress = 127.0.0.1:" << p->http_port_ << "\n"
       << options.extra_config;
   out.close();

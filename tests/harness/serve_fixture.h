@@ -39,6 +39,9 @@ inline constexpr char kRelayPassword[] = "relay-pw";
 // the source for BINRELAY_ITEST_DIRECT.
 inline constexpr char kReplUser[] = "repl";
 inline constexpr char kReplPassword[] = "repl-pw";
+// [listen] admin_user/admin_password: PURGE, KILL of others, CUTOVER MOVE.
+inline constexpr char kAdminUser[] = "relay_admin";
+inline constexpr char kAdminPassword[] = "admin-pw";
 // The server_id binrelay reports to its replicas: the source's own.
 inline constexpr uint32_t kSourceServerId = 1;
 

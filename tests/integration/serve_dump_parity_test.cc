@@ -372,7 +372,10 @@ TEST_F(ServeDumpParityTest, PurgedFileGetsTheSourcesCode) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   ASSERT_EQ(left.front(), l.files[1]) << "the source kept its first file";
-  BR_ASSERT_OK_AND_ASSIGN(auto relay, protocol::ClientConnection::Connect(At(serve_->listen_port())));
+  protocol::ConnectOptions as_admin = At(serve_->listen_port());
+  as_admin.user = kAdminUser;
+  as_admin.password = kAdminPassword;
+  BR_ASSERT_OK_AND_ASSIGN(auto relay, protocol::ClientConnection::Connect(as_admin));
   BR_ASSERT_OK(relay->Query(absl::StrCat("PURGE BINARY LOGS TO '", l.files[1], "'")).status());
   ExpectSame({"a purged file", Setup(4),
               replication::BuildBinlogDump(5005, l.files[0], 4, kNonBlock)},

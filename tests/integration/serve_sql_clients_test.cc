@@ -260,7 +260,8 @@ TEST_F(ServeSqlClientsTest, ShowVariablesAnswersTheSourceWithBinrelaysOwnValues)
 }
 
 // Guards: KILL of binrelay's own connections (binlog clients kill their dump
-// connection on stop) refused as unsupported, or killing the wrong one.
+// connection on stop) refused as unsupported, or killing the wrong one; and
+// the replication user ending another user's connection or purging.
 TEST_F(ServeSqlClientsTest, KillEndsADumpAndProcesslistShowsIt) {
   // A blocking dump on its own connection, in a thread.
   std::optional<DumpCapture> dump;
@@ -304,6 +305,18 @@ TEST_F(ServeSqlClientsTest, KillEndsADumpAndProcesslistShowsIt) {
   Result unknown = admin->Query("KILL 999999");
   EXPECT_EQ(unknown.error, 1094u) << Describe(unknown);
   EXPECT_EQ(admin->Query("SELECT 1").rows.size(), 1u);
+
+  // Another user's connection: the replication user may not end the admin
+  // account's (1095), the admin account may end the replication user's.
+  Client root(serve_->listen_port(), kAdminUser, kAdminPassword);
+  ASSERT_EQ(root.error(), "");
+  Result denied = admin->Query(absl::StrCat("KILL ", root.id()));
+  EXPECT_EQ(denied.error, 1095u) << Describe(denied);
+  EXPECT_EQ(root.Query("SELECT 1").rows.size(), 1u) << "the refused KILL ended it";
+  Result purge = admin->Query("PURGE BINARY LOGS TO 'mysql-bin.000001'");
+  EXPECT_EQ(purge.error, 1227u) << Describe(purge);
+  Result by_admin = root.Query(absl::StrCat("KILL ", admin->id()));
+  EXPECT_EQ(by_admin.error, 0u) << Describe(by_admin);
 }
 
 // Guards: metadata statements that binlog libraries send (zongji's

@@ -60,6 +60,37 @@ TEST(ServeTlsTest, VerifiedTlsOnBothSidesReplicates) {
   BR_EXPECT_OK(serve->Stop());
 }
 
+// Guards [listen] ssl_mode = required: a client that does not switch to TLS
+// is refused with error 3159 before its password is checked, while the same
+// client with TLS logs in (the setting, not the certificate, makes the
+// difference: without it the plain login above succeeds).
+TEST(ServeTlsTest, ListenSslModeRequiredRefusesPlainLogins) {
+  BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource());
+  ServeOptions o;
+  o.overrides = {"--listen.ssl_cert=" + source->Dir() + "/cert.pem",
+                 "--listen.ssl_key=" + source->Dir() + "/key.pem", "--listen.ssl_mode=required"};
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source, o));
+  BR_ASSERT_OK(serve->Start());
+  const MasterEndpoint master = ReplicaEndpoint(*serve, *source);
+  auto client = [&](const std::string& tls, const std::string& password) {
+    return RunShellCommand(absl::StrCat("mariadb --no-defaults ", tls, " --protocol=tcp -h127.0.0.1 -P",
+                                        master.port, " -u", master.user, " -p", password,
+                                        " -N -e 'SELECT @@server_id' 2>&1"),
+                           seconds(30));
+  };
+  CommandResult plain = client("--skip-ssl", master.password);
+  EXPECT_NE(plain.exit_code, 0) << plain.output;
+  EXPECT_NE(plain.output.find("3159"), std::string::npos) << plain.output;
+  EXPECT_NE(plain.output.find("insecure transport"), std::string::npos) << plain.output;
+  // Refused before the password is looked at: a wrong one gets the same.
+  CommandResult wrong = client("--skip-ssl", "not-the-password");
+  EXPECT_NE(wrong.output.find("3159"), std::string::npos) << wrong.output;
+  CommandResult tls = client("--ssl", master.password);
+  EXPECT_EQ(tls.exit_code, 0) << tls.output;
+  EXPECT_NE(tls.output.find("1"), std::string::npos) << tls.output;
+  BR_EXPECT_OK(serve->Stop());
+}
+
 // A child process we can freeze: `mariadb-binlog --stop-never` dumping from
 // binrelay. Killed and reaped by pid in the destructor.
 class FrozenReader {

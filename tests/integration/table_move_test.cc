@@ -431,6 +431,18 @@ TEST_F(TableMoveTest, ManualCutoverWaitsForCutoverMoveOnTheListener) {
   admin.user = kReplUser;
   admin.password = kReplPassword;
   admin.tls = protocol::ConnectOptions::Tls::kDisabled;
+  {
+    // The replication user may not cut over (error 1227); the move stays ready.
+    replication::ConnectionSqlSource repl(admin);
+    auto refused = repl.Query("CUTOVER MOVE m11");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), "1227")) << refused.status();
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), "admin_user")) << refused.status();
+    std::this_thread::sleep_for(seconds(1));
+    EXPECT_EQ(Text(*MoveStatus(*serve, "m11"), "phase"), "ready for cutover");
+  }
+  admin.user = kAdminUser;
+  admin.password = kAdminPassword;
   replication::ConnectionSqlSource sql(admin);
   auto unknown = sql.Query("CUTOVER MOVE nosuch");
   ASSERT_FALSE(unknown.ok());

@@ -322,7 +322,14 @@ TEST_F(RelayAdminTest, RelayStatusWithoutProviderShowsTheStore) {
 TEST_F(RelayAdminTest, PurgeBinaryLogsToHonoursPinsAndNamesTheConsumer) {
   BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();
-  AdminReply r = Ask("PURGE BINARY LOGS TO 'binlog.000009'");
+  // The replication user may not purge (error 1227), and nothing is removed.
+  AdminReply r = Ask("PURGE BINARY LOGS TO 'binlog.000002'");
+  ASSERT_EQ(r.kind, AdminReply::Kind::kError);
+  EXPECT_EQ(r.error_code, kErSpecificAccessDenied);
+  EXPECT_TRUE(absl::StrContains(r.message, "admin_user")) << r.message;
+  EXPECT_TRUE(fs::exists(dir_ + "/binlog.000001"));
+  session_.admin = true;
+  r = Ask("PURGE BINARY LOGS TO 'binlog.000009'");
   ASSERT_EQ(r.kind, AdminReply::Kind::kError);
   EXPECT_EQ(r.error_code, kErUnknownTargetBinlog);
   EXPECT_TRUE(absl::StrContains(r.message, "'binlog.000009'")) << r.message;

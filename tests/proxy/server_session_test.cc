@@ -285,6 +285,14 @@ TEST_F(SessionTest, AdminStatements) {
   EXPECT_EQ(Scalar("SELECT @@gtid_binlog_pos"), "0-1-100");
   EXPECT_EQ(Scalar("SELECT @@global.gtid_purged"), "");
 
+  // The replication user may not purge (1227), nor kill another user's
+  // connection; the admin account may.
+  auto refused = Query("PURGE BINARY LOGS TO 'mysql-bin.000002'");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(ErrCode(refused[0]), 1227);
+  EXPECT_TRUE(admin_.purged_to().empty());
+
+  Login(/*as_admin=*/true);
   const int deferred = deferred_runs_;
   auto ok = Query("PURGE BINARY LOGS TO 'mysql-bin.000002'");
   ASSERT_EQ(ok.size(), 1u);
@@ -295,6 +303,32 @@ TEST_F(SessionTest, AdminStatements) {
   auto missing = Query("PURGE BINARY LOGS TO 'nope.000001'");
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_EQ(ErrCode(missing[0]), 1373);
+}
+
+// Guards the two accounts: each logs in with its own password only (an
+// admin login with the replication password, or the reverse, would let the
+// replication user's secret open the admin's rights), others are refused.
+TEST_F(SessionTest, AdminAccountLogsInWithItsOwnPasswordOnly) {
+  struct Case {
+    const char* user;
+    const char* password;
+    bool ok;
+  };
+  for (const Case& c : {Case{kAdminUser, kAdminPassword, true}, Case{kUser, kPassword, true},
+                        Case{kAdminUser, kPassword, false}, Case{kUser, kAdminPassword, false},
+                        Case{"nobody", kAdminPassword, false}}) {
+    NewSession();
+    auto r = Send(Response("mysql_native_password",
+                           protocol::NativePasswordScramble(c.password, greeting_.nonce), c.user),
+                  1);
+    ASSERT_EQ(r.size(), 1u) << c.user << "/" << c.password;
+    if (c.ok) {
+      EXPECT_EQ(protocol::ClassifyResponse(r[0].payload), protocol::ResponseKind::kOk)
+          << c.user << "/" << c.password;
+    } else {
+      EXPECT_EQ(ErrCode(r[0]), 1045) << c.user << "/" << c.password;
+    }
+  }
 }
 
 // Unsupported or broken statements get an ERR and the session stays usable;

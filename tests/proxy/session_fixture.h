@@ -28,6 +28,8 @@ using protocol::cap::kClientDefault;
 
 constexpr char kUser[] = "repl";
 constexpr char kPassword[] = "s3cret";
+constexpr char kAdminUser[] = "relay_admin";
+constexpr char kAdminPassword[] = "adm1n";
 
 struct Frame {
   uint8_t seq;
@@ -66,6 +68,8 @@ class SessionTest : public ::testing::Test {
     if (auth.user.empty()) {
       auth.user = kUser;
       auth.password = kPassword;
+      auth.admin_user = kAdminUser;
+      auth.admin_password = kAdminPassword;
     }
     ServerSessionOptions o = base_options_;
     o.auth = auth;
@@ -106,10 +110,12 @@ class SessionTest : public ::testing::Test {
   }
   int deferred_runs_ = 0;  // how many commands went off the io thread
 
-  void Login() {
+  void Login(bool as_admin = false) {
     NewSession();
     auto r = Send(Response("mysql_native_password",
-                           protocol::NativePasswordScramble(kPassword, greeting_.nonce)),
+                           protocol::NativePasswordScramble(as_admin ? kAdminPassword : kPassword,
+                                                            greeting_.nonce),
+                           as_admin ? kAdminUser : kUser),
                   1);
     ASSERT_EQ(r.size(), 1u);
     ASSERT_EQ(protocol::ClassifyResponse(r[0].payload), protocol::ResponseKind::kOk);
