@@ -2,10 +2,13 @@
 // compressed binlog events, a TLS-only dump, MINIMAL row metadata with DDL.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
 #include "tests/harness/mariadb_sandbox.h"
@@ -19,9 +22,12 @@ constexpr char kPassword[] = "settings-pw";
 
 // Starts a source with `extra_args`, writes three rows (one large enough to be
 // compressed when log_bin_compress is on) and returns tail's parsed lines.
+// `before` and `after` run on the source around tail (to read its status).
 std::vector<JsonValue> TailThreeRows(std::vector<std::string> extra_args,
                                      std::vector<std::string> tail_flags,
-                                     std::string* stderr_out = nullptr) {
+                                     std::string* stderr_out = nullptr,
+                                     const std::function<void(MariaDbSandbox&)>& before = {},
+                                     const std::function<void(MariaDbSandbox&)>& after = {}) {
   MariaDbSandboxOptions o;
   o.extra_args = std::move(extra_args);
   auto sb = MariaDbSandbox::Start(o);
@@ -39,8 +45,10 @@ std::vector<JsonValue> TailThreeRows(std::vector<std::string> extra_args,
   }
   std::vector<std::string> flags = {"--start", *start, "--until-end"};
   flags.insert(flags.end(), tail_flags.begin(), tail_flags.end());
+  if (before) before(**sb);
   auto r = RunBinrelay(TailArgs(**sb, kUser, "c.t", flags),
                        {{"BINRELAY_SOURCE_PASSWORD", kPassword}}, std::chrono::seconds(60));
+  if (after) after(**sb);
   EXPECT_TRUE(r.ok()) << r.status();
   if (!r.ok()) return {};
   EXPECT_EQ(r->exit_code, 0) << r->Describe();
@@ -62,23 +70,71 @@ void ExpectThreeRows(const std::vector<JsonValue>& lines) {
   }
 }
 
+std::string Scalar(MariaDbSandbox& sb, std::string_view sql, size_t column = 0) {
+  auto rows = sb.Query(sql);
+  EXPECT_TRUE(rows.ok()) << sql << ": " << rows.status();
+  if (!rows.ok() || rows->empty() || (*rows)[0].size() <= column) return "";
+  return (*rows)[0][column].value_or("NULL");
+}
+
+// The event types of the source's binlog, as SHOW BINLOG EVENTS names them.
+std::vector<std::string> EventTypes(MariaDbSandbox& sb) {
+  std::vector<std::string> out;
+  const std::string file = Scalar(sb, "SHOW MASTER STATUS");
+  auto rows = sb.Query(absl::StrCat("SHOW BINLOG EVENTS IN '", file, "'"));
+  EXPECT_TRUE(rows.ok()) << rows.status();
+  if (rows.ok()) {
+    for (const auto& row : *rows) out.push_back(row.size() > 2 ? row[2].value_or("") : "");
+  }
+  return out;
+}
+
+int Count(const std::vector<std::string>& v, std::string_view what) {
+  return static_cast<int>(std::count(v.begin(), v.end(), what));
+}
+
 // Guards: a checksum-less source (binlog_checksum=NONE) being misframed
-// (4 bytes cut from every event) or refused.
+// (4 bytes cut from every event) or refused. The source's setting is read
+// back, so the test cannot pass on a source that kept CRC32.
 TEST(TailSettingsTest, SourceWithoutChecksums) {
-  ExpectThreeRows(TailThreeRows({"--binlog-checksum=NONE"}, {}));
+  std::string checksum;
+  ExpectThreeRows(TailThreeRows({"--binlog-checksum=NONE"}, {}, nullptr, {},
+                                [&](MariaDbSandbox& sb) {
+                                  checksum = Scalar(sb, "SELECT @@global.binlog_checksum");
+                                }));
+  EXPECT_EQ(checksum, "NONE");
 }
 
 // Guards: MariaDB's compressed binlog events (log_bin_compress: QUERY and
-// rows events zlib-compressed by the server) from a live stream.
+// rows events zlib-compressed by the server) from a live stream. The
+// source's binlog is shown to hold compressed rows events (all three rows
+// were compressed), so the rows tail printed went through decompression.
 TEST(TailSettingsTest, MariadbCompressedBinlogEvents) {
-  ExpectThreeRows(TailThreeRows({"--log-bin-compress=ON", "--log-bin-compress-min-len=10"}, {}));
+  std::vector<std::string> types;
+  ExpectThreeRows(TailThreeRows({"--log-bin-compress=ON", "--log-bin-compress-min-len=10"}, {},
+                                nullptr, {},
+                                [&](MariaDbSandbox& sb) { types = EventTypes(sb); }));
+  EXPECT_EQ(Count(types, "Write_rows_compressed_v1"), 3) << absl::StrJoin(types, ",");
+  EXPECT_EQ(Count(types, "Write_rows_v1"), 0) << absl::StrJoin(types, ",");
 }
 
 // Guards: the dump stream over TLS (the dump reuses the authenticated
-// connection, so TLS framing must hold for millions of packets).
+// connection, so TLS framing must hold for millions of packets). The
+// source's count of TLS handshakes shows tail's connections used TLS, and
+// the same run with --tls disabled shows the flag is what decides.
 TEST(TailSettingsTest, DumpOverRequiredTls) {
-  std::string err;
-  ExpectThreeRows(TailThreeRows({}, {"--tls", "required"}, &err));
+  auto tls_accepts = [](MariaDbSandbox& sb) {
+    return std::stoll(Scalar(sb, "SHOW GLOBAL STATUS LIKE 'Ssl_accepts'", 1));
+  };
+  long long before = 0, after = 0;
+  ExpectThreeRows(TailThreeRows({}, {"--tls", "required"}, nullptr,
+                                [&](MariaDbSandbox& sb) { before = tls_accepts(sb); },
+                                [&](MariaDbSandbox& sb) { after = tls_accepts(sb); }));
+  EXPECT_GE(after - before, 1) << "tail's connections were not TLS";
+  ExpectThreeRows(TailThreeRows({}, {"--tls", "disabled"}, nullptr,
+                                [&](MariaDbSandbox& sb) { before = tls_accepts(sb); },
+                                [&](MariaDbSandbox& sb) { after = tls_accepts(sb); }));
+  EXPECT_EQ(after - before, 0) << "--tls disabled still used TLS";
 }
 
 }  // namespace
