@@ -126,14 +126,17 @@ absl::Status ParseSource(const Section& s, ServeConfig* c) {
     conn.tls = protocol::ConnectOptions::Tls::kPreferred;
   } else if (c->source_ssl_mode == "required") {
     conn.tls = protocol::ConnectOptions::Tls::kRequired;
-  } else if (c->source_ssl_mode == "verify_ca") {
+  } else if (c->source_ssl_mode == "verify_ca" || c->source_ssl_mode == "verify_identity") {
     conn.tls = protocol::ConnectOptions::Tls::kRequired;
+    conn.tls_verify_identity = c->source_ssl_mode == "verify_identity";
     if (conn.tls_ca_file.empty()) {
-      return absl::InvalidArgumentError(
-          "[source] ssl_mode = verify_ca needs [source] ssl_ca (the CA certificate file)");
+      return absl::InvalidArgumentError(absl::StrCat(
+          "[source] ssl_mode = ", c->source_ssl_mode,
+          " needs [source] ssl_ca (the CA certificate file)"));
     }
   } else {
-    return s.Invalid("ssl_mode", "expected disabled, preferred, required or verify_ca");
+    return s.Invalid("ssl_mode",
+                     "expected disabled, preferred, required, verify_ca or verify_identity");
   }
   auto start = replication::ParseStartSpec(s.Optional("start", "current"));
   if (!start.ok()) return s.Invalid("start", SV(start.status().message()));
@@ -292,13 +295,17 @@ absl::StatusOr<apply::PipelineOptions> ParsePipeline(const Section& s, std::stri
     t.tls = protocol::ConnectOptions::Tls::kDisabled;
   } else if (p.target_ssl_mode == "preferred") {
     t.tls = protocol::ConnectOptions::Tls::kPreferred;
-  } else if (p.target_ssl_mode == "required" || p.target_ssl_mode == "verify_ca") {
+  } else if (p.target_ssl_mode == "required" || p.target_ssl_mode == "verify_ca" ||
+             p.target_ssl_mode == "verify_identity") {
     t.tls = protocol::ConnectOptions::Tls::kRequired;
-    if (p.target_ssl_mode == "verify_ca" && t.tls_ca_file.empty()) {
-      return s.Invalid("target_ssl_mode", "verify_ca needs target_ssl_ca (the CA certificate)");
+    t.tls_verify_identity = p.target_ssl_mode != "verify_ca";
+    if (p.target_ssl_mode != "required" && t.tls_ca_file.empty()) {
+      return s.Invalid("target_ssl_mode", absl::StrCat(p.target_ssl_mode,
+                                                       " needs target_ssl_ca (the CA certificate)"));
     }
   } else {
-    return s.Invalid("target_ssl_mode", "expected disabled, preferred, required or verify_ca");
+    return s.Invalid("target_ssl_mode",
+                     "expected disabled, preferred, required, verify_ca or verify_identity");
   }
   BR_ASSIGN_OR_RETURN(p.tables, s.Required("tables"));
   p.target_schema = s.Optional("target_schema", "");

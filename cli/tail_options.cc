@@ -30,7 +30,7 @@ const char* const kTailUsage =
     "  --server-id N          replica server_id to register with (default: random, checked\n"
     "                         against the replicas registered on the source)\n"
     "  --tls MODE             disabled, preferred (default) or required\n"
-    "  --tls-ca PATH          verify the source's certificate against this CA\n"
+    "  --tls-ca PATH          verify the source's certificate against this CA, and its host name\n"
     "  --server-public-key-path PATH\n"
     "                         the source's RSA public key (PEM), for caching_sha2_password\n"
     "                         without TLS: the password is encrypted to this key only\n"

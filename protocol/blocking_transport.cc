@@ -57,6 +57,7 @@ struct BlockingTransport::Impl {
   asio::ssl::context ssl_ctx;
   asio::ssl::stream<tcp::socket> stream;
   bool verify = false;
+  bool verify_identity = false;
   bool tls = false;
 };
 
@@ -88,7 +89,7 @@ BlockingTransport::~BlockingTransport() { Close(); }
 
 absl::StatusOr<std::unique_ptr<BlockingTransport>> BlockingTransport::Connect(
     const std::string& host, uint16_t port, const std::string& tls_ca_file,
-    Clock::time_point deadline) {
+    bool verify_identity, Clock::time_point deadline) {
   const std::string peer = absl::StrCat(host, ":", port);
   std::unique_ptr<Impl> impl;
   try {
@@ -109,6 +110,7 @@ absl::StatusOr<std::unique_ptr<BlockingTransport>> BlockingTransport::Connect(
     }
     impl = std::make_unique<Impl>(std::move(ctx));
     impl->verify = verify;
+    impl->verify_identity = verify && verify_identity;
   } catch (const boost::system::system_error& e) {
     return absl::InternalError(absl::StrCat("cannot create a TLS context: ", e.what()));
   }
@@ -154,7 +156,9 @@ absl::Status BlockingTransport::StartTls(Clock::time_point deadline) {
   Impl& m = *impl_;
   if (m.verify) {
     m.stream.set_verify_mode(asio::ssl::verify_peer);
-    m.stream.set_verify_callback(asio::ssl::host_name_verification(host_));
+    if (m.verify_identity) {
+      m.stream.set_verify_callback(asio::ssl::host_name_verification(host_));
+    }
   } else {
     m.stream.set_verify_mode(asio::ssl::verify_none);
   }
@@ -171,8 +175,10 @@ absl::Status BlockingTransport::StartTls(Clock::time_point deadline) {
   });
   if (!m.RunUntil(done, deadline, true)) return Timeout("TLS handshake", peer_);
   if (ec) {
-    std::string hint = m.verify ? " (check tls_ca_file and that the certificate names this host)"
-                                : "";
+    std::string hint = m.verify_identity ? " (check the CA file and that the certificate names "
+                                           "this host)"
+                       : m.verify ? " (check the CA file)"
+                                  : "";
     return absl::UnavailableError(
         absl::StrCat("TLS handshake with ", peer_, " failed: ", ec.message(), hint));
   }

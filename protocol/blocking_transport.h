@@ -30,11 +30,13 @@ class BlockingTransport {
   using Clock = std::chrono::steady_clock;
 
   // Resolves and connects to host:port. `tls_ca_file`, if not empty, is the
-  // CA bundle used to verify the server certificate and host name when TLS
-  // is started; without it TLS encrypts but does not authenticate the server.
+  // CA bundle used to verify the server certificate when TLS is started, and
+  // with `verify_identity` also that the certificate names `host` (MySQL's
+  // VERIFY_CA and VERIFY_IDENTITY); without it TLS encrypts but does not
+  // authenticate the server.
   static absl::StatusOr<std::unique_ptr<BlockingTransport>> Connect(
       const std::string& host, uint16_t port, const std::string& tls_ca_file,
-      Clock::time_point deadline);
+      bool verify_identity, Clock::time_point deadline);
   ~BlockingTransport();
   BlockingTransport(const BlockingTransport&) = delete;
   BlockingTransport& operator=(const BlockingTransport&) = delete;

@@ -27,7 +27,8 @@ absl::StatusOr<std::unique_ptr<ClientConnection>> ClientConnection::Connect(
   const Clock::time_point deadline = Clock::now() + options.connect_timeout;
   BR_ASSIGN_OR_RETURN(conn->transport_,
                       BlockingTransport::Connect(options.host, options.port,
-                                                 options.tls_ca_file, deadline));
+                                                 options.tls_ca_file,
+                                                 options.tls_verify_identity, deadline));
   absl::Status s = conn->Handshake(deadline);
   if (!s.ok()) {
     conn->transport_->Close();

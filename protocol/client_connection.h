@@ -38,7 +38,10 @@ struct ConnectOptions {
   std::string password;
   std::string database;
   enum class Tls { kDisabled, kPreferred, kRequired } tls = Tls::kPreferred;
-  std::string tls_ca_file;  // verify the server certificate and host name if set
+  std::string tls_ca_file;  // verify the server certificate if set
+  // With tls_ca_file: also check that the certificate names `host`
+  // (ssl_mode VERIFY_IDENTITY); off: the chain only (VERIFY_CA).
+  bool tls_verify_identity = true;
   // caching_sha2_password full authentication without TLS (auth.h).
   RsaKeyPolicy rsa;
   // Where the user and password were configured, named in an access-denied

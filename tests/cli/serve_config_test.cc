@@ -421,5 +421,20 @@ TEST(ServeConfigTest, ListenSslModeRequiredNeedsACertificate) {
   EXPECT_FALSE(Parse(kGood, {"--listen.ssl_mode=sometimes"}).ok());
 }
 
+// Guards ssl_mode verify_ca against verify_identity (MySQL's meanings): both
+// require TLS and a CA file; only verify_identity checks the host name.
+TEST(ServeConfigTest, VerifyCaAndVerifyIdentityDifferInTheHostCheck) {
+  auto ca = Parse(kGood, {"--source.ssl_mode=verify_ca", "--source.ssl_ca=/ca.pem"});
+  ASSERT_TRUE(ca.ok()) << ca.status();
+  EXPECT_EQ(ca->upstream.connect.tls, protocol::ConnectOptions::Tls::kRequired);
+  EXPECT_FALSE(ca->upstream.connect.tls_verify_identity);
+  auto id = Parse(kGood, {"--source.ssl_mode=verify_identity", "--source.ssl_ca=/ca.pem"});
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_TRUE(id->upstream.connect.tls_verify_identity);
+  auto no_ca = Parse(kGood, {"--source.ssl_mode=verify_identity"});
+  ASSERT_FALSE(no_ca.ok());
+  EXPECT_TRUE(absl::StrContains(no_ca.status().message(), "ssl_ca")) << no_ca.status();
+}
+
 }  // namespace
 }  // namespace binrelay::cli

@@ -89,6 +89,27 @@ TEST_F(ClientConnectionTest, TlsPreferredUsesTlsWhenOffered) {
   BR_EXPECT_OK(conn->Ping());
 }
 
+// Guards the difference between VERIFY_CA and VERIFY_IDENTITY: "127.1"
+// reaches the same server (inet_aton notation) but is not a name the
+// certificate holds (IP 127.0.0.1, DNS localhost). Identity checking must
+// refuse it; chain checking alone must accept it, over TLS.
+TEST_F(ClientConnectionTest, VerifyIdentityChecksTheHostNameVerifyCaOnlyTheChain) {
+  ConnectOptions o = Options(ConnectOptions::Tls::kRequired);
+  o.host = "127.1";
+  o.tls_ca_file = sandbox_->TlsCaFile();
+  o.tls_verify_identity = true;
+  auto strict = ClientConnection::Connect(o);
+  ASSERT_FALSE(strict.ok()) << "a certificate for 127.0.0.1/localhost accepted for 127.1";
+  EXPECT_TRUE(absl::StrContains(strict.status().message(), "TLS handshake")) << strict.status();
+  EXPECT_TRUE(absl::StrContains(strict.status().message(), "names this host")) << strict.status();
+  o.tls_verify_identity = false;
+  BR_ASSERT_OK_AND_ASSIGN(auto conn, ClientConnection::Connect(o));
+  EXPECT_TRUE(conn->server_info().tls);
+  // The chain is still checked: a CA that did not sign it fails.
+  o.tls_ca_file = "/etc/ssl/certs/ca-certificates.crt";
+  EXPECT_FALSE(ClientConnection::Connect(o).ok());
+}
+
 // Guards certificate verification: a CA that did not sign the cert must fail.
 TEST_F(ClientConnectionTest, TlsWithWrongCaFailsVerification) {
   ConnectOptions o = Options(ConnectOptions::Tls::kRequired);

@@ -71,6 +71,8 @@ TEST(ServeTlsTest, ListenSslModeRequiredRefusesPlainLogins) {
                  "--listen.ssl_key=" + source->Dir() + "/key.pem", "--listen.ssl_mode=required"};
   BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source, o));
   BR_ASSERT_OK(serve->Start());
+  // Until it has reached its source, binrelay answers every login "starting".
+  BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(30)));
   const MasterEndpoint master = ReplicaEndpoint(*serve, *source);
   auto client = [&](const std::string& tls, const std::string& password) {
     return RunShellCommand(absl::StrCat("mariadb --no-defaults ", tls, " --protocol=tcp -h127.0.0.1 -P",
