@@ -33,6 +33,13 @@ absl::Status UncompressMariadbEventField(std::string_view field, std::string* ou
                                             " bytes, above the ", max_len, "-byte limit"));
   }
   std::string_view src = c.Rest();
+  // Deflate expands at most ~1032:1 (zlib's FAQ); a larger claim is corrupt
+  // and must not make a few bytes allocate up to max_len.
+  if (want > src.size() * 1032 + 64) {
+    return absl::DataLossError(absl::StrCat("compressed event field declares ", want,
+                                            " bytes from only ", src.size(),
+                                            " compressed bytes"));
+  }
   out->resize(want);
   uLongf got = static_cast<uLongf>(want);
   const int rc = uncompress(reinterpret_cast<Bytef*>(out->data()), &got,

@@ -18,9 +18,9 @@
 namespace binrelay::protocol {
 
 // Inflates `field` into *out (cleared first). DataLoss on a bad header,
-// corrupt stream or a length other than declared. Refuses declared lengths
-// above `max_len` (default 1 GiB, MySQL/MariaDB's max event size) before
-// allocating.
+// corrupt stream or a length other than declared. Refuses, before
+// allocating, declared lengths above `max_len` (default 1 GiB, MySQL/MariaDB's
+// max event size) or above 1032 times the compressed bytes (deflate's limit).
 absl::Status UncompressMariadbEventField(std::string_view field, std::string* out,
                                          size_t max_len = size_t{1} << 30);
 

@@ -4,15 +4,18 @@
 #include "protocol/rows_event.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "protocol/event_type.h"
+#include "protocol/mariadb_event_compression.h"
 #include "protocol/row_decoder.h"
 #include "protocol/table_map.h"
 #include "tests/harness/fixtures.h"
+#include "tests/harness/status_matchers.h"
 #include "tests/protocol/binlog_test_util.h"
 
 namespace binrelay::protocol {
@@ -327,6 +330,32 @@ TEST(RowDecoderTest, MoreColumnsThanTableMapIsDataLoss) {
   Boxercrab b = LoadBoxercrab();
   b.table.columns.pop_back();
   EXPECT_EQ(DecodeRaw(b, b.rows_event).code(), absl::StatusCode::kDataLoss);
+}
+
+// Found by rows_event_fuzz: a 51-byte compressed rows event whose header
+// declared about 1 GiB made the decoder allocate (and zero) all of it before
+// zlib failed. Guards that such a claim is refused from the header, and that
+// an honest field still inflates.
+TEST(MariadbEventCompressionTest, DeclaredLengthBeyondDeflatesLimitIsRefusedBeforeAllocating) {
+  // h = 0x84: zlib, 4 length bytes; 0x3fffffff bytes declared; 5 bytes of "stream".
+  const std::string bogus("\x84\x3f\xff\xff\xff\x78\x9c\x03\x00\x00", 10);
+  std::string out;
+  absl::Status s = UncompressMariadbEventField(bogus, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("from only 5 compressed bytes"), std::string::npos) << s;
+  EXPECT_LT(out.capacity(), size_t{1} << 20);
+
+  // 3000 'a's deflate to a handful of bytes: within the ratio, inflated.
+  const std::string plain(3000, 'a');
+  uLongf n = compressBound(plain.size());
+  std::string z(n, '\0');
+  ASSERT_EQ(compress(reinterpret_cast<Bytef*>(z.data()), &n,
+                     reinterpret_cast<const Bytef*>(plain.data()), plain.size()),
+            Z_OK);
+  z.resize(n);
+  const std::string field = std::string("\x82\x0b\xb8", 3) + z;  // 3000 = 0x0bb8
+  BR_ASSERT_OK(UncompressMariadbEventField(field, &out));
+  EXPECT_EQ(out, plain);
 }
 
 }  // namespace
