@@ -4,6 +4,7 @@
 #include <mysql.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -148,21 +149,41 @@ const Template& GetTemplate() {
 }  // namespace
 
 absl::StatusOr<uint16_t> FindFreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    int err = errno;
-    close(fd);
-    return absl::InternalError(absl::StrCat("bind 127.0.0.1:0: ", std::strerror(err)));
+  // Ports below the kernel's ephemeral range (32768 and up) are never handed
+  // to an outgoing connection, and a lock file per port, held until this
+  // process exits, keeps tests running in parallel (ctest -j) from taking
+  // the same one between the check and the server's bind.
+  constexpr uint16_t kFirst = 20000, kCount = 12000;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> l(mu);
+  const std::string dir = "/tmp/binrelay-test-ports";
+  ::mkdir(dir.c_str(), 01777);
+  static uint32_t next = static_cast<uint32_t>(::getpid()) * 7919u;
+  for (uint32_t tries = 0; tries < kCount; ++tries) {
+    const uint16_t port = static_cast<uint16_t>(kFirst + (next++ % kCount));
+    const std::string lock = absl::StrCat(dir, "/", port);
+    const int lfd = ::open(lock.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0666);
+    if (lfd < 0) continue;
+    if (::flock(lfd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(lfd);
+      continue;
+    }
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    const bool free = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    if (fd >= 0) close(fd);
+    if (!free) {
+      ::close(lfd);
+      continue;
+    }
+    return port;  // lfd stays open: the reservation lasts as long as this process
   }
-  close(fd);
-  return ntohs(addr.sin_port);
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "no free loopback port in ", kFirst, "-", kFirst + kCount - 1,
+      " (each is reserved by a lock file in /tmp/binrelay-test-ports)"));
 }
 
 absl::StatusOr<std::unique_ptr<MariaDbSandbox>> MariaDbSandbox::Start(

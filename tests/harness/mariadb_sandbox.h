@@ -101,7 +101,9 @@ class MariaDbSandbox {
   MYSQL* root_ = nullptr;
 };
 
-// Returns a free loopback TCP port (binds port 0, reads it, closes).
+// Returns a free loopback TCP port below the ephemeral range, reserved for
+// this process's lifetime by a lock file in /tmp/binrelay-test-ports, so
+// tests running in parallel never race for one.
 absl::StatusOr<uint16_t> FindFreePort();
 
 }  // namespace binrelay::testing
