@@ -78,15 +78,20 @@ absl::StatusOr<IniFile> IniFile::Load(const std::string& path) {
 
 absl::Status IniFile::Override(std::string_view flag) {
   absl::string_view f = AV(flag);
+  // A malformed flag may still carry a password: errors show only the part
+  // before '='.
+  size_t eq = f.find('=');
+  const absl::string_view shown = f.substr(0, eq);
+  const char* elided = eq == absl::string_view::npos ? "" : "=...";
   if (!absl::ConsumePrefix(&f, "--")) {
-    return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", f, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", shown, elided, "'"));
   }
   // Keys have no dots; sections may ([apply.orders]): split at the last one.
-  size_t eq = f.find('=');
+  eq = f.find('=');
   size_t dot = f.substr(0, eq).rfind('.');
   if (dot == absl::string_view::npos || eq == absl::string_view::npos || dot > eq || dot == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad option '--", f, "': expected --section.key=value, e.g. --store.dir=/x"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad option '", shown, elided, "': expected --section.key=value, e.g. --store.dir=/x"));
   }
   std::string section = Normalize(SV(f.substr(0, dot)));
   std::string key = Normalize(SV(f.substr(dot + 1, eq - dot - 1)));

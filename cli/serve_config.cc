@@ -41,9 +41,11 @@ class Section {
   }
   absl::Status Invalid(std::string_view key, std::string_view why) const {
     const IniFile::Value* v = Get(key);
-    return absl::InvalidArgumentError(absl::StrCat(v ? v->origin + ": " : std::string(), "[",
-                                                   name_, "] ", AV(key), " = '",
-                                                   v ? v->text : std::string(), "': ", AV(why)));
+    // A password's value is never repeated in a message.
+    const bool secret = absl::EndsWith(AV(key), "password");
+    return absl::InvalidArgumentError(
+        absl::StrCat(v ? v->origin + ": " : std::string(), "[", name_, "] ", AV(key), " = '",
+                     v && !secret ? v->text : std::string(secret ? "..." : ""), "': ", AV(why)));
   }
   template <typename T>
   absl::StatusOr<T> Number(std::string_view key, T fallback, T min, T max) const {

@@ -436,5 +436,17 @@ TEST(ServeConfigTest, VerifyCaAndVerifyIdentityDifferInTheHostCheck) {
   EXPECT_TRUE(absl::StrContains(no_ca.status().message(), "ssl_ca")) << no_ca.status();
 }
 
+// Guards "passwords never appear in error messages": a malformed override
+// carrying a password is reported without its value.
+TEST(ServeConfigTest, MalformedPasswordOverrideIsReportedWithoutTheValue) {
+  for (const char* flag : {"--sourcepassword=hunter2", "source.password=hunter2",
+                           "--.password=hunter2"}) {
+    auto c = Parse(kGood, {flag});
+    ASSERT_FALSE(c.ok()) << flag;
+    EXPECT_FALSE(absl::StrContains(c.status().message(), "hunter2")) << c.status();
+    EXPECT_TRUE(absl::StrContains(c.status().message(), "=...")) << c.status();
+  }
+}
+
 }  // namespace
 }  // namespace binrelay::cli
