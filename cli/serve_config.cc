@@ -149,6 +149,18 @@ absl::Status ParseSource(const Section& s, ServeConfig* c) {
     c->upstream.heartbeat_period = *d;
   }
   c->upstream.annotate_rows = true;  // the store keeps the binlog byte for byte
+  BR_ASSIGN_OR_RETURN(c->upstream.semi_sync, OnOff(s, "semi_sync", false));
+  return absl::OkStatus();
+}
+
+// An ACK promises the transaction is durable here: only true when the
+// store syncs every transaction before the ACK is sent.
+absl::Status CheckSemiSync(const ServeConfig& c) {
+  if (c.upstream.semi_sync && c.store.sync != ServeConfig::Store::Sync::kTransaction) {
+    return absl::InvalidArgumentError(
+        "[source] semi_sync = on needs [store] sync = transaction: a source waiting for "
+        "binrelay's ACK must only get it once the transaction is on binrelay's disk");
+  }
   return absl::OkStatus();
 }
 
@@ -507,6 +519,7 @@ absl::StatusOr<ServeConfig> ParseMoveConfig(const IniFile& ini) {
   ServeConfig c;
   BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), &c));
   BR_RETURN_IF_ERROR(ParseStore(Section(ini, "store"), &c));
+  BR_RETURN_IF_ERROR(CheckSemiSync(c));
   // Serving replicas meanwhile is optional for a move.
   for (const std::string& section : ini.SectionsWithPrefix("listen")) {
     if (section != "listen") continue;
@@ -528,6 +541,7 @@ absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini) {
   ServeConfig c;
   BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), &c));
   BR_RETURN_IF_ERROR(ParseStore(Section(ini, "store"), &c));
+  BR_RETURN_IF_ERROR(CheckSemiSync(c));
   BR_RETURN_IF_ERROR(ParseListen(Section(ini, "listen"), &c));
   c.listen.enabled = true;
   BR_RETURN_IF_ERROR(ParseHttp(Section(ini, "http"), &c));

@@ -153,6 +153,17 @@ absl::Status ClientConnection::WritePacket(std::string_view payload,
   return s;
 }
 
+absl::Status ClientConnection::WriteOutOfBand(std::string_view payload) {
+  if (payload.size() >= kMaxPacketChunk) {
+    return absl::InvalidArgumentError("an out-of-band packet must be under 16 MiB");
+  }
+  const uint8_t expected = reader_.next_seq();
+  reader_.set_next_seq(0);
+  absl::Status s = WritePacket(payload, Clock::now() + options_.io_timeout);
+  reader_.set_next_seq(expected);
+  return s;
+}
+
 absl::Status ClientConnection::WriteCommand(std::string_view payload) {
   reader_.set_next_seq(0);
   return WritePacket(payload, Clock::now() + options_.io_timeout);

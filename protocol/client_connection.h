@@ -106,6 +106,10 @@ class ClientConnection {
 
   // Sends a command packet: sequence id reset to 0, split if >= 16 MiB.
   absl::Status WriteCommand(std::string_view payload);
+  // Sends one packet (< 16 MiB) numbered 0 in the middle of a stream the
+  // server keeps sending (a semi-sync ACK), leaving the sequence expected of
+  // the server's next packet as it was.
+  absl::Status WriteOutOfBand(std::string_view payload);
   // Next logical packet payload (reassembled). See the lifetime note above.
   absl::StatusOr<std::string_view> ReadPacket(std::chrono::milliseconds timeout);
 

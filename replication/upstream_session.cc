@@ -163,6 +163,25 @@ absl::Status UpstreamSession::StartDump() {
                                      ? protocol::EventFramer::OutOfBandChecksum::kCrc32
                                      : protocol::EventFramer::OutOfBandChecksum::kOff;
   framer_ = protocol::EventFramer(framing);
+  semi_sync_active_ = false;
+  conn_->set_check_sequence(true);
+  if (options_.semi_sync) {
+    // sql/semisync_master.cc: the dump thread checks the connection's
+    // @rpl_semi_sync_slave (MySQL 8.0.26+ also @rpl_semi_sync_replica).
+    ConnectionSqlSource sql(conn_.get());
+    auto enabled = sql.Query("SELECT @@GLOBAL.rpl_semi_sync_master_enabled");
+    if (enabled.ok() && !enabled->empty() && (*enabled)[0][0] == "1") {
+      BR_RETURN_IF_ERROR(
+          sql.Query("SET @rpl_semi_sync_slave = 1, @rpl_semi_sync_replica = 1").status());
+      semi_sync_active_ = true;
+      // The source may restart its packet numbering after reading an ACK
+      // (net.pkt_nr_can_be_reset in MariaDB sql/semisync_master.cc).
+      conn_->set_check_sequence(false);
+    } else {
+      spdlog::warn("semi_sync = on but {} does not have rpl_semi_sync_master_enabled on; "
+                   "streaming without acknowledgements", conn_->peer());
+    }
+  }
   const BinlogPosition& resume = boundary_.last_boundary();
   std::string cmd;
   // After a GTID start the source skips to the GTID without telling us
@@ -222,7 +241,8 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
       // A real ROTATE closes the old file; it is that file's last event.
       BinlogPosition end{current_.file, header.log_pos};
       BR_ASSIGN_OR_RETURN(bool ends, boundary_.OnEvent(view, fde, end));
-      BR_RETURN_IF_ERROR(consumer_->OnEvent({view, fde, end, ends, conn_->buffered() > 0}));
+      BR_RETURN_IF_ERROR(consumer_->OnEvent(
+          {view, fde, end, ends, conn_->buffered() > 0 && !force_durable_}));
     } else {
       BR_RETURN_IF_ERROR(consumer_->OnEvent({view, fde, BinlogPosition{std::string(name), 0},
                                              false}));
@@ -249,7 +269,8 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   if (end->offset != 0) {
     BR_ASSIGN_OR_RETURN(boundary, boundary_.OnEvent(view, fde, *end));
   }
-  if (absl::Status s = consumer_->OnEvent({view, fde, *end, boundary, conn_->buffered() > 0});
+  if (absl::Status s = consumer_->OnEvent(
+          {view, fde, *end, boundary, conn_->buffered() > 0 && !force_durable_});
       !s.ok()) {
     return Annotate(s, Where());
   }
@@ -260,6 +281,17 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   }
   if (boundary && ReachedEnd(*end)) done_ = true;
   return absl::OkStatus();
+}
+
+absl::Status UpstreamSession::SendSemiSyncAck() {
+  // The event is in the store (synced: it was delivered with more_buffered
+  // false). ACK: 0xEF, the 8-byte position after it, the file name
+  // (sql/semisync_slave.cc slave_reply), as a new packet numbered 0.
+  std::string ack(1, '\xEF');
+  for (int i = 0; i < 8; ++i) ack.push_back(static_cast<char>((current_.offset >> (8 * i)) & 0xFF));
+  ack.append(current_.file);
+  stats_.semi_sync_acks.fetch_add(1, std::memory_order_relaxed);
+  return Annotate(conn_->WriteOutOfBand(ack), absl::StrCat("semi-sync ACK at ", Where()));
 }
 
 absl::Status UpstreamSession::Stream() {
@@ -291,7 +323,20 @@ absl::Status UpstreamSession::Stream() {
     std::string_view p = *packet;
     if (p.empty()) return absl::DataLossError(absl::StrCat("empty packet from ", Where()));
     uint8_t first = static_cast<uint8_t>(p[0]);
-    if (first == 0x00) {
+    if (first == 0x00 && semi_sync_active_) {
+      // 0xEF, then 0x01 when the source waits for an ACK of this event
+      // (sql/semisync.h kPacketMagicNum, kPacketFlagSync).
+      if (p.size() < 3 || static_cast<uint8_t>(p[1]) != 0xEF) {
+        return absl::DataLossError(absl::StrCat("semi-sync event packet without its 0xEF header "
+                                                "at ", Where()));
+      }
+      force_durable_ = (static_cast<uint8_t>(p[2]) & 0x01) != 0;
+      absl::Status handled = HandleEvent(p.substr(3));
+      const bool ack = force_durable_;
+      force_durable_ = false;
+      BR_RETURN_IF_ERROR(handled);
+      if (ack) BR_RETURN_IF_ERROR(SendSemiSyncAck());
+    } else if (first == 0x00) {
       BR_RETURN_IF_ERROR(HandleEvent(p.substr(1)));
     } else if (first == 0xFE && p.size() < 9) {
       // EOF. For a non-blocking dump (--until-end) it marks the source's end

@@ -60,10 +60,16 @@ struct UpstreamOptions {
   // source unreachable, or without a binlog yet), as later ones are; else
   // Run() returns its error at once.
   bool retry_first_connect = false;
+  // Ask the source for semi-synchronous replication and acknowledge each
+  // transaction it flags once the consumer has it durably (the event that
+  // needs the ACK is delivered with more_buffered = false, so a store
+  // syncs it first). A source without semi-sync enabled streams as usual.
+  bool semi_sync = false;
 };
 
 struct UpstreamStats {
   std::atomic<uint64_t> events{0};
+  std::atomic<uint64_t> semi_sync_acks{0};  // transactions acknowledged to the source
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> reconnects{0};
 };
@@ -105,6 +111,7 @@ class UpstreamSession {
   absl::Status ResolveStart();
   absl::Status ReadSourceVariables(SqlSource& sql);
   absl::Status StartDump();
+  absl::Status SendSemiSyncAck();
   absl::Status Stream();
   absl::Status HandleEvent(std::string_view bytes);
   absl::Status Command(std::string_view payload, std::string_view what);
@@ -133,6 +140,8 @@ class UpstreamSession {
   TransactionBoundary boundary_;
   std::optional<BinlogPosition> end_;  // until_end target
   bool position_trusted_ = false;      // last_boundary() may be used to resume
+  bool semi_sync_active_ = false;      // this dump's events carry the semi-sync header
+  bool force_durable_ = false;         // the event being handled needs an ACK
   bool done_ = false;
 };
 

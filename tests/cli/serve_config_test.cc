@@ -448,5 +448,18 @@ TEST(ServeConfigTest, MalformedPasswordOverrideIsReportedWithoutTheValue) {
   }
 }
 
+// Guards the semi-sync promise: an ACK means the transaction is on
+// binrelay's disk, which only [store] sync = transaction gives.
+TEST(ServeConfigTest, SemiSyncNeedsTheStoreToSyncEveryTransaction) {
+  auto interval = Parse(kGood, {"--source.semi_sync=on"});  // kGood: sync = 100ms
+  ASSERT_FALSE(interval.ok());
+  EXPECT_TRUE(absl::StrContains(interval.status().message(), "sync = transaction"))
+      << interval.status();
+  auto ok = Parse(kGood, {"--source.semi_sync=on", "--store.sync=transaction"});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_TRUE(ok->upstream.semi_sync);
+  EXPECT_FALSE(Parse(kGood)->upstream.semi_sync);
+}
+
 }  // namespace
 }  // namespace binrelay::cli
