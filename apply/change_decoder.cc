@@ -115,7 +115,7 @@ absl::Status ChangeDecoder::OnTableMap(const protocol::EventView& event,
   BR_ASSIGN_OR_RETURN(protocol::TableMapIds ids, protocol::PeekTableMapIds(event, fde));
   if (tables_.size() >= kCachedTablesAfterCommit + kMaxTablesPerTransaction &&
       !tables_.contains(ids.table_id)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
+    return absl::DataLossError(absl::StrCat(
         "TABLE_MAP at ", end.ToString(), ": the transaction maps more than ",
         kMaxTablesPerTransaction, " tables; the stream is damaged or hostile"));
   }

@@ -9,14 +9,19 @@
 #   BINRELAY_FIXTURES_DIR   recorded fixtures (default ../shared/fixtures, else .fixtures:
 #                           tests/fixtures/fetch_fixtures_test.sh fetches them)
 #   FUZZ_WORK               corpora and crash files (default build-fuzz/corpus)
+#   FUZZ_SEED               libFuzzer's -seed (default 0: a new one each run; CI sets 1)
 # Builds build-fuzz with clang if it is missing (BINRELAY_FUZZ=1 scripts/setup.sh).
 # Prints one line per target: executions, corpus size, new coverage; exits 1
 # on any crash, timeout or out-of-memory (the input is kept in FUZZ_WORK/TARGET.crashes
 # with the command that reproduces it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-300}
-shift || true
+seconds=300
+if [[ ${1:-} =~ ^[0-9]+$ ]]; then
+  seconds=$1
+  shift
+fi
+if [ "$seconds" -lt 1 ]; then echo "fuzz: SECONDS must be at least 1" >&2; exit 2; fi
 targets=("$@")
 ((${#targets[@]})) || targets=(binlog_stream rows_event json client_protocol server_protocol config store_files)
 fixtures=${BINRELAY_FIXTURES_DIR:-}
@@ -72,7 +77,7 @@ seed() {  # seed TARGET DIR: fills DIR with the starting corpus of TARGET
             2c0000 02 fe 63616368696e675f736861325f70617373776f726400 3031323334353637383930313233343536373839 00
             020000 04 0104
             070000 06 00000002000000
-            170000 07 ff 1504 2332383030300 4163636573732064656e696564' | tr -d ' \n' | hex "$dir/login"
+            160000 07 ff 1504 233238303030 4163636573732064656e696564' | tr -d ' \n' | hex "$dir/login"
       ;;
     server_protocol)
       # mode byte, a HandshakeResponse41 for user repl, then COM_REGISTER_SLAVE,
@@ -98,7 +103,8 @@ for t in "${targets[@]}"; do
   if [ -z "$(ls -A "$corpus")" ]; then seed "$t" "$corpus"; fi
   # Regressions first: each must run clean.
   if [ -d "tests/fuzz/regressions/$t" ] && [ -n "$(ls -A "tests/fuzz/regressions/$t")" ]; then
-    if ! "$bin" -rss_limit_mb=2048 -timeout=10 "tests/fuzz/regressions/$t"/* > "$work/$t.regressions.log" 2>&1; then
+    if ! "$bin" -rss_limit_mb=2048 -malloc_limit_mb=256 -timeout=10 "tests/fuzz/regressions/$t"/* \
+        > "$work/$t.regressions.log" 2>&1; then
       echo "fuzz: $t: a kept regression input fails again; see $work/$t.regressions.log"
       failed=1
       continue
@@ -107,7 +113,8 @@ for t in "${targets[@]}"; do
   log=$work/$t.log
   set +e
   "$bin" "$corpus" -max_total_time="$seconds" -max_len=262144 -timeout=10 -rss_limit_mb=2048 \
-    -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$crashes/" > "$log" 2>&1
+    -malloc_limit_mb=1024 -seed="${FUZZ_SEED:-0}" -print_final_stats=1 \
+    -artifact_prefix="$crashes/" > "$log" 2>&1
   rc=$?
   set -e
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)

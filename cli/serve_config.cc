@@ -217,6 +217,9 @@ absl::Status ParseListen(const Section& s, ServeConfig* c) {
       return s.Invalid("admin_user", "must differ from [listen] user (the replication user)");
     }
     BR_ASSIGN_OR_RETURN(c->listen.admin_password, s.Password("admin_"));
+    if (c->listen.admin_password.empty()) {
+      return s.Invalid("admin_password", "the admin account needs a password that is not empty");
+    }
   } else if (s.Get("admin_password") != nullptr || s.Get("admin_password_file") != nullptr) {
     return s.Invalid("admin_user", "admin_password given without admin_user");
   }

@@ -209,7 +209,7 @@ class Printer {
     out_->push_back(object ? '{' : '[');
     for (uint64_t i = 0; i < count; ++i) {
       if (out_->size() > limit_) {
-        return absl::ResourceExhaustedError(absl::StrCat(
+        return absl::DataLossError(absl::StrCat(
             "corrupt binary JSON: its text exceeds ", kMaxJsonTextExpansion,
             " times the document's size (values shared between entries?)"));
       }

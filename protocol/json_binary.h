@@ -30,8 +30,8 @@ inline constexpr size_t kMaxJsonTextExpansion = 16;
 // `out`. An empty `doc` is JSON null (how MySQL stores a NULL-ish empty
 // value). DataLoss on any offset/length that points outside the document or
 // into a container's own header and entries, an unknown type byte, or
-// nesting deeper than 100 levels (MySQL's own limit); ResourceExhausted when
-// the text would exceed kMaxJsonTextExpansion times the document.
+// nesting deeper than 100 levels (MySQL's own limit), or text that would
+// exceed kMaxJsonTextExpansion times the document (DataLoss: not retryable).
 absl::Status AppendJsonBinaryText(std::string_view doc, std::string* out);
 
 // Appends the text of one binary JSON value of type byte `type` whose data

@@ -301,7 +301,8 @@ absl::Status ServerSession::HandlePrepare(std::string_view sql, std::string* out
     using K = AdminStatement::Kind;
     const bool rows = parsed->kind != K::kSet && parsed->kind != K::kUse &&
                       parsed->kind != K::kTransaction && parsed->kind != K::kKill &&
-                      parsed->kind != K::kPurgeBinaryLogsTo && !parsed->may_block;
+                      parsed->kind != K::kPurgeBinaryLogsTo &&
+                      parsed->kind != K::kCutoverMove && !parsed->may_block;
     if (rows) {
       AdminReply r = AnswerStatement(*parsed, Context());
       if (r.kind == AdminReply::Kind::kError) return SendAdminReply(r, false, out);
@@ -471,9 +472,11 @@ absl::Status ServerSession::HandleCommand(std::string_view payload, std::string*
       // As COM_CHANGE_USER to the same user: variables and statements go.
       const uint32_t id = session_.connection_id;
       const std::string user = session_.user, host = session_.host;
+      const bool admin = session_.admin;
       session_ = SessionState{};
       session_.connection_id = id;
       session_.user = user;
+      session_.admin = admin;  // the same account, the same rights
       session_.host = host;
       statements_.clear();
       Reply(out, protocol::BuildOkPacket());

@@ -78,6 +78,37 @@ absl::StatusOr<BinlogFileBytes> BinlogFileBytes::Open(const std::string& path,
     return s;
   }
   BinlogFileBytes f;
+  if (!S_ISREG(st.st_mode)) {
+    // A pipe (tail --file <(zcat ...)) or a device: no size to map, read it.
+    std::string raw;
+    char buf[1 << 16];
+    while (true) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        absl::Status s = Errno("cannot read binlog file", path);
+        ::close(fd);
+        return s;
+      }
+      if (n == 0) break;
+      if (raw.size() + static_cast<size_t>(n) > max_inflated) {
+        ::close(fd);
+        return absl::ResourceExhaustedError(absl::StrCat(
+            path, " holds more than ", max_inflated, " bytes; save it to a file first"));
+      }
+      raw.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    if (raw.size() >= 2 && static_cast<uint8_t>(raw[0]) == 0x1F &&
+        static_cast<uint8_t>(raw[1]) == 0x8B) {
+      BR_RETURN_IF_ERROR(Gunzip(path, raw, max_inflated, &f.inflated_));
+    } else {
+      f.inflated_ = std::move(raw);
+    }
+    f.owned_ = true;
+    f.data_ = f.inflated_;
+    return f;
+  }
   const size_t size = static_cast<size_t>(st.st_size);
   if (size > 0) {
     void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -7,7 +7,8 @@
 // hostile file must not inflate without bound. Inputs of any size are fed to
 // zlib in pieces (its counters are 32-bit).
 //
-// A mapped file must not be truncated while mapped (reading the lost pages
+// A pipe or other non-regular file is read into memory (at most
+// `max_inflated` bytes). A mapped file must not be truncated while mapped (reading the lost pages
 // would raise SIGBUS); binlog files are only appended to and deleted.
 //
 // Thread safety: immutable after Open. Lifetime: data() lives as long as

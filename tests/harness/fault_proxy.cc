@@ -145,8 +145,8 @@ void FaultProxy::Serve(int client, uint64_t seed) {
       }
       fault_at = next_fault(forwarded);
     }
-    pollfd fds[2] = {{client, static_cast<short>(open[0] ? POLLIN : 0), 0},
-                     {upstream, static_cast<short>(open[1] ? POLLIN : 0), 0}};
+    // A closed direction is left out (fd -1): its POLLHUP would spin.
+    pollfd fds[2] = {{open[0] ? client : -1, POLLIN, 0}, {open[1] ? upstream : -1, POLLIN, 0}};
     const int n = ::poll(fds, 2, 100);
     if (n <= 0) continue;
     for (int i = 0; i < 2; ++i) {

@@ -153,17 +153,24 @@ absl::StatusOr<uint16_t> FindFreePort() {
   // to an outgoing connection, and a lock file per port, held until this
   // process exits, keeps tests running in parallel (ctest -j) from taking
   // the same one between the check and the server's bind.
-  constexpr uint16_t kFirst = 20000, kCount = 12000;
   static std::mutex mu;
   std::lock_guard<std::mutex> l(mu);
+  // Below the kernel's ephemeral range (its low end, 32768 by default).
+  uint32_t ephemeral_low = 32768;
+  if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) range >> ephemeral_low;
+  const uint16_t kFirst = 10000;
+  const uint16_t kCount = static_cast<uint16_t>(ephemeral_low > 12000 ? ephemeral_low - kFirst : 2000);
   const std::string dir = "/tmp/binrelay-test-ports";
-  ::mkdir(dir.c_str(), 01777);
+  // Shared by every user of the machine: sticky, writable by all (the
+  // umask would narrow mkdir's mode).
+  if (::mkdir(dir.c_str(), 01777) == 0) ::chmod(dir.c_str(), 01777);
   static uint32_t next = static_cast<uint32_t>(::getpid()) * 7919u;
   for (uint32_t tries = 0; tries < kCount; ++tries) {
     const uint16_t port = static_cast<uint16_t>(kFirst + (next++ % kCount));
     const std::string lock = absl::StrCat(dir, "/", port);
-    const int lfd = ::open(lock.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0666);
+    const int lfd = ::open(lock.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC, 0666);
     if (lfd < 0) continue;
+    ::fchmod(lfd, 0666);  // fails harmlessly on another user's file
     if (::flock(lfd, LOCK_EX | LOCK_NB) != 0) {
       ::close(lfd);
       continue;

@@ -107,7 +107,9 @@ TEST_F(ClientConnectionTest, VerifyIdentityChecksTheHostNameVerifyCaOnlyTheChain
   EXPECT_TRUE(conn->server_info().tls);
   // The chain is still checked: a CA that did not sign it fails.
   o.tls_ca_file = "/etc/ssl/certs/ca-certificates.crt";
-  EXPECT_FALSE(ClientConnection::Connect(o).ok());
+  auto wrong_ca = ClientConnection::Connect(o);
+  ASSERT_FALSE(wrong_ca.ok());
+  EXPECT_TRUE(absl::StrContains(wrong_ca.status().message(), "TLS handshake")) << wrong_ca.status();
 }
 
 // Guards certificate verification: a CA that did not sign the cert must fail.

@@ -303,6 +303,14 @@ TEST_F(SessionTest, AdminStatements) {
   auto missing = Query("PURGE BINARY LOGS TO 'nope.000001'");
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_EQ(ErrCode(missing[0]), 1373);
+  // COM_RESET_CONNECTION (connection pools) keeps the account's rights.
+  auto reset = Send(std::string(1, '\x1f'), 0);
+  ASSERT_EQ(reset.size(), 1u);
+  ASSERT_EQ(protocol::ClassifyResponse(reset[0].payload), protocol::ResponseKind::kOk);
+  auto again = Query("PURGE BINARY LOGS TO 'mysql-bin.000003'");
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(protocol::ClassifyResponse(again[0].payload), protocol::ResponseKind::kOk)
+      << ErrCode(again[0]);
 }
 
 // Guards the two accounts: each logs in with its own password only (an
