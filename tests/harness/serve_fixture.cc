@@ -80,6 +80,7 @@ absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Create(const MariaDb
   BR_ASSIGN_OR_RETURN(p->listen_port_, FindFreePort());
   BR_ASSIGN_OR_RETURN(p->http_port_, FindFreePort());
   p->overrides_ = options.overrides;
+  p->env_ = options.env;
   std::ofstream out(p->config_path());
   out << "[source]\nhost = 127.0.0.1\nport = " << source.Port() << "\nuser = " << kRelayUser
       << "\npassword = " << kRelayPassword << "\nserver_id = 4001\nstart = " << options.start
@@ -109,7 +110,7 @@ absl::Status ServeProcess::Start(milliseconds timeout) {
   Reap(milliseconds(0), SIGKILL);  // collect a run that exited on its own
   std::vector<std::string> args = {"serve", "--config", config_path()};
   args.insert(args.end(), overrides_.begin(), overrides_.end());
-  BR_ASSIGN_OR_RETURN(proc_, BackgroundBinrelay::Start(args, {}));
+  BR_ASSIGN_OR_RETURN(proc_, BackgroundBinrelay::Start(args, env_));
   ++starts_;
   const auto deadline = Clock::now() + timeout;
   auto alive = [this] { return Running(); };

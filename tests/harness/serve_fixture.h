@@ -58,6 +58,8 @@ struct ServeOptions {
   std::vector<std::string> overrides;
   // Appended to the config file as it is (e.g. [apply.NAME] sections).
   std::string extra_config;
+  // Environment for every start (test hooks such as BINRELAY_TEST_HOLD_DIR).
+  EnvVars env;
 };
 
 class ServeProcess {
@@ -101,6 +103,7 @@ class ServeProcess {
   uint16_t listen_port_ = 0;
   uint16_t http_port_ = 0;
   std::vector<std::string> overrides_;
+  EnvVars env_;
   std::unique_ptr<BackgroundBinrelay> proc_;
   std::string past_stderr_;
   ProcessResult last_exit_;

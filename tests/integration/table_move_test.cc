@@ -1049,16 +1049,30 @@ TEST_F(TableMoveTest, MoveIntoAnotherSchemaOfTheSameServer) {
       "[move.m8]\ntarget_host = 127.0.0.1\ntarget_port = ", source_->Port(),
       "\ntarget_user = ", kMover, "\ntarget_password = ", kMoverPassword,
       "\ntables = mvs.t\ntarget_schema = mvs_new\nchunk_time = 20ms\n");
+  // The move is held before its second chunk (the test hook), so the
+  // updates below land while it copies: 5000 rows copy in well under a
+  // second, faster than a status poll can see the copy phase.
+  const std::string holds =
+      absl::StrCat(::testing::TempDir(), "/binrelay-move-mvs-", getpid(), "/holds");
+  std::filesystem::create_directories(holds);
+  std::ofstream(holds + "/dispatch 1") << "go";
   ServeOptions o;
   o.start = "current";
   o.extra_config = section;
+  o.env = {{"BINRELAY_TEST_HOLD_DIR", holds}};
   BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source_, o));
   BR_ASSERT_OK(serve->Start());
-  ASSERT_TRUE(PhaseReaches(*serve, "m8", "copy", seconds(60)));
+  const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  while (std::chrono::steady_clock::now() < deadline &&
+         !absl::StrContains(serve->Stderr(), "held at dispatch 2")) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  ASSERT_TRUE(absl::StrContains(serve->Stderr(), "held at dispatch 2")) << serve->StderrTail();
   for (int i = 0; i < 50; ++i) {
     BR_ASSERT_OK(source_->Execute(absl::StrCat(
         "UPDATE mvs.t SET n = n + 1, u = u + 100000 WHERE a = ", i, " AND n % 7 = 0")));
   }
+  std::ofstream(holds + "/dispatch 2") << "go";
   std::optional<JsonValue> last;
   ASSERT_TRUE(PhaseReaches(*serve, "m8", "done", seconds(90), &last));
   EXPECT_EQ(Checksum(*source_, "mvs_new.t"), Checksum(*source_, "mvs.t_old"));
