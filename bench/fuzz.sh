@@ -23,7 +23,8 @@ if [[ ${1:-} =~ ^[0-9]+$ ]]; then
 fi
 if [ "$seconds" -lt 1 ]; then echo "fuzz: SECONDS must be at least 1" >&2; exit 2; fi
 targets=("$@")
-((${#targets[@]})) || targets=(binlog_stream rows_event json client_protocol server_protocol config store_files)
+((${#targets[@]})) || targets=(binlog_stream rows_event json client_protocol server_protocol config store_files
+                             http_request)
 fixtures=${BINRELAY_FIXTURES_DIR:-}
 if [ -z "$fixtures" ]; then
   if [ -d ../shared/fixtures ]; then fixtures=../shared/fixtures; else fixtures=.fixtures; fi
@@ -90,6 +91,11 @@ seed() {  # seed TARGET DIR: fills DIR with the starting corpus of TARGET
       ;;
     config)
       cp conf/*.cnf "$dir/"
+      ;;
+    http_request)
+      printf 'GET /status HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAccept: */*\r\n\r\n' > "$dir/status"
+      printf 'GET /metrics?x=1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' > "$dir/metrics"
+      printf 'HEAD /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' > "$dir/chunked"
       ;;
   esac
 }

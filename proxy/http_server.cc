@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -32,6 +33,20 @@ using tcp = asio::ip::tcp;
 constexpr auto kIoTimeout = std::chrono::seconds(10);
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 
+using RequestParser = http::request_parser<http::empty_body>;
+
+// The limits every request is parsed under (the server's and AnswerHttpBytes').
+void LimitRequest(RequestParser& parser) {
+  parser.header_limit(kMaxHttpHeaderBytes);  // GET requests only: a few headers, no body
+  parser.body_limit(0);
+}
+
+HttpReply Answer(const RequestParser& parser, const StatusProvider& provider) {
+  const auto& req = parser.get();
+  return HandleHttpRequest(std::string_view(req.method_string().data(), req.method_string().size()),
+                           std::string_view(req.target().data(), req.target().size()), provider);
+}
+
 asio::awaitable<void> ServeConnection(tcp::socket socket, const StatusProvider* provider,
                                       std::shared_ptr<std::atomic<int>> open) {
   struct Count {
@@ -41,20 +56,15 @@ asio::awaitable<void> ServeConnection(tcp::socket socket, const StatusProvider* 
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer(8192);
   while (true) {
-    http::request_parser<http::empty_body> parser;
-    parser.header_limit(8192);  // GET requests only: a few headers, no body
-    parser.body_limit(0);
+    RequestParser parser;
+    LimitRequest(parser);
     stream.expires_after(kIoTimeout);
     boost::system::error_code ec;
     co_await http::async_read(stream, buffer, parser,
                               asio::redirect_error(asio::use_awaitable, ec));
     if (ec) break;  // closed, timed out or malformed: nothing more to say
     const auto& req = parser.get();
-    HttpReply reply = HandleHttpRequest(std::string_view(req.method_string().data(),
-                                                         req.method_string().size()),
-                                        std::string_view(req.target().data(),
-                                                         req.target().size()),
-                                        *provider);
+    HttpReply reply = Answer(parser, *provider);
     http::response<http::string_body> res{static_cast<http::status>(reply.status),
                                           req.version()};
     res.set(http::field::server, "binrelay");
@@ -116,6 +126,23 @@ HttpReply HandleHttpRequest(std::string_view method, std::string_view target,
   }
   if (path == "/healthz") return {200, "text/plain", "ok\n"};
   return {404, "text/plain", "not found: try /status, /metrics or /healthz\n"};
+}
+
+std::optional<HttpReply> AnswerHttpBytes(std::string_view bytes, const StatusProvider& provider) {
+  RequestParser parser;
+  LimitRequest(parser);
+  parser.eager(true);
+  boost::system::error_code ec;
+  // Fed in one piece or in small pieces (as a slow client's bytes arrive): both must agree.
+  size_t used = 0;
+  while (used < bytes.size() && !parser.is_done()) {
+    size_t n = parser.put(asio::buffer(bytes.data() + used, bytes.size() - used), ec);
+    if (ec == http::error::need_more) break;
+    if (ec || n == 0) return std::nullopt;
+    used += n;
+  }
+  if (!parser.is_done()) return std::nullopt;
+  return Answer(parser, provider);
 }
 
 HttpServer::HttpServer(const StatusProvider* provider)

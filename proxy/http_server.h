@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -21,6 +23,7 @@
 namespace binrelay::proxy {
 
 inline constexpr int kMaxHttpConnections = 64;
+inline constexpr uint32_t kMaxHttpHeaderBytes = 8192;
 
 class HttpServer {
  public:
@@ -51,5 +54,9 @@ struct HttpReply {
 };
 HttpReply HandleHttpRequest(std::string_view method, std::string_view target,
                             const StatusProvider& provider);
+// Parses one request from `bytes` under the server's limits and answers it;
+// nullopt when the bytes are not one complete, acceptable request (the server
+// then closes the connection). For the fuzz target and tests.
+std::optional<HttpReply> AnswerHttpBytes(std::string_view bytes, const StatusProvider& provider);
 
 }  // namespace binrelay::proxy

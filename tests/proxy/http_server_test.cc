@@ -103,6 +103,31 @@ TEST(HttpServerTest, HostileRequestsDoNotStopTheServer) {
   EXPECT_TRUE(absl::StartsWith(ok, "HTTP/1.0 200")) << ok;
 }
 
+// AnswerHttpBytes is what the http fuzz target drives: it must parse under the
+// server's own limits (a header block past kMaxHttpHeaderBytes, a body, a
+// truncated request are refused) and answer a good request like the server.
+TEST(HttpServerTest, AnswerHttpBytesAppliesTheServersLimits) {
+  FakeStatus status;
+  status.s = Sample();
+  auto ok = AnswerHttpBytes("GET /status?x=1 HTTP/1.1\r\nHost: a\r\n\r\n", status);
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_TRUE(absl::StrContains(ok->body, "\"received_offset\":1234"));
+  auto post = AnswerHttpBytes("POST /status HTTP/1.1\r\nHost: a\r\n\r\n", status);
+  ASSERT_TRUE(post.has_value());
+  EXPECT_EQ(post->status, 405);
+  EXPECT_FALSE(AnswerHttpBytes("GET /status HTTP/1.1\r\nHost: a\r\n", status).has_value());
+  EXPECT_FALSE(AnswerHttpBytes(
+      "GET / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", status).has_value());
+  std::string big = "GET / HTTP/1.1\r\nX: " + std::string(kMaxHttpHeaderBytes, 'a') + "\r\n\r\n";
+  EXPECT_FALSE(AnswerHttpBytes(big, status).has_value());
+  std::string fits = "GET / HTTP/1.1\r\nX: " + std::string(kMaxHttpHeaderBytes - 100, 'a') +
+                     "\r\n\r\n";
+  auto fit = AnswerHttpBytes(fits, status);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(fit->status, 404);
+}
+
 TEST(HttpServerTest, BadAddressIsAClearError) {
   FakeStatus status;
   HttpServer server(&status);
