@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/serve_command.h"
+#include "cli/shown_argument.h"
 #include "cli/tail_command.h"
 
 namespace binrelay::cli {
@@ -41,7 +42,8 @@ int Main(int argc, char** argv) {
   if (command == "tail") return RunTail(args);
   if (command == "serve") return RunServe(args);
   if (command == "move") return RunMove(args);
-  std::fprintf(stderr, "binrelay: unknown command '%s'\n%s", argv[1], kUsage);
+  std::fprintf(stderr, "binrelay: unknown command '%s'\n%s", ShownArgument(command).c_str(),
+               kUsage);
   return 2;
 }
 

@@ -5,9 +5,11 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "cli/shown_argument.h"
 #include "protocol/status_macros.h"
 
 namespace binrelay::cli {
@@ -29,22 +31,25 @@ absl::StatusOr<IniFile> IniFile::Parse(std::string_view text, std::string_view n
     absl::string_view line = absl::StripAsciiWhitespace(raw);
     if (line.empty() || line[0] == '#' || line[0] == ';') continue;
     std::string where = absl::StrCat(AV(name), ":", line_no);
+    // Errors about a line never quote it whole: a misplaced or mistyped
+    // line may hold a password. They show the key (the text before '=').
     if (line[0] == '[') {
       if (line.back() != ']' || line.size() < 3) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": malformed section header '",
-                                                       line, "' (expected [name])"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": malformed section header (expected [name] alone on its line)"));
       }
       section = Normalize(std::string_view(line.data() + 1, line.size() - 2));
       continue;
     }
-    if (section.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": '", line, "' appears before any [section]"));
-    }
     size_t eq = line.find('=');
     if (eq == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": expected key = value (the line has no '='; its text is not shown)"));
+    }
+    if (section.empty()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, ": expected key = value, got '", line, "'"));
+          absl::StrCat(where, ": key '", absl::StripAsciiWhitespace(line.substr(0, eq)),
+                       "' appears before any [section]"));
     }
     std::string key = Normalize(SV(absl::StripAsciiWhitespace(line.substr(0, eq))));
     absl::string_view value = absl::StripAsciiWhitespace(line.substr(eq + 1));
@@ -78,23 +83,25 @@ absl::StatusOr<IniFile> IniFile::Load(const std::string& path) {
 
 absl::Status IniFile::Override(std::string_view flag) {
   absl::string_view f = AV(flag);
-  // A malformed flag may still carry a password: errors show only the part
-  // before '='.
-  size_t eq = f.find('=');
-  const absl::string_view shown = f.substr(0, eq);
-  const char* elided = eq == absl::string_view::npos ? "" : "=...";
+  // A malformed flag may still carry a password: errors show ShownArgument.
+  const std::string shown = ShownArgument(flag);
   if (!absl::ConsumePrefix(&f, "--")) {
-    return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", shown, elided, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", shown, "'"));
   }
   // Keys have no dots; sections may ([apply.orders]): split at the last one.
-  eq = f.find('=');
+  size_t eq = f.find('=');
   size_t dot = f.substr(0, eq).rfind('.');
   if (dot == absl::string_view::npos || eq == absl::string_view::npos || dot > eq || dot == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "bad option '", shown, elided, "': expected --section.key=value, e.g. --store.dir=/x"));
+        "bad option '", shown, "': expected --section.key=value, e.g. --store.dir=/x"));
   }
   std::string section = Normalize(SV(f.substr(0, dot)));
   std::string key = Normalize(SV(f.substr(dot + 1, eq - dot - 1)));
+  if (absl::EndsWith(key, "password")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", section, ".", key, "=... is not accepted (a password on the command line is "
+        "visible in ps): set ", key, "_file, or ", key, " in the configuration file"));
+  }
   values_[{section, key}] =
       Value{std::string(f.substr(eq + 1)), absl::StrCat("--", section, ".", key)};
   return absl::OkStatus();

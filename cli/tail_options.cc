@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cli/shown_argument.h"
 #include "protocol/status_macros.h"
 
 namespace binrelay::cli {
@@ -120,7 +121,7 @@ absl::StatusOr<TailOptions> ParseTailOptions(const std::vector<std::string>& arg
     } else if (a == "--log-level") {
       BR_ASSIGN_OR_RETURN(o.log_level, value());
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option '", a, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("unknown option '", ShownArgument(a), "'"));
     }
   }
   if (o.help) return o;

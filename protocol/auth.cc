@@ -69,9 +69,9 @@ absl::StatusOr<std::string> CachingSha2RsaEncrypt(std::string_view password,
   // OAEP with SHA-1 leaves key_size - 42 bytes for password + NUL
   // (libmysqlclient's check: (len + 1) + 41 >= key size is refused).
   if (password.size() + 1 + 41 >= key_size) {
-    return absl::InvalidArgumentError(absl::StrCat("password of ", password.size(),
-                                                   " bytes is too long for the server's ",
-                                                   key_size * 8, "-bit RSA key"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the password is too long for the server's ", key_size * 8,
+        "-bit RSA key (at most ", key_size - 42, " bytes fit); connect over TLS instead"));
   }
   std::string plain(password);
   plain.push_back('\0');

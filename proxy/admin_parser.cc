@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "protocol/status_macros.h"
 #include "proxy/sql_tokens.h"
+#include "proxy/statement_redaction.h"
 
 namespace binrelay::proxy {
 namespace {
@@ -50,9 +51,11 @@ class Parser {
     return true;
   }
   absl::Status Error(std::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "syntax error at byte ", Peek().begin, " near '", AV(sql_.substr(Peek().begin, 20)),
-        "': expected ", AV(what)));
+    // The fragment could be part of a password: not quoted from such statements.
+    const std::string_view near = NamesCredential(sql_) ? std::string_view("<secret>")
+                                                        : sql_.substr(Peek().begin, 20);
+    return absl::InvalidArgumentError(absl::StrCat("syntax error at byte ", Peek().begin,
+                                                   " near '", AV(near), "': expected ", AV(what)));
   }
   absl::Status ExpectEnd() const { return AtEnd() ? absl::OkStatus() : Error("end of statement"); }
 

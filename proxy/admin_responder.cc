@@ -12,6 +12,7 @@
 #include "protocol/server_error.h"
 #include "protocol/status_macros.h"
 #include "proxy/forward_policy.h"
+#include "proxy/statement_redaction.h"
 
 namespace binrelay::proxy {
 namespace {
@@ -35,7 +36,7 @@ AdminReply NotSupported(std::string_view sql) {
   // Quote a bounded prefix: the statement may be long and is client data.
   return AdminReply::Error(kErNotSupportedYet, "42000",
                            absl::StrCat("This version of binrelay doesn't yet support '",
-                                        AV(sql.substr(0, 100)), "'"));
+                                        RedactedStatement(sql, 100), "'"));
 }
 
 std::optional<std::string> SystemVariable(std::string_view name, const AdminContext& ctx) {
@@ -260,6 +261,10 @@ AdminReply AnswerProcesslist(const AdminStatement& s, const AdminContext& ctx) {
   if (mariadb) reply.result.columns.push_back("Progress");
   if (ctx.connections == nullptr) return reply;
   for (const ConnectionEntry& c : ctx.connections->Connections()) {
+    // Without the PROCESS privilege a server lists only the user's own
+    // threads (sql/sql_show.cc, fill_schema_processlist): here, only
+    // [listen] admin_user sees everyone's.
+    if (!ctx.session->admin && c.user != ctx.session->user) continue;
     protocol::TextRow row = {absl::StrCat(c.id),
                              c.user.empty() ? std::string("unauthenticated user") : c.user,
                              c.host,
@@ -348,7 +353,7 @@ QueryPlan PlanQuery(std::string_view sql, const AdminContext& ctx) {
     plan.reply = AdminReply::Error(
         kErNotSupportedYet, "42000",
         absl::StrCat("binrelay does not forward queries to its source ([listen] "
-                     "forward_queries = none): '", AV(sql.substr(0, 100)), "'"));
+                     "forward_queries = none): '", RedactedStatement(sql, 100), "'"));
     return plan;
   }
   // A write binrelay knows (SET PASSWORD) or does not know (INSERT); a

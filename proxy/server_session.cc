@@ -11,6 +11,7 @@
 #include "proxy/admin_parser.h"
 #include "proxy/client_error.h"
 #include "proxy/forward_policy.h"
+#include "proxy/statement_redaction.h"
 #include "spdlog/spdlog.h"
 
 namespace binrelay::proxy {
@@ -141,7 +142,10 @@ absl::Status ServerSession::HandlePacket(std::string_view payload, std::string* 
   absl::Status st = HandleCommand(payload, out);
   // Every command starts a new exchange at sequence id 0; a dump keeps
   // counting from its request, deferred work from its command.
-  if (state_ == State::kCommand) reader_.set_next_seq(0);
+  if (state_ == State::kCommand) {
+    reader_.set_next_seq(0);
+    current_statement_.clear();  // answered: PROCESSLIST shows a Sleep without Info
+  }
   return st;
 }
 
@@ -209,7 +213,7 @@ absl::Status ServerSession::SendAdminReply(const AdminReply& r, bool binary, std
 }
 
 absl::Status ServerSession::HandleQuery(std::string_view sql, std::string* out) {
-  current_statement_ = std::string(sql.substr(0, 1024));
+  current_statement_ = RedactedStatement(sql, kShownStatementBytes);
   AdminContext ctx = Context();
   QueryPlan plan = PlanQuery(sql, ctx);
   switch (plan.kind) {
@@ -279,7 +283,7 @@ absl::Status ServerSession::FinishDeferred(DeferredResult result, std::string* o
 }
 
 absl::Status ServerSession::HandlePrepare(std::string_view sql, std::string* out) {
-  current_statement_ = std::string(sql.substr(0, 1024));
+  current_statement_ = RedactedStatement(sql, kShownStatementBytes);
   if (statements_.size() >= kMaxPreparedStatements) {
     ReplyError(out, kErMaxPreparedStmtCount, "42000",
                absl::StrCat("Can't create more than max_prepared_stmt_count statements "
@@ -361,7 +365,7 @@ absl::Status ServerSession::HandleExecute(std::string_view payload, std::string*
     return absl::OkStatus();
   }
   Statement& st = it->second;
-  current_statement_ = st.sql.substr(0, 1024);
+  current_statement_ = RedactedStatement(st.sql, kShownStatementBytes);
   if (st.long_data) {
     ReplyError(out, kErNotSupportedYet, "42000",
                "binrelay does not forward COM_STMT_SEND_LONG_DATA parameters");

@@ -55,6 +55,9 @@ inline constexpr uint16_t kErNetPacketsOutOfOrder = 1156;  // 08S01
 // A session holds at most this many prepared statements (MySQL's
 // max_prepared_stmt_count is server-wide; this bounds one client).
 inline constexpr size_t kMaxPreparedStatements = 256;
+// SHOW FULL PROCESSLIST's Info and the log show at most this much of a
+// statement (redacted when it names a password: statement_redaction.h).
+inline constexpr size_t kShownStatementBytes = 1024;
 
 struct ServerSessionOptions {
   // MariaDB-flavoured by default; MySQL 8 style is e.g. "8.0.36-binrelay".

@@ -1,4 +1,5 @@
 #include "cli/serve_config.h"
+#include "cli/shown_argument.h"
 
 #include <gtest/gtest.h>
 
@@ -446,6 +447,30 @@ TEST(ServeConfigTest, MalformedPasswordOverrideIsReportedWithoutTheValue) {
     EXPECT_FALSE(absl::StrContains(c.status().message(), "hunter2")) << c.status();
     EXPECT_TRUE(absl::StrContains(c.status().message(), "=...")) << c.status();
   }
+}
+
+// Guards "passwords never appear in error messages" and ps: a password given
+// as an override is refused (like tail's --password), and a config line that
+// is malformed or misplaced is reported by file:line and key, never quoted.
+TEST(ServeConfigTest, PasswordsOnTheCommandLineOrInBadLinesAreNeverEchoed) {
+  for (const char* flag : {"--source.password=hunter2", "--listen.admin_password=hunter2",
+                           "--apply.orders.target_password=hunter2", "-phunter2"}) {
+    auto c = Parse(kGood, {flag});
+    ASSERT_FALSE(c.ok()) << flag;
+    EXPECT_FALSE(absl::StrContains(c.status().message(), "hunter2")) << c.status();
+  }
+  auto refused = Parse(kGood, {"--source.password=hunter2"});
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "password_file")) << refused.status();
+  for (const char* text : {"password = hunter2\n[source]\n", "[source]\npassword hunter2\n",
+                           "[source]\npassword: hunter2\n", "[source hunter2\n"}) {
+    auto ini = IniFile::Parse(text, "binrelay.cnf");
+    ASSERT_FALSE(ini.ok()) << text;
+    EXPECT_FALSE(absl::StrContains(ini.status().message(), "hunter2")) << ini.status();
+    EXPECT_TRUE(absl::StrContains(ini.status().message(), "binrelay.cnf:")) << ini.status();
+  }
+  EXPECT_EQ(ShownArgument("-phunter2"), "-p...");
+  EXPECT_EQ(ShownArgument("--passwd=hunter2"), "--passwd=...");
+  EXPECT_EQ(ShownArgument("--config"), "--config");
 }
 
 // Guards the semi-sync promise: an ACK means the transaction is on

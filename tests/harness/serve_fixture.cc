@@ -83,7 +83,9 @@ absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Create(const MariaDb
   p->env_ = options.env;
   std::ofstream out(p->config_path());
   out << "[source]\nhost = 127.0.0.1\nport = " << source.Port() << "\nuser = " << kRelayUser
-      << "\npassword = " << kRelayPassword << "\nserver_id = 4001\nstart = " << options.start
+      << "\npassword = "
+      << (options.source_password.empty() ? std::string(kRelayPassword) : options.source_password)
+      << "\nserver_id = 4001\nstart = " << options.start
       << "\nheartbeat = " << options.heartbeat << "\n"
       << "[store]\ndir = " << p->store_dir() << "\nsync = " << options.sync << "\n"
       << "[listen]\naddress = 127.0.0.1\nport = " << p->listen_port_

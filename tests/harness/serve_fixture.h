@@ -54,6 +54,9 @@ struct ServeOptions {
   std::string start = "earliest";   // [source] start
   std::string sync = "transaction";  // [store] sync
   std::string heartbeat = "1s";      // [source] heartbeat
+  // [source] password; empty: the relay account's (kRelayPassword). Not an
+  // override: binrelay refuses passwords on its command line.
+  std::string source_password;
   // More --section.key=value arguments for every start.
   std::vector<std::string> overrides;
   // Appended to the config file as it is (e.g. [apply.NAME] sections).

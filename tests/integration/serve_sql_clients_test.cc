@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -315,6 +316,25 @@ TEST_F(ServeSqlClientsTest, KillEndsADumpAndProcesslistShowsIt) {
   EXPECT_EQ(root.Query("SELECT 1").rows.size(), 1u) << "the refused KILL ended it";
   Result purge = admin->Query("PURGE BINARY LOGS TO 'mysql-bin.000001'");
   EXPECT_EQ(purge.error, 1227u) << Describe(purge);
+
+  // PROCESSLIST, as on a server for a user without PROCESS: the replication
+  // user sees its own connections only (the admin's statements are not its
+  // to read); the admin account sees everyone's.
+  auto users = [](const Result& r) {
+    std::set<std::string> out;
+    for (const auto& row : r.rows) out.insert(row[1].value_or(""));
+    return out;
+  };
+  EXPECT_EQ(users(admin->Query("SHOW FULL PROCESSLIST")), std::set<std::string>{kReplUser});
+  EXPECT_EQ(users(root.Query("SHOW FULL PROCESSLIST")),
+            (std::set<std::string>{kReplUser, kAdminUser}));
+  // A refused statement carrying a password is logged without it.
+  Result set_password = root.Query("SET PASSWORD = PASSWORD('hunter2-for-the-log')");
+  EXPECT_NE(set_password.error, 0u);
+  const std::string log = serve_->StderrTail(400);
+  EXPECT_FALSE(absl::StrContains(log, "hunter2-for-the-log")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "SET PASSWORD = PASSWORD('<secret>')")) << log;
+
   Result by_admin = root.Query(absl::StrCat("KILL ", admin->id()));
   EXPECT_EQ(by_admin.error, 0u) << Describe(by_admin);
 }

@@ -38,8 +38,8 @@ TEST(ServeTierTest, RelayOfARelayServesReplicasAndTailAsTheSourceDoes) {
   ServeOptions second;
   second.overrides = {absl::StrCat("--source.port=", a->listen_port()),
                       absl::StrCat("--source.user=", kReplUser),
-                      absl::StrCat("--source.password=", kReplPassword),
                       "--source.server_id=4002"};
+  second.source_password = kReplPassword;
   BR_ASSERT_OK_AND_ASSIGN(auto b, ServeProcess::Create(*source, second));
   BR_ASSERT_OK(b->Start()) << b->StderrTail();
 
