@@ -730,7 +730,15 @@ TEST_F(ApplyPipelineTest, ContentionIsRetriedAndShrinksConcurrency) {
   }
   for (auto& t : writers) t.join();
   for (const auto& r : results) BR_ASSERT_OK(r);
-  std::this_thread::sleep_for(seconds(3));
+  // The locks are held until the pipeline has met them (a lock wait timed
+  // out and was retried), however long its ingest and first drain take.
+  for (auto deadline = std::chrono::steady_clock::now() + seconds(90);
+       std::chrono::steady_clock::now() < deadline;) {
+    auto busy = PipelineStatus(*serve, "busy");
+    const JsonValue* r = busy ? busy->Find("retries") : nullptr;
+    if (r != nullptr && r->Find("1205") != nullptr) break;
+    std::this_thread::sleep_for(milliseconds(200));
+  }
   BR_ASSERT_OK((*locker)->Query("ROLLBACK").status());
   EXPECT_TRUE(Converges("busy1", "busy1", seconds(90), serve.get()));
   auto p = PipelineStatus(*serve, "busy");
@@ -857,7 +865,7 @@ TEST_F(ApplyPipelineTest, XaTransactionsApplyOnlyWhatTheSourceCommits) {
   BR_ASSERT_OK(source_->Execute("INSERT INTO xa1.t VALUES (10, 'plain')"));
   BR_ASSERT_OK_AND_ASSIGN(auto target, SqlConn::Open(*target_));
   std::string seen;
-  for (int i = 0; i < 100 && seen != "10"; ++i) {
+  for (int i = 0; i < 300 && seen != "10"; ++i) {
     std::this_thread::sleep_for(milliseconds(100));
     auto rows = target->QueryNamed("SELECT GROUP_CONCAT(id ORDER BY id) AS ids FROM xa1.t");
     seen = rows.ok() && !rows->empty() && (*rows)[0]["ids"] ? *(*rows)[0]["ids"] : "";

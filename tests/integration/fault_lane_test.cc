@@ -134,7 +134,16 @@ TEST(FaultLaneTest, FaultsOnEveryHopLoseNothingAndEveryoneConverges) {
       std::this_thread::sleep_for(milliseconds(2));
     }
   });
+  // At least 12 s, then until there is enough workload and enough faults on
+  // every hop to say something (a sanitizer build writes more slowly), at
+  // most 120 s.
+  const auto began = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(seconds(12));
+  while (std::chrono::steady_clock::now() - began < seconds(120) &&
+         (statements.load() < 1500 || to_source->faults() < 5 || to_replica->faults() < 5 ||
+          to_target->faults() < 2)) {
+    std::this_thread::sleep_for(milliseconds(200));
+  }
   stop = true;
   writer.join();
   EXPECT_GT(statements.load(), 1000) << "too little workload to say anything";

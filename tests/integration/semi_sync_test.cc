@@ -47,7 +47,10 @@ TEST(SemiSyncTest, BinrelayAcksStoredTransactionsAndTheSourceFallsBackWithoutIt)
   BR_ASSERT_OK_AND_ASSIGN(
       auto source, StartServeSource({"--rpl-semi-sync-master-enabled=ON",
                                      "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
-                                     "--rpl-semi-sync-master-timeout=3000"}));
+                                     // 60 s while binrelay runs, so a slow ACK (a
+                                     // sanitizer build, a busy disk) is not a fallback;
+                                     // 3 s for the kill below.
+                                     "--rpl-semi-sync-master-timeout=60000"}));
   BR_ASSERT_OK(source->Execute("CREATE DATABASE semi"));
   BR_ASSERT_OK(source->Execute("CREATE TABLE semi.t (id INT PRIMARY KEY, v VARCHAR(100))"));
   ServeOptions o;
@@ -79,6 +82,7 @@ TEST(SemiSyncTest, BinrelayAcksStoredTransactionsAndTheSourceFallsBackWithoutIt)
 
   // Without its only semi-sync replica the source waits out its timeout,
   // then commits without an ACK.
+  BR_ASSERT_OK(source->Execute("SET GLOBAL rpl_semi_sync_master_timeout = 3000"));
   serve->Kill();
   const auto t0 = Clock::now();
   BR_ASSERT_OK(conn->Exec("INSERT INTO semi.t VALUES (1000, 'no ack')"));
@@ -90,6 +94,7 @@ TEST(SemiSyncTest, BinrelayAcksStoredTransactionsAndTheSourceFallsBackWithoutIt)
   BR_ASSERT_OK(serve->Start());
   BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(60))) << serve->StderrTail();
   ASSERT_TRUE(WaitStatus(*source, "Rpl_semi_sync_master_clients", 1, seconds(30)));
+  BR_ASSERT_OK(source->Execute("SET GLOBAL rpl_semi_sync_master_timeout = 60000"));
   const int64_t yes1 = Status(*source, "Rpl_semi_sync_master_yes_tx");
   for (int id = 1001; id <= 1050; ++id) {
     BR_ASSERT_OK(conn->Exec(absl::StrCat("INSERT INTO semi.t VALUES (", id, ", 'acked again')")));

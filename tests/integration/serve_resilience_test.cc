@@ -68,7 +68,12 @@ TEST(ServeResilienceTest, TenKill9RestartsKeepStoreIdenticalAndReplicasConverge)
     std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(0, 300)(rng)));
     BR_ASSERT_OK(serve->Start()) << "restart after kill " << kill;
   }
-  std::this_thread::sleep_for(milliseconds(500));  // some writes after the last restart
+  // Some writes after the last restart, and enough in all (at least 3
+  // rotations) however slowly a sanitizer build restarts.
+  std::this_thread::sleep_for(milliseconds(500));
+  for (int i = 0; i < 600 && steady->transactions() < 450; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
   BR_ASSERT_OK(steady->Stop());
   const int64_t transactions = steady->transactions();
   EXPECT_GT(transactions, 300) << "too little workload to say anything";

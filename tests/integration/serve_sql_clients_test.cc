@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "protocol/status_macros.h"
 #include "replication/dump_commands.h"
+#include "tests/harness/json_lite.h"
 #include "tests/harness/mariadb_sandbox.h"
 #include "tests/harness/raw_dump_client.h"
 #include "tests/harness/replica_fixture.h"
@@ -282,7 +283,7 @@ TEST_F(ServeSqlClientsTest, KillEndsADumpAndProcesslistShowsIt) {
   });
   auto admin = Relay();
   uint64_t target = 0;
-  for (int i = 0; i < 100 && target == 0; ++i) {
+  for (int i = 0; i < 600 && target == 0; ++i) {
     Result list = admin->Query("SHOW PROCESSLIST");
     ASSERT_EQ(list.error, 0u) << Describe(list);
     ASSERT_GE(list.columns.size(), 8u);
@@ -294,6 +295,23 @@ TEST_F(ServeSqlClientsTest, KillEndsADumpAndProcesslistShowsIt) {
     if (target == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_NE(target, 0u) << "the dump never showed in SHOW PROCESSLIST";
+  // It is listed once accepted, before it streams: wait until binrelay
+  // reports it past the file's header, so the KILL ends a running dump.
+  bool streaming = false;
+  for (int i = 0; i < 300 && !streaming; ++i) {
+    std::string body = HttpGet(serve_->http_port(), "/status");
+    size_t at = body.find("\r\n\r\n");
+    auto json = ParseJson(at == std::string::npos ? "" : body.substr(at + 4));
+    const JsonValue* consumers = json.ok() ? json->Find("consumers") : nullptr;
+    for (const JsonValue& c : consumers ? consumers->array : std::vector<JsonValue>{}) {
+      const JsonValue* name = c.Find("name");
+      const JsonValue* offset = c.Find("offset");
+      streaming |= name && absl::StrContains(name->text, "7777") && offset &&
+                   std::stoull(offset->text) > 4;
+    }
+    if (!streaming) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(streaming) << HttpGet(serve_->http_port(), "/status");
   Result self = admin->Query("SELECT CONNECTION_ID()");
   EXPECT_EQ(self.rows[0][0], absl::StrCat(admin->id()));
   Result kill = admin->Query(absl::StrCat("KILL ", target));
@@ -331,6 +349,9 @@ TEST_F(ServeSqlClientsTest, KillEndsADumpAndProcesslistShowsIt) {
   // A refused statement carrying a password is logged without it.
   Result set_password = root.Query("SET PASSWORD = PASSWORD('hunter2-for-the-log')");
   EXPECT_NE(set_password.error, 0u);
+  for (int i = 0; i < 300 && !absl::StrContains(serve_->Stderr(), "PASSWORD('<secret>')"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the log line on its way
+  }
   const std::string log = serve_->StderrTail(400);
   EXPECT_FALSE(absl::StrContains(log, "hunter2-for-the-log")) << log;
   EXPECT_TRUE(absl::StrContains(log, "SET PASSWORD = PASSWORD('<secret>')")) << log;

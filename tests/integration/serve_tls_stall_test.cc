@@ -127,13 +127,23 @@ class FrozenReader {
 // up the store or the other replicas — the dump must only block itself.
 TEST(ServeStallTest, FrozenReaderDoesNotSlowTheHealthyReplica) {
   BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource());
-  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source));
+  // A write timeout far beyond the bound below: were the healthy replica
+  // waiting on the frozen one, it would take at least this long.
+  ServeOptions options;
+  options.overrides = {"--listen.read_timeout=600s"};
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source, options));
   BR_ASSERT_OK(serve->Start());
   const MasterEndpoint master = ReplicaEndpoint(*serve, *source);
   BR_ASSERT_OK_AND_ASSIGN(auto healthy,
                           StartReplicaOf(master, {.server_id = 2, .mode = Mode::kGtidSlavePos}));
   FrozenReader frozen(master, serve->dir());
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let its dump start
+  const auto status_url = absl::StrCat("curl -s http://127.0.0.1:", serve->http_port(), "/status");
+  for (int i = 0; i < 300; ++i) {  // its dump has started: binrelay lists it
+    if (RunShellCommand(status_url, seconds(10)).output.find("server_id 77") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   frozen.Freeze();
   // ~60 MiB of rows: far more than the frozen reader's socket buffers hold.
   BR_ASSERT_OK(source->Execute("CREATE DATABASE stall"));
@@ -147,14 +157,13 @@ TEST(ServeStallTest, FrozenReaderDoesNotSlowTheHealthyReplica) {
   }
   BR_ASSERT_OK_AND_ASSIGN(std::string gtid, GtidBinlogPos(*source));
   auto started = std::chrono::steady_clock::now();
-  BR_EXPECT_OK(WaitReplicaCaughtUp(*healthy, gtid, seconds(60))) << serve->StderrTail();
-  // Well inside binrelay's 60 s write timeout for the frozen one: the
-  // healthy replica was not waiting for it.
-  EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(30));
+  BR_EXPECT_OK(WaitReplicaCaughtUp(*healthy, gtid, seconds(300))) << serve->StderrTail();
+  // Well inside the 600 s write timeout for the frozen one (with room for a
+  // sanitizer build): the healthy replica was not waiting for it.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(180));
   EXPECT_TRUE(SameChecksums(*source, *healthy, {"stall"}));
   // /status still lists the frozen reader, behind the store's end.
-  CommandResult status = RunShellCommand(
-      absl::StrCat("curl -s http://127.0.0.1:", serve->http_port(), "/status"), seconds(10));
+  CommandResult status = RunShellCommand(status_url, seconds(10));
   EXPECT_NE(status.output.find("server_id 77"), std::string::npos) << status.output;
   BR_EXPECT_OK(serve->Stop());
 }

@@ -87,7 +87,8 @@ class TableMoveTest : public ::testing::Test {
   // more "key = value" lines of that section.
   static std::unique_ptr<ServeProcess> StartMove(const std::string& name,
                                                  const std::string& tables,
-                                                 const std::vector<std::string>& extra) {
+                                                 const std::vector<std::string>& extra,
+                                                 EnvVars env = {}) {
     std::string section = absl::StrCat("[move.", name, "]\ntarget_host = 127.0.0.1\n",
                                        "target_port = ", target_->Port(), "\ntarget_user = ",
                                        kMover, "\ntarget_password = ", kMoverPassword,
@@ -96,6 +97,7 @@ class TableMoveTest : public ::testing::Test {
     ServeOptions o;
     o.start = "current";
     o.extra_config = section;
+    o.env = std::move(env);
     auto serve = ServeProcess::Create(*source_, o);
     EXPECT_TRUE(serve.ok()) << serve.status();
     if (!serve.ok()) return nullptr;
@@ -271,11 +273,22 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
   std::thread writer(WriteRandomly, source_, &stop, &writes);
   JoinOnExit join{&stop, &writer};
   // Small chunks: many chunks in flight and completed while writes land.
+  // The copy is held before its second chunk (the test hook) until the purge
+  // below is done: a fast copy could otherwise end before it.
+  const std::string holds =
+      absl::StrCat(::testing::TempDir(), "/binrelay-move-mv-", getpid(), "/holds");
+  std::filesystem::create_directories(holds);
+  std::ofstream(holds + "/dispatch 1") << "go";
   auto serve = StartMove("m1", "mv.*", {"chunk_time = 20ms", "copy_threads = 2",
-                                        "flush_interval = 100ms"});
+                                        "flush_interval = 100ms"},
+                         {{"BINRELAY_TEST_HOLD_DIR", holds}});
   ASSERT_NE(serve, nullptr);
   // The source purges every binlog but its current one while the move runs:
   // the move reads binrelay's copy, never the source's files.
+  for (int i = 0; i < 1200 && !absl::StrContains(serve->Stderr(), "held at dispatch 2"); ++i) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_TRUE(absl::StrContains(serve->Stderr(), "held at dispatch 2")) << serve->StderrTail();
   EXPECT_TRUE(PhaseReaches(*serve, "m1", "copy", seconds(60)));
   {
     // Its own connection: the writer thread is using the sandbox's.
@@ -286,7 +299,7 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
     // binrelay may still be reading the old file (ER_LOG_IN_USE): retried
     // until only the current file is left.
     size_t files = 0;
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < 600; ++i) {
       (void)admin.Query(absl::StrCat("PURGE BINARY LOGS TO '", *(*status)[0][0], "'"));
       auto logs = admin.Query("SHOW BINARY LOGS");
       files = logs.ok() ? logs->size() : 0;
@@ -295,6 +308,7 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
     }
     ASSERT_EQ(files, 1u) << "the source did not purge its older binlogs";
   }
+  std::ofstream(holds + "/dispatch 2") << "go";
   std::optional<JsonValue> last;
   const bool done = PhaseReaches(*serve, "m1", "done", seconds(120), &last);
   stop = true;
@@ -850,6 +864,11 @@ TEST_P(TableMoveKillTest, KilledInPhaseResumesAndCutsOverExactly) {
   ASSERT_TRUE(absl::StrContains(first->StderrSoFar(), stalled)) << first->StderrSoFar();
   const uint64_t writes_at_stall = writes.load();
   std::this_thread::sleep_for(milliseconds(300));  // writes while it stands there
+  if (point != "cutover locked") {  // the source takes writes: wait for one, however slow
+    for (int i = 0; i < 1500 && writes.load() <= writes_at_stall; ++i) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
   const uint64_t writes_at_kill = writes.load();
   if (point == "cutover locked") {
     // The kill comes while the source's table is locked (one write may
@@ -862,7 +881,7 @@ TEST_P(TableMoveKillTest, KilledInPhaseResumesAndCutsOverExactly) {
   first->Wait(seconds(30));
   // Whatever it held, the source takes writes again: a lock died with its
   // connection.
-  const auto unlock_deadline = std::chrono::steady_clock::now() + seconds(10);
+  const auto unlock_deadline = std::chrono::steady_clock::now() + seconds(30);
   while (writes.load() < writes_at_kill + 20 && std::chrono::steady_clock::now() < unlock_deadline) {
     std::this_thread::sleep_for(milliseconds(20));
   }
@@ -985,10 +1004,10 @@ TEST_P(TableMovePreDispatchTest, ChangeBeforeFirstDispatchThenAboveHighWatermark
   if (kind == "UPDATE") {
     BR_ASSERT_OK(
         source_->Execute(absl::StrCat("UPDATE ", db, ".t SET v = 'second' WHERE id = 4000")));
-    EXPECT_EQ(target_row("second", seconds(10)), "second") << "the second change was dropped";
+    EXPECT_EQ(target_row("second", seconds(30)), "second") << "the second change was dropped";
   } else {
     BR_ASSERT_OK(source_->Execute(absl::StrCat("DELETE FROM ", db, ".t WHERE id = 4000")));
-    EXPECT_EQ(target_row("absent", seconds(10)), "absent") << "the delete was dropped";
+    EXPECT_EQ(target_row("absent", seconds(30)), "absent") << "the delete was dropped";
   }
   release("dispatch 2");
 

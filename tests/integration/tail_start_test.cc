@@ -88,7 +88,7 @@ TEST_F(TailStartTest, GtidStartSurvivesAKillBeforeTheFirstTransaction) {
                                 Env()));
   // Wait until the dump runs, then kill it before anything is delivered.
   int killed = 0;
-  for (int i = 0; i < 100 && killed == 0; ++i) {
+  for (int i = 0; i < 300 && killed == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     auto rows = sb_->Query(
         "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'");

@@ -161,14 +161,14 @@ TEST(HttpServerLimitsTest, ConnectionsPastTheCapGet503) {
   }
   std::string busy = Request(server.port(), "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
   // The accepted ones may still be on their way to the server's count.
-  for (int i = 0; i < 50 && !absl::StrContains(busy, " 503 "); ++i) {
+  for (int i = 0; i < 1500 && !absl::StrContains(busy, " 503 "); ++i) {
     usleep(20000);
     busy = Request(server.port(), "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
   }
   EXPECT_TRUE(absl::StrContains(busy, " 503 ")) << busy;
   for (int fd : idle) close(fd);
   std::string ok;
-  for (int i = 0; i < 50 && !absl::StrContains(ok, " 200 "); ++i) {
+  for (int i = 0; i < 1500 && !absl::StrContains(ok, " 200 "); ++i) {
     usleep(20000);
     ok = Request(server.port(), "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
   }
