@@ -24,6 +24,7 @@
 #include "protocol/event_type.h"
 #include "protocol/gtid_events.h"
 #include "protocol/query_event.h"
+#include "protocol/statement_redaction.h"
 #include "protocol/status_macros.h"
 #include "replication/binlog_status.h"
 #include "replication/connection_sql_source.h"
@@ -100,7 +101,8 @@ class ApplyPipeline::Sink : public ChangeSink {
         ours = p_->pattern_.Matches(t.db, t.table);
       }
       if (!ours) continue;
-      std::string text(s.query.substr(0, 300));
+      // Quoted in /status and the log: a credential in it is hidden.
+      std::string text = protocol::RedactedStatement(s.query, 300);
       if (t.dml) {
         p_->ddl_stop_ = absl::FailedPreconditionError(absl::StrCat(
             "a row change to subscribed table ", t.db, ".", t.table, " was logged as a "

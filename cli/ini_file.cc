@@ -14,6 +14,18 @@
 
 namespace binrelay::cli {
 
+namespace {
+
+bool IsKeyName(std::string_view key) {
+  if (key.empty()) return false;
+  for (char c : key) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string IniFile::Normalize(std::string_view key) {
   std::string k = absl::AsciiStrToLower(AV(key));
   for (char& c : k) {
@@ -46,12 +58,17 @@ absl::StatusOr<IniFile> IniFile::Parse(std::string_view text, std::string_view n
       return absl::InvalidArgumentError(absl::StrCat(
           where, ": expected key = value (the line has no '='; its text is not shown)"));
     }
+    std::string key = Normalize(SV(absl::StripAsciiWhitespace(line.substr(0, eq))));
+    // Text that is not a key name (e.g. "password s3cret==" missing its '=')
+    // is never echoed, in this error or in later ones that name keys.
+    if (!IsKeyName(key)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": malformed key (letters, digits, '_' and '-' only; its text is not shown)"));
+    }
     if (section.empty()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, ": key '", absl::StripAsciiWhitespace(line.substr(0, eq)),
-                       "' appears before any [section]"));
+          absl::StrCat(where, ": key '", key, "' appears before any [section]"));
     }
-    std::string key = Normalize(SV(absl::StripAsciiWhitespace(line.substr(0, eq))));
     absl::string_view value = absl::StripAsciiWhitespace(line.substr(eq + 1));
     if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
         value.back() == value.front()) {
@@ -61,7 +78,6 @@ absl::StatusOr<IniFile> IniFile::Parse(std::string_view text, std::string_view n
       size_t hash = value.find(" #");
       if (hash != absl::string_view::npos) value = absl::StripAsciiWhitespace(value.substr(0, hash));
     }
-    if (key.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": empty key"));
     auto k = std::make_pair(section, key);
     if (ini.values_.contains(k)) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": [", section, "] ", key,
@@ -97,6 +113,15 @@ absl::Status IniFile::Override(std::string_view flag) {
   }
   std::string section = Normalize(SV(f.substr(0, dot)));
   std::string key = Normalize(SV(f.substr(dot + 1, eq - dot - 1)));
+  std::string section_chars = section;
+  for (char& c : section_chars) {
+    if (c == '.') c = '_';
+  }
+  if (!IsKeyName(key) || !IsKeyName(section_chars)) {
+    return absl::InvalidArgumentError(
+        "bad option: malformed section or key name (its text is not shown); expected "
+        "--section.key=value, e.g. --store.dir=/x");
+  }
   if (absl::EndsWith(key, "password")) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--", section, ".", key, "=... is not accepted (a password on the command line is "

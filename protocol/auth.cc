@@ -71,7 +71,7 @@ absl::StatusOr<std::string> CachingSha2RsaEncrypt(std::string_view password,
   if (password.size() + 1 + 41 >= key_size) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the password is too long for the server's ", key_size * 8,
-        "-bit RSA key (at most ", key_size - 42, " bytes fit); connect over TLS instead"));
+        "-bit RSA key (at most ", key_size - 43, " bytes fit); connect over TLS instead"));
   }
   std::string plain(password);
   plain.push_back('\0');

@@ -6,9 +6,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "protocol/statement_redaction.h"
 #include "protocol/status_macros.h"
 #include "proxy/sql_tokens.h"
-#include "proxy/statement_redaction.h"
 
 namespace binrelay::proxy {
 namespace {
@@ -52,7 +52,7 @@ class Parser {
   }
   absl::Status Error(std::string_view what) const {
     // The fragment could be part of a password: not quoted from such statements.
-    const std::string_view near = NamesCredential(sql_) ? std::string_view("<secret>")
+    const std::string_view near = protocol::NamesCredential(sql_) ? std::string_view("<secret>")
                                                         : sql_.substr(Peek().begin, 20);
     return absl::InvalidArgumentError(absl::StrCat("syntax error at byte ", Peek().begin,
                                                    " near '", AV(near), "': expected ", AV(what)));

@@ -10,9 +10,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "protocol/server_error.h"
+#include "protocol/statement_redaction.h"
 #include "protocol/status_macros.h"
 #include "proxy/forward_policy.h"
-#include "proxy/statement_redaction.h"
 
 namespace binrelay::proxy {
 namespace {
@@ -36,7 +36,7 @@ AdminReply NotSupported(std::string_view sql) {
   // Quote a bounded prefix: the statement may be long and is client data.
   return AdminReply::Error(kErNotSupportedYet, "42000",
                            absl::StrCat("This version of binrelay doesn't yet support '",
-                                        RedactedStatement(sql, 100), "'"));
+                                        protocol::RedactedStatement(sql, 100), "'"));
 }
 
 std::optional<std::string> SystemVariable(std::string_view name, const AdminContext& ctx) {
@@ -353,7 +353,7 @@ QueryPlan PlanQuery(std::string_view sql, const AdminContext& ctx) {
     plan.reply = AdminReply::Error(
         kErNotSupportedYet, "42000",
         absl::StrCat("binrelay does not forward queries to its source ([listen] "
-                     "forward_queries = none): '", RedactedStatement(sql, 100), "'"));
+                     "forward_queries = none): '", protocol::RedactedStatement(sql, 100), "'"));
     return plan;
   }
   // A write binrelay knows (SET PASSWORD) or does not know (INSERT); a

@@ -132,6 +132,15 @@ class Classifier {
     return false;
   }
 
+  // The source's thread list is not for binrelay's clients to read through
+  // forward_user (it would bypass SHOW PROCESSLIST's per-user view).
+  static bool NotProcesslist(const std::string& table, std::string* reason) {
+    if (!absl::EqualsIgnoreCase(table, "processlist")) return true;
+    *reason = "a SELECT from information_schema.PROCESSLIST (the source's threads; use SHOW "
+              "PROCESSLIST for binrelay's)";
+    return false;
+  }
+
   // A table name at *j ([db.]table); advances past it.
   bool InformationSchemaTable(size_t* j, std::string* reason) const {
     const SqlToken& a = t_[*j];
@@ -143,13 +152,13 @@ class Classifier {
     if (*j + 2 < t_.size() && IsSymbol(sql_, t_[*j + 1], '.')) {
       std::string table = TokenValue(sql_, t_[*j + 2]);
       *j += 3;
-      if (absl::EqualsIgnoreCase(first, "information_schema")) return true;
+      if (absl::EqualsIgnoreCase(first, "information_schema")) return NotProcesslist(table, reason);
       *reason = absl::StrCat("a SELECT from ", first, ".", table,
                              " (binrelay forwards reads of information_schema only)");
       return false;
     }
     *j += 1;
-    if (absl::EqualsIgnoreCase(AV(db_), "information_schema")) return true;
+    if (absl::EqualsIgnoreCase(AV(db_), "information_schema")) return NotProcesslist(first, reason);
     *reason = absl::StrCat("a SELECT from ", first,
                            " (binrelay forwards reads of information_schema only)");
     return false;

@@ -2,6 +2,7 @@
 
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp needs std::exchange
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -128,20 +129,36 @@ HttpReply HandleHttpRequest(std::string_view method, std::string_view target,
   return {404, "text/plain", "not found: try /status, /metrics or /healthz\n"};
 }
 
-std::optional<HttpReply> AnswerHttpBytes(std::string_view bytes, const StatusProvider& provider) {
+std::optional<HttpReply> AnswerHttpBytes(std::string_view bytes, const StatusProvider& provider,
+                                         size_t piece) {
   RequestParser parser;
   LimitRequest(parser);
   parser.eager(true);
-  boost::system::error_code ec;
-  // Fed in one piece or in small pieces (as a slow client's bytes arrive): both must agree.
-  size_t used = 0;
-  while (used < bytes.size() && !parser.is_done()) {
-    size_t n = parser.put(asio::buffer(bytes.data() + used, bytes.size() - used), ec);
-    if (ec == http::error::need_more) break;
-    if (ec || n == 0) return std::nullopt;
-    used += n;
+  if (piece == 0) piece = std::max<size_t>(bytes.size(), 1);
+  // As http::async_read drives it: bytes arrive `piece` at a time into a
+  // buffer, the parser takes what it can, the rest waits for more.
+  std::string buffered;
+  size_t arrived = 0;
+  bool want_more = true;
+  while (!parser.is_done()) {
+    if (want_more) {
+      if (arrived == bytes.size()) return std::nullopt;  // the request never completed
+      const size_t n = std::min(piece, bytes.size() - arrived);
+      buffered.append(bytes.substr(arrived, n));
+      arrived += n;
+    }
+    boost::system::error_code ec;
+    const size_t used = parser.put(asio::buffer(buffered), ec);
+    buffered.erase(0, used);
+    if (ec == http::error::need_more) {
+      want_more = true;
+    } else if (ec) {
+      return std::nullopt;
+    } else {
+      // Progress, or more bytes needed to make any.
+      want_more = used == 0 || buffered.empty();
+    }
   }
-  if (!parser.is_done()) return std::nullopt;
   return Answer(parser, provider);
 }
 

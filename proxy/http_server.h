@@ -54,9 +54,13 @@ struct HttpReply {
 };
 HttpReply HandleHttpRequest(std::string_view method, std::string_view target,
                             const StatusProvider& provider);
-// Parses one request from `bytes` under the server's limits and answers it;
-// nullopt when the bytes are not one complete, acceptable request (the server
-// then closes the connection). For the fuzz target and tests.
-std::optional<HttpReply> AnswerHttpBytes(std::string_view bytes, const StatusProvider& provider);
+// Parses the first request in `bytes` under the server's limits, fed `piece`
+// bytes at a time (0: all at once) as a connection's reads would feed it, and
+// answers it as the server would; bytes after it are ignored (the server
+// would read them as the next request). nullopt when the bytes do not begin
+// with one complete, acceptable request (the server then closes the
+// connection). For the fuzz target and tests.
+std::optional<HttpReply> AnswerHttpBytes(std::string_view bytes, const StatusProvider& provider,
+                                         size_t piece = 0);
 
 }  // namespace binrelay::proxy

@@ -7,11 +7,11 @@
 #include "protocol/capabilities.h"
 #include "protocol/server_error.h"
 #include "protocol/server_packets.h"
+#include "protocol/statement_redaction.h"
 #include "protocol/status_macros.h"
 #include "proxy/admin_parser.h"
 #include "proxy/client_error.h"
 #include "proxy/forward_policy.h"
-#include "proxy/statement_redaction.h"
 #include "spdlog/spdlog.h"
 
 namespace binrelay::proxy {
@@ -213,7 +213,7 @@ absl::Status ServerSession::SendAdminReply(const AdminReply& r, bool binary, std
 }
 
 absl::Status ServerSession::HandleQuery(std::string_view sql, std::string* out) {
-  current_statement_ = RedactedStatement(sql, kShownStatementBytes);
+  current_statement_ = protocol::RedactedStatement(sql, kShownStatementBytes);
   AdminContext ctx = Context();
   QueryPlan plan = PlanQuery(sql, ctx);
   switch (plan.kind) {
@@ -283,7 +283,7 @@ absl::Status ServerSession::FinishDeferred(DeferredResult result, std::string* o
 }
 
 absl::Status ServerSession::HandlePrepare(std::string_view sql, std::string* out) {
-  current_statement_ = RedactedStatement(sql, kShownStatementBytes);
+  current_statement_ = protocol::RedactedStatement(sql, kShownStatementBytes);
   if (statements_.size() >= kMaxPreparedStatements) {
     ReplyError(out, kErMaxPreparedStmtCount, "42000",
                absl::StrCat("Can't create more than max_prepared_stmt_count statements "
@@ -365,7 +365,7 @@ absl::Status ServerSession::HandleExecute(std::string_view payload, std::string*
     return absl::OkStatus();
   }
   Statement& st = it->second;
-  current_statement_ = RedactedStatement(st.sql, kShownStatementBytes);
+  current_statement_ = protocol::RedactedStatement(st.sql, kShownStatementBytes);
   if (st.long_data) {
     ReplyError(out, kErNotSupportedYet, "42000",
                "binrelay does not forward COM_STMT_SEND_LONG_DATA parameters");

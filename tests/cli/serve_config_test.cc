@@ -454,7 +454,8 @@ TEST(ServeConfigTest, MalformedPasswordOverrideIsReportedWithoutTheValue) {
 // is malformed or misplaced is reported by file:line and key, never quoted.
 TEST(ServeConfigTest, PasswordsOnTheCommandLineOrInBadLinesAreNeverEchoed) {
   for (const char* flag : {"--source.password=hunter2", "--listen.admin_password=hunter2",
-                           "--apply.orders.target_password=hunter2", "-phunter2"}) {
+                           "--apply.orders.target_password=hunter2", "-phunter2",
+                           "--source.pass hunter2=x"}) {
     auto c = Parse(kGood, {flag});
     ASSERT_FALSE(c.ok()) << flag;
     EXPECT_FALSE(absl::StrContains(c.status().message(), "hunter2")) << c.status();
@@ -462,7 +463,8 @@ TEST(ServeConfigTest, PasswordsOnTheCommandLineOrInBadLinesAreNeverEchoed) {
   auto refused = Parse(kGood, {"--source.password=hunter2"});
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "password_file")) << refused.status();
   for (const char* text : {"password = hunter2\n[source]\n", "[source]\npassword hunter2\n",
-                           "[source]\npassword: hunter2\n", "[source hunter2\n"}) {
+                           "[source]\npassword: hunter2\n", "[source hunter2\n",
+                           "[source]\npassword hunter2==\n", "pass hunter2=x\n[source]\n"}) {
     auto ini = IniFile::Parse(text, "binrelay.cnf");
     ASSERT_FALSE(ini.ok()) << text;
     EXPECT_FALSE(absl::StrContains(ini.status().message(), "hunter2")) << ini.status();

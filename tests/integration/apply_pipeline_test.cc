@@ -703,7 +703,7 @@ TEST_F(ApplyPipelineTest, ContentionIsRetriedAndShrinksConcurrency) {
   auto serve = StartServe({{"busy", "busy1.t", "",
                             {"batch_rows = 20", "concurrency = 8", "lock_wait_timeout = 1"}}});
   ASSERT_NE(serve, nullptr);
-  // Hold the locks of every row on the target for 3 s.
+  // Hold the locks of every row on the target until the pipeline has met them.
   auto locker = protocol::ClientConnection::Connect(
       target_->ClientOptions(kApplier, kApplierPassword));
   BR_ASSERT_OK(locker.status());

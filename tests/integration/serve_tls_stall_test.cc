@@ -137,13 +137,12 @@ TEST(ServeStallTest, FrozenReaderDoesNotSlowTheHealthyReplica) {
   BR_ASSERT_OK_AND_ASSIGN(auto healthy,
                           StartReplicaOf(master, {.server_id = 2, .mode = Mode::kGtidSlavePos}));
   FrozenReader frozen(master, serve->dir());
-  const auto status_url = absl::StrCat("curl -s http://127.0.0.1:", serve->http_port(), "/status");
-  for (int i = 0; i < 300; ++i) {  // its dump has started: binrelay lists it
-    if (RunShellCommand(status_url, seconds(10)).output.find("server_id 77") != std::string::npos) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  bool listed = false;
+  for (int i = 0; i < 300 && !listed; ++i) {  // its dump has started: binrelay lists it
+    listed = HttpGet(serve->http_port(), "/status").find("server_id 77") != std::string::npos;
+    if (!listed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  ASSERT_TRUE(listed) << "the frozen reader's dump never started\n" << serve->StderrTail();
   frozen.Freeze();
   // ~60 MiB of rows: far more than the frozen reader's socket buffers hold.
   BR_ASSERT_OK(source->Execute("CREATE DATABASE stall"));
@@ -163,8 +162,8 @@ TEST(ServeStallTest, FrozenReaderDoesNotSlowTheHealthyReplica) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(180));
   EXPECT_TRUE(SameChecksums(*source, *healthy, {"stall"}));
   // /status still lists the frozen reader, behind the store's end.
-  CommandResult status = RunShellCommand(status_url, seconds(10));
-  EXPECT_NE(status.output.find("server_id 77"), std::string::npos) << status.output;
+  const std::string status = HttpGet(serve->http_port(), "/status");
+  EXPECT_NE(status.find("server_id 77"), std::string::npos) << status;
   BR_EXPECT_OK(serve->Stop());
 }
 

@@ -57,6 +57,9 @@ const Case kCases[] = {
     {"SELECT * FROM information_schema.TABLES INTO OUTFILE '/tmp/x'", K::kUnsupported},
     {"SELECT SLEEP(10) FROM information_schema.TABLES", K::kUnsupported},
     {"SELECT GET_LOCK('a', 10)", K::kUnsupported},
+    // The source's threads (and their statements) through forward_user.
+    {"SELECT * FROM information_schema.PROCESSLIST", K::kUnsupported},
+    {"SELECT INFO FROM processlist", K::kUnsupported, "information_schema"},
     {"SELECT LOAD_FILE('/etc/passwd')", K::kUnsupported},
     {"SELECT MASTER_POS_WAIT('f', 4)", K::kUnsupported},
     {"SELECT @@server_id + 0", K::kUnsupported},

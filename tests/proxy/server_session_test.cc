@@ -524,6 +524,27 @@ TEST_F(SessionTest, ReadBufferStartsSmallAndShrinksAfterABigPacket) {
   EXPECT_LE(session_->buffer_capacity(), 8192u) << "given back once the packet is handled";
 }
 
+// Guards what SHOW PROCESSLIST's Info shows: a running statement that names
+// a credential shows '<secret>' for its literals, and no statement lingers as
+// the Info of an idle connection once it has been answered.
+TEST_F(SessionTest, ProcesslistInfoIsRedactedAndClearedOnceAnswered) {
+  Login();
+  std::string out;
+  BR_ASSERT_OK(session_->Feed(
+      Framed("\x03SELECT binlog_gtid_pos('mysql-bin.000003', 1234) /* PASSWORD 'hunter2' */", 0),
+      &out));
+  ASSERT_EQ(session_->state(), ServerSession::State::kDeferred);
+  EXPECT_EQ(session_->current_statement(), "SELECT binlog_gtid_pos('<secret>', 1234) /* */");
+  DeferredWork work = session_->TakeDeferred();
+  BR_ASSERT_OK(session_->FinishDeferred(work(), &out));
+  EXPECT_EQ(session_->current_statement(), "");
+
+  auto refused = Query("SET PASSWORD = PASSWORD('hunter2')");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(ErrCode(refused[0]), 0);
+  EXPECT_EQ(session_->current_statement(), "") << "an answered statement stays as Info";
+}
+
 }  // namespace
 }  // namespace binrelay::proxy
 
