@@ -36,11 +36,48 @@ constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 
 using RequestParser = http::request_parser<http::empty_body>;
 
-// The limits every request is parsed under (the server's and AnswerHttpBytes').
-void LimitRequest(RequestParser& parser) {
-  parser.header_limit(kMaxHttpHeaderBytes);  // GET requests only: a few headers, no body
-  parser.body_limit(0);
-}
+// One request's bytes into Beast's parser, however they arrive, under one
+// bound on the whole request. Boost 1.74's header_limit counts only the bytes
+// not yet parsed at each put (boost/beast/http/impl/basic_parser.ipp: the
+// first put parses every complete field it holds), so the same request was
+// refused in one read and accepted in two, up to about twice the limit. Here
+// a request is refused once its bytes pass kMaxHttpHeaderBytes (GET only: a
+// few headers, no body), in one read or many.
+class RequestFeeder {
+ public:
+  enum class Result { kNeedMore, kDone, kRefused };
+
+  RequestFeeder() {
+    parser_.header_limit(kMaxHttpHeaderBytes);
+    parser_.body_limit(0);
+    parser_.eager(true);
+  }
+
+  Result Feed(std::string_view bytes) {
+    buffered_.append(bytes);
+    while (!parser_.is_done() && !buffered_.empty()) {
+      boost::system::error_code ec;
+      const size_t used = parser_.put(asio::buffer(buffered_), ec);
+      consumed_ += used;
+      buffered_.erase(0, used);
+      if (ec == http::error::need_more) break;
+      if (ec) return Result::kRefused;
+      if (used == 0) break;
+    }
+    if (parser_.is_done()) return consumed_ > kMaxHttpHeaderBytes ? Result::kRefused : Result::kDone;
+    return consumed_ + buffered_.size() > kMaxHttpHeaderBytes ? Result::kRefused
+                                                              : Result::kNeedMore;
+  }
+
+  const RequestParser& parser() const { return parser_; }
+  // Bytes received after the request (a pipelined next one).
+  std::string TakeRest() { return std::move(buffered_); }
+
+ private:
+  RequestParser parser_;
+  std::string buffered_;
+  size_t consumed_ = 0;
+};
 
 HttpReply Answer(const RequestParser& parser, const StatusProvider& provider) {
   const auto& req = parser.get();
@@ -55,17 +92,24 @@ asio::awaitable<void> ServeConnection(tcp::socket socket, const StatusProvider* 
     ~Count() { open->fetch_sub(1); }
   } count{open};
   beast::tcp_stream stream(std::move(socket));
-  beast::flat_buffer buffer(8192);
+  std::string rest;
+  char chunk[4096];
+  boost::system::error_code ec;
   while (true) {
-    RequestParser parser;
-    LimitRequest(parser);
-    stream.expires_after(kIoTimeout);
-    boost::system::error_code ec;
-    co_await http::async_read(stream, buffer, parser,
-                              asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) break;  // closed, timed out or malformed: nothing more to say
-    const auto& req = parser.get();
-    HttpReply reply = Answer(parser, *provider);
+    RequestFeeder feeder;
+    stream.expires_after(kIoTimeout);  // for the whole request
+    RequestFeeder::Result r = feeder.Feed(rest);
+    while (r == RequestFeeder::Result::kNeedMore) {
+      const size_t n = co_await stream.async_read_some(
+          asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) break;
+      r = feeder.Feed(std::string_view(chunk, n));
+    }
+    // Closed, timed out, malformed or too large: nothing more to say.
+    if (ec || r != RequestFeeder::Result::kDone) break;
+    rest = feeder.TakeRest();
+    const auto& req = feeder.parser().get();
+    HttpReply reply = Answer(feeder.parser(), *provider);
     http::response<http::string_body> res{static_cast<http::status>(reply.status),
                                           req.version()};
     res.set(http::field::server, "binrelay");
@@ -131,35 +175,14 @@ HttpReply HandleHttpRequest(std::string_view method, std::string_view target,
 
 std::optional<HttpReply> AnswerHttpBytes(std::string_view bytes, const StatusProvider& provider,
                                          size_t piece) {
-  RequestParser parser;
-  LimitRequest(parser);
-  parser.eager(true);
   if (piece == 0) piece = std::max<size_t>(bytes.size(), 1);
-  // As http::async_read drives it: bytes arrive `piece` at a time into a
-  // buffer, the parser takes what it can, the rest waits for more.
-  std::string buffered;
-  size_t arrived = 0;
-  bool want_more = true;
-  while (!parser.is_done()) {
-    if (want_more) {
-      if (arrived == bytes.size()) return std::nullopt;  // the request never completed
-      const size_t n = std::min(piece, bytes.size() - arrived);
-      buffered.append(bytes.substr(arrived, n));
-      arrived += n;
-    }
-    boost::system::error_code ec;
-    const size_t used = parser.put(asio::buffer(buffered), ec);
-    buffered.erase(0, used);
-    if (ec == http::error::need_more) {
-      want_more = true;
-    } else if (ec) {
-      return std::nullopt;
-    } else {
-      // Progress, or more bytes needed to make any.
-      want_more = used == 0 || buffered.empty();
-    }
+  RequestFeeder feeder;
+  RequestFeeder::Result r = RequestFeeder::Result::kNeedMore;
+  for (size_t at = 0; r == RequestFeeder::Result::kNeedMore && at < bytes.size(); at += piece) {
+    r = feeder.Feed(bytes.substr(at, piece));
   }
-  return Answer(parser, provider);
+  if (r != RequestFeeder::Result::kDone) return std::nullopt;
+  return Answer(feeder.parser(), provider);
 }
 
 HttpServer::HttpServer(const StatusProvider* provider)
