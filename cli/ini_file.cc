@@ -16,10 +16,13 @@ namespace binrelay::cli {
 
 namespace {
 
-bool IsKeyName(std::string_view key) {
-  if (key.empty()) return false;
-  for (char c : key) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+// A normalized key, or with `dots` a section name ([apply.orders]).
+bool IsName(std::string_view name, bool dots = false) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (dots && c == '.'))) {
+      return false;
+    }
   }
   return true;
 }
@@ -61,7 +64,7 @@ absl::StatusOr<IniFile> IniFile::Parse(std::string_view text, std::string_view n
     std::string key = Normalize(SV(absl::StripAsciiWhitespace(line.substr(0, eq))));
     // Text that is not a key name (e.g. "password s3cret==" missing its '=')
     // is never echoed, in this error or in later ones that name keys.
-    if (!IsKeyName(key)) {
+    if (!IsName(key)) {
       return absl::InvalidArgumentError(absl::StrCat(
           where, ": malformed key (letters, digits, '_' and '-' only; its text is not shown)"));
     }
@@ -113,11 +116,7 @@ absl::Status IniFile::Override(std::string_view flag) {
   }
   std::string section = Normalize(SV(f.substr(0, dot)));
   std::string key = Normalize(SV(f.substr(dot + 1, eq - dot - 1)));
-  std::string section_chars = section;
-  for (char& c : section_chars) {
-    if (c == '.') c = '_';
-  }
-  if (!IsKeyName(key) || !IsKeyName(section_chars)) {
+  if (!IsName(key) || !IsName(section, /*dots=*/true)) {
     return absl::InvalidArgumentError(
         "bad option: malformed section or key name (its text is not shown); expected "
         "--section.key=value, e.g. --store.dir=/x");

@@ -571,7 +571,6 @@ absl::Status ServerSession::HandleDump(std::string_view payload, std::string* ou
   request->peer = options_.auth.peer_host;
   request->connection_id = options_.connection_id;
   dump_request_ = *request;
-  current_statement_.clear();
   auto stream = dump_->StartDump(*request);
   if (stream.ok()) {
     dump_stream_ = std::move(*stream);

@@ -83,9 +83,7 @@ absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Create(const MariaDb
   p->env_ = options.env;
   std::ofstream out(p->config_path());
   out << "[source]\nhost = 127.0.0.1\nport = " << source.Port() << "\nuser = " << kRelayUser
-      << "\npassword = "
-      << (options.source_password.empty() ? std::string(kRelayPassword) : options.source_password)
-      << "\nserver_id = 4001\nstart = " << options.start
+      << "\npassword = " << options.source_password << "\nserver_id = 4001\nstart = " << options.start
       << "\nheartbeat = " << options.heartbeat << "\n"
       << "[store]\ndir = " << p->store_dir() << "\nsync = " << options.sync << "\n"
       << "[listen]\naddress = 127.0.0.1\nport = " << p->listen_port_
@@ -306,6 +304,15 @@ std::string HttpGet(uint16_t port, const std::string& path) {
   }
   close(fd);
   return out;
+}
+
+absl::StatusOr<JsonValue> StatusJson(uint16_t port) {
+  const std::string response = HttpGet(port, "/status");
+  const size_t at = response.find("\r\n\r\n");
+  if (at == std::string::npos) {
+    return absl::UnavailableError(absl::StrCat("no HTTP response from 127.0.0.1:", port));
+  }
+  return ParseJson(std::string_view(response).substr(at + 4));
 }
 
 }  // namespace binrelay::testing

@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "tests/harness/binrelay_process.h"
+#include "tests/harness/json_lite.h"
 #include "tests/harness/mariadb_sandbox.h"
 
 namespace binrelay::testing {
@@ -54,9 +55,9 @@ struct ServeOptions {
   std::string start = "earliest";   // [source] start
   std::string sync = "transaction";  // [store] sync
   std::string heartbeat = "1s";      // [source] heartbeat
-  // [source] password; empty: the relay account's (kRelayPassword). Not an
-  // override: binrelay refuses passwords on its command line.
-  std::string source_password;
+  // [source] password. Not an override: binrelay refuses passwords on its
+  // command line.
+  std::string source_password = kRelayPassword;
   // More --section.key=value arguments for every start.
   std::vector<std::string> overrides;
   // Appended to the config file as it is (e.g. [apply.NAME] sections).
@@ -166,6 +167,8 @@ std::string ReadWholeFile(const std::string& path);
 // GET http://127.0.0.1:port/path (HTTP/1.0): the whole response, headers
 // included ("" if the connection failed).
 std::string HttpGet(uint16_t port, const std::string& path);
+// GET /status, its body parsed (an error if unreachable or not JSON).
+absl::StatusOr<JsonValue> StatusJson(uint16_t port);
 
 struct CommandResult {
   int exit_code = -1;  // 124: the timeout fired

@@ -162,10 +162,7 @@ class ApplyPipelineTest : public ::testing::Test {
 
   // The pipeline `name` in /status, or nullptr.
   static std::optional<JsonValue> PipelineStatus(ServeProcess& serve, const std::string& name) {
-    std::string body = HttpGet(serve.http_port(), "/status");
-    size_t at = body.find("\r\n\r\n");
-    if (at == std::string::npos) return std::nullopt;
-    auto json = ParseJson(body.substr(at + 4));
+    auto json = StatusJson(serve.http_port());
     if (!json.ok()) return std::nullopt;
     const JsonValue* list = json->Find("pipelines");
     if (list == nullptr) return std::nullopt;

@@ -299,9 +299,7 @@ TEST_F(ServeSqlClientsTest, KillEndsADumpAndProcesslistShowsIt) {
   // reports it past the file's header, so the KILL ends a running dump.
   bool streaming = false;
   for (int i = 0; i < 300 && !streaming; ++i) {
-    std::string body = HttpGet(serve_->http_port(), "/status");
-    size_t at = body.find("\r\n\r\n");
-    auto json = ParseJson(at == std::string::npos ? "" : body.substr(at + 4));
+    auto json = StatusJson(serve_->http_port());
     const JsonValue* consumers = json.ok() ? json->Find("consumers") : nullptr;
     for (const JsonValue& c : consumers ? consumers->array : std::vector<JsonValue>{}) {
       const JsonValue* name = c.Find("name");

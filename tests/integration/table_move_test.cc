@@ -108,10 +108,7 @@ class TableMoveTest : public ::testing::Test {
 
   // The move `name` in /status, or nullopt.
   static std::optional<JsonValue> MoveStatus(ServeProcess& serve, const std::string& name) {
-    std::string body = HttpGet(serve.http_port(), "/status");
-    size_t at = body.find("\r\n\r\n");
-    if (at == std::string::npos) return std::nullopt;
-    auto json = ParseJson(body.substr(at + 4));
+    auto json = StatusJson(serve.http_port());
     if (!json.ok()) return std::nullopt;
     const JsonValue* list = json->Find("moves");
     if (list == nullptr) return std::nullopt;
