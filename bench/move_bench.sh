@@ -9,7 +9,9 @@
 # checksum of every chunk on both servers and the cutover (lock, apply to the
 # lock's position, unlock; rename_source = off so the next run finds the
 # table). Each run drops the target's copy first; the idle copies are
-# checked with CHECKSUM TABLE against the source's.
+# checked with CHECKSUM TABLE against the source's. Every timing starts with
+# both servers quiesced and records the CPU seconds of source, target and
+# client. Variables: see bench/README.md (Issue 9).
 #
 #   bench/move_bench.sh                 # SCALE=1: 1,000,000 sysbench-like rows (~250 MB)
 #   SCALE=5 RUNS=1 bench/move_bench.sh  # the issue's 5M rows (about 1 GiB)
@@ -21,7 +23,12 @@ cd "$(dirname "$0")/.."
 SCALE=${SCALE:-1}
 RUNS=${RUNS:-3}
 CONC=${CONC:-2}    # copy threads, mydumper/myloader threads
+COPY_THREADS=${COPY_THREADS:-$CONC}  # the move's copy_threads, when it should differ
 RATE=${RATE:-500}  # the live run's writes per second
+# Which binrelay moves each run times (live: bulk copy writes, the default;
+# livetext: bulk_copy = off), and whether the peers run (PEERS=0: not).
+KINDS=${KINDS:-idle live livetext}
+PEERS=${PEERS:-1}
 # Both servers' InnoDB buffer pool: by default sized to hold the table (about
 # 0.25 GiB per SCALE, with its index and room for the writer's changes), as
 # a primary's pool holds its hot tables.
@@ -70,15 +77,56 @@ start_server target 2
 for s in source target; do on "$s" -e "CREATE USER b@'%' IDENTIFIED BY 'b'; GRANT ALL ON *.* TO b@'%';"; done
 ROWS=$(python3 -c "print(int(1000000*$SCALE))")
 log "loading sbtest.sbtest1: $ROWS rows"
+# As sysbench's prepare does, the secondary index is built after the rows are
+# in (a sort: compact pages, and a third of the load time). INDEX_AFTER_LOAD=0
+# creates it with the table instead: the rows' random k values then leave its
+# pages about half full, as in a table that grew by random inserts.
+INDEX_AFTER_LOAD=${INDEX_AFTER_LOAD:-1}
+k_index="KEY k_1 (k)"; [ "$INDEX_AFTER_LOAD" = 1 ] && k_index=""
 on source -e "CREATE DATABASE sbtest; CREATE TABLE sbtest.sbtest1 (id INT PRIMARY KEY,
-  k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '',
-  KEY k_1 (k)) ENGINE=InnoDB"
+  k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT ''
+  ${k_index:+, $k_index}) ENGINE=InnoDB"
 on source -e "INSERT INTO sbtest.sbtest1 SELECT seq, FLOOR(RAND(seq) * $ROWS),
   SUBSTRING(REPEAT(CONCAT(MD5(seq), '-'), 4), 1, 119), SUBSTRING(REPEAT(MD5(seq + 1), 2), 1, 59)
   FROM sbtest.seq_1_to_$ROWS"
+[ "$INDEX_AFTER_LOAD" = 1 ] && on source -e "ALTER TABLE sbtest.sbtest1 ADD KEY k_1 (k)"
 on source -e "ANALYZE TABLE sbtest.sbtest1" >/dev/null
 SPORT=$(cat "$TMP/source.port"); TPORT=$(cat "$TMP/target.port")
 BYTES=$(on source -N -e "SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sbtest' AND TABLE_NAME = 'sbtest1'")
+
+# quiesce SERVER: waits (at most 60 s) until the server has written its dirty
+# pages and purged its undo history, so that a timing does not pay for the
+# background work of whatever ran before it (the load, the previous copy of
+# 1 GiB on the target, the live writer's changes on the source). Every timing,
+# binrelay's and the peers', starts quiesced.
+quiesce() {
+  local s=$1 pct dirty history
+  pct=$(on "$s" -N -e 'SELECT @@GLOBAL.innodb_max_dirty_pages_pct')
+  on "$s" -e 'SET GLOBAL innodb_max_dirty_pages_pct = 0'
+  for _ in $(seq 1 600); do
+    read -r dirty history < <(on "$s" -N -e "SELECT
+      MAX(IF(VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_DIRTY', VARIABLE_VALUE, NULL)),
+      MAX(IF(VARIABLE_NAME = 'INNODB_HISTORY_LIST_LENGTH', VARIABLE_VALUE, NULL))
+      FROM information_schema.GLOBAL_STATUS
+      WHERE VARIABLE_NAME IN ('INNODB_BUFFER_POOL_PAGES_DIRTY', 'INNODB_HISTORY_LIST_LENGTH')")
+    [ "${dirty:-0}" -lt 64 ] && [ "${history:-0}" -lt 1000 ] && break
+    sleep 0.1
+  done
+  on "$s" -e "SET GLOBAL innodb_max_dirty_pages_pct = $pct"
+}
+# CPU seconds (user + system) process $1 has used so far.
+cpu_of() { awk -v t="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print ($12 + $13) / t}' "/proc/$1/stat"; }
+# start_timing / stop_timing KEY: wall time and the two servers' CPU seconds
+# (after quiesce: the live writer starts between the two).
+start_timing() {
+  C0S=$(cpu_of "${PIDS[source]}"); C0T=$(cpu_of "${PIDS[target]}"); T0=$(now)
+}
+stop_timing() {
+  local t1; t1=$(now)
+  T[$1,$run]=$(python3 -c "print($t1-$T0)")
+  CPU[$1,$run]=$(python3 -c "print('%.1f/%.1f' % ($(cpu_of "${PIDS[source]}")-$C0S, $(cpu_of "${PIDS[target]}")-$C0T))")
+}
+declare -A CPU
 
 fresh_target() { on target -e "DROP DATABASE IF EXISTS sbtest; DROP DATABASE IF EXISTS binrelay; CREATE DATABASE sbtest"; }
 check() {  # TOOL
@@ -148,58 +196,74 @@ target_port = $TPORT
 target_user = b
 target_password = b
 tables = sbtest.sbtest1
-copy_threads = $CONC
+copy_threads = $COPY_THREADS
 rename_source = off
 CNF
   [ "$kind" = livetext ] && echo "bulk_copy = off" >>"$cfg"
+  quiesce source; quiesce target
   if [ "$kind" != idle ]; then
     python3 "$TMP/writer.py" "$ROWS" "$RATE" "$TMP/writer.pid" "$run" | \
       mariadb --no-defaults -uroot --socket="$TMP/source.sock" --force sbtest 2>/dev/null &
     writer=$!
   fi
-  local t0 t1
-  t0=$(now)
-  "$BINRELAY" move --config "$cfg" 2>"$log" || { cat "$log" >&2; exit 1; }
-  t1=$(now)
+  start_timing
+  /usr/bin/time -f '%U %S' -o "$TMP/time" "$BINRELAY" move --config "$cfg" 2>"$log" || { cat "$log" >&2; exit 1; }
+  stop_timing "$kind"
+  CPU[$kind,$run]="${CPU[$kind,$run]}/$(awk '{printf "%.1f", $1 + $2}' "$TMP/time")"
   if [ -n "$writer" ]; then
     kill "$(cat "$TMP/writer.pid")" "$writer" 2>/dev/null || true
     wait "$writer" 2>/dev/null || true
   fi
   [ "$kind" = idle ] && check "binrelay move"
-  T[$kind,$run]=$(python3 -c "print($t1-$t0)")
   read -r copy idx sum pause < <(python3 "$TMP/phases.py" "$log")
   T[${kind}_copy,$run]=$copy; T[${kind}_idx,$run]=$idx; T[${kind}_sum,$run]=$sum
   T[${kind}_pause,$run]=$pause
 }
 
 for run in $(seq 1 "$RUNS"); do
-  move_run "$run" idle
-  move_run "$run" live
-  move_run "$run" livetext
-  fresh_target
-  t0=$(now)
-  mariadb-dump --no-defaults -uroot --socket="$TMP/source.sock" --single-transaction sbtest sbtest1 | on target sbtest
-  t1=$(now); check mariadb-dump
-  T[dump,$run]=$(python3 -c "print($t1-$t0)")
-  fresh_target; rm -rf "$TMP/mydumper"
-  t0=$(now)
-  mydumper -h 127.0.0.1 -P "$SPORT" -u b -p b -B sbtest -t "$CONC" --rows 100000 \
-    -o "$TMP/mydumper" >"$TMP/mydumper.log" 2>&1
-  myloader -h 127.0.0.1 -P "$TPORT" -u b -p b -d "$TMP/mydumper" -t "$CONC" -o >"$TMP/myloader.log" 2>&1
-  t1=$(now); check mydumper
-  T[mydumper,$run]=$(python3 -c "print($t1-$t0)")
-  log "run $run: move idle ${T[idle,$run]} s (copy ${T[idle_copy,$run]}, indexes ${T[idle_idx,$run]}, checksum ${T[idle_sum,$run]}), live ${T[live,$run]} s (copy ${T[live_copy,$run]}, pause ${T[live_pause,$run]}), live with text ${T[livetext,$run]} s (copy ${T[livetext_copy,$run]}), dump ${T[dump,$run]} s, mydumper ${T[mydumper,$run]} s"
+  for kind in $KINDS; do move_run "$run" "$kind"; done
+  if [ "$PEERS" = 1 ]; then
+    fresh_target; quiesce source; quiesce target
+    start_timing
+    /usr/bin/time -f '%U %S' -o "$TMP/time" \
+      mariadb-dump --no-defaults -uroot --socket="$TMP/source.sock" --single-transaction sbtest sbtest1 | \
+      /usr/bin/time -f '%U %S' -o "$TMP/time2" mariadb --no-defaults -uroot --socket="$TMP/target.sock" sbtest
+    stop_timing dump
+    CPU[dump,$run]="${CPU[dump,$run]}/$(cat "$TMP/time" "$TMP/time2" | awk '{c += $1 + $2} END {printf "%.1f", c}')"
+    check mariadb-dump
+    fresh_target; rm -rf "$TMP/mydumper"; quiesce source; quiesce target
+    start_timing
+    /usr/bin/time -f '%U %S' -o "$TMP/time" \
+      mydumper -h 127.0.0.1 -P "$SPORT" -u b -p b -B sbtest -t "$CONC" --rows 100000 \
+      -o "$TMP/mydumper" >"$TMP/mydumper.log" 2>&1
+    /usr/bin/time -f '%U %S' -o "$TMP/time2" \
+      myloader -h 127.0.0.1 -P "$TPORT" -u b -p b -d "$TMP/mydumper" -t "$CONC" -o >"$TMP/myloader.log" 2>&1
+    stop_timing mydumper
+    CPU[mydumper,$run]="${CPU[mydumper,$run]}/$(cat "$TMP/time" "$TMP/time2" | awk '{c += $1 + $2} END {printf "%.1f", c}')"
+    check mydumper
+  fi
+  line="run $run:"
+  for k in $KINDS; do line="$line $k ${T[$k,$run]} s (copy ${T[${k}_copy,$run]}, CPU ${CPU[$k,$run]});"; done
+  [ "$PEERS" = 1 ] && line="$line dump ${T[dump,$run]} s (CPU ${CPU[dump,$run]}); mydumper ${T[mydumper,$run]} s (CPU ${CPU[mydumper,$run]})"
+  log "$line"
 done
+if [ "$PEERS" != 1 ] || [ "$KINDS" != "idle live livetext" ]; then
+  log "partial run (KINDS=$KINDS PEERS=$PEERS): no report written"
+  exit 0
+fi
 
 list() { local k=$1 r out=""; for r in $(seq 1 "$RUNS"); do out="$out${T[$k,$r]},"; done; echo "[$out]"; }
+clist() { local k=$1 r out=""; for r in $(seq 1 "$RUNS"); do out="$out'${CPU[$k,$r]}',"; done; echo "[$out]"; }
 out="bench/results-move-$(date +%Y-%m-%d)-x${SCALE}.md"
 python3 - "$RUNS" "$ROWS" "$BYTES" "$CONC" "$RATE" "$(nproc)" \
   "$(list idle)" "$(list idle_copy)" "$(list idle_idx)" "$(list idle_sum)" "$(list live)" \
   "$(list live_copy)" "$(list live_pause)" "$(list dump)" "$(list mydumper)" \
-  "$(list livetext)" "$(list livetext_copy)" <<'PY' | tee "$out"
+  "$(list livetext)" "$(list livetext_copy)" \
+  "$(clist idle)" "$(clist live)" "$(clist livetext)" "$(clist dump)" "$(clist mydumper)" <<'PY' | tee "$out"
 import ast, statistics as st, sys, datetime
 runs, rows, size, conc, rate, cores = map(int, sys.argv[1:7])
 idle, icopy, iidx, isum, live, lcopy, pause, dump, myd, text, tcopy = (ast.literal_eval(a) for a in sys.argv[7:18])
+cidle, clive, ctext, cdump, cmyd = (ast.literal_eval(a) for a in sys.argv[18:23])
 print("# binrelay move vs mariadb-dump and mydumper (%s)" % datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%MZ"))
 print()
 print("%d rows of a sysbench-like table (%d MiB with its index); CONC=%d; source and target" % (rows, size >> 20, conc))
@@ -231,4 +295,13 @@ print("|---|---|---|---|---|---|")
 for i in range(runs):
     print("| %d | %.1f s | %.1f s | %.1f s | %.1f s | %.2f |" % (i + 1, live[i], lcopy[i], text[i], tcopy[i], text[i] / live[i]))
 print("| median | %.1f s | %.1f s | %.1f s | %.1f s | %.2f |" % (m(live), m(lcopy), m(text), m(tcopy), m(text) / m(live)))
+print()
+print("CPU seconds (user + system) during each timing: source server / target server / the client")
+print("(binrelay; mariadb-dump and mariadb; mydumper and myloader). Every timing starts with both")
+print("servers quiesced (dirty pages written, undo purged).")
+print()
+print("| run | move idle | move live | move live, text | dump \\| mariadb | mydumper+myloader |")
+print("|---|---|---|---|---|---|")
+for i in range(runs):
+    print("| %d | %s | %s | %s | %s | %s |" % (i + 1, cidle[i], clive[i], ctext[i], cdump[i], cmyd[i]))
 PY
