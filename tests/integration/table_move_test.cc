@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -272,9 +273,15 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
   // Small chunks: many chunks in flight and completed while writes land.
   // The copy is held before its second chunk (the test hook) until the purge
   // below is done: a fast copy could otherwise end before it.
-  const std::string holds =
-      absl::StrCat(::testing::TempDir(), "/binrelay-move-mv-", getpid(), "/holds");
+  const std::string hold_root =
+      absl::StrCat(::testing::TempDir(), "/binrelay-move-mv-", getpid());
+  const std::string holds = hold_root + "/holds";
   std::filesystem::create_directories(holds);
+  // Also when an assertion returns early: nothing of the run is left in /tmp.
+  absl::Cleanup remove_holds = [&] {
+    std::error_code ec;
+    std::filesystem::remove_all(hold_root, ec);
+  };
   std::ofstream(holds + "/dispatch 1") << "go";
   auto serve = StartMove("m1", "mv.*", {"chunk_time = 20ms", "copy_threads = 2",
                                         "flush_interval = 100ms"},
@@ -1068,9 +1075,15 @@ TEST_F(TableMoveTest, MoveIntoAnotherSchemaOfTheSameServer) {
   // The move is held before its second chunk (the test hook), so the
   // updates below land while it copies: 5000 rows copy in well under a
   // second, faster than a status poll can see the copy phase.
-  const std::string holds =
-      absl::StrCat(::testing::TempDir(), "/binrelay-move-mvs-", getpid(), "/holds");
+  const std::string hold_root =
+      absl::StrCat(::testing::TempDir(), "/binrelay-move-mvs-", getpid());
+  const std::string holds = hold_root + "/holds";
   std::filesystem::create_directories(holds);
+  // Also when an assertion returns early: nothing of the run is left in /tmp.
+  absl::Cleanup remove_holds = [&] {
+    std::error_code ec;
+    std::filesystem::remove_all(hold_root, ec);
+  };
   std::ofstream(holds + "/dispatch 1") << "go";
   ServeOptions o;
   o.start = "current";
