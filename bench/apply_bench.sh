@@ -28,9 +28,7 @@ cleanup() {
   [ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-now() { date +%s.%N; }
+. bench/lib.sh  # log, free_port, now, on, cpu_of, quiesce
 user_args=(); [ "$(id -u)" -eq 0 ] && user_args=(--user=root)
 
 start_server() {  # NAME SERVER_ID [options]
@@ -50,7 +48,6 @@ start_server() {  # NAME SERVER_ID [options]
   done
   echo "$port" >"$TMP/$name.port"
 }
-on() { local n=$1; shift; mariadb --no-defaults -uroot --socket="$TMP/$n.sock" "$@"; }
 pos() { on source -N -e 'SHOW MASTER STATUS' | awk '{print $1":"$2}'; }
 block() { printf 'DELIMITER //\n%s //\n' "$1" | on source; }  # a compound statement
 
@@ -131,28 +128,6 @@ start_relay() {
 }
 stop_relay
 
-# quiesce SERVER: waits (at most 60 s) until the server has written its dirty
-# pages and purged its undo history, so a timing does not pay for the
-# background work of whatever ran on that server before it (the previous
-# workload, the REPLACE limit run). The source is quiesced before every
-# timing too: it is not timed, but after generating the workloads it purges
-# a million updates and writes hundreds of MB in the background, on the
-# cores the first timings (always a pipeline's) ran on.
-quiesce() {
-  local s=$1 pct dirty history
-  pct=$(on "$s" -N -e 'SELECT @@GLOBAL.innodb_max_dirty_pages_pct')
-  on "$s" -e 'SET GLOBAL innodb_max_dirty_pages_pct = 0'
-  for _ in $(seq 1 600); do
-    read -r dirty history < <(on "$s" -N -e "SELECT
-      MAX(IF(VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_DIRTY', VARIABLE_VALUE, NULL)),
-      MAX(IF(VARIABLE_NAME = 'INNODB_HISTORY_LIST_LENGTH', VARIABLE_VALUE, NULL))
-      FROM information_schema.GLOBAL_STATUS
-      WHERE VARIABLE_NAME IN ('INNODB_BUFFER_POOL_PAGES_DIRTY', 'INNODB_HISTORY_LIST_LENGTH')")
-    [ "${dirty:-0}" -lt 64 ] && [ "${history:-0}" -lt 1000 ] && break
-    sleep 0.1
-  done
-  on "$s" -e "SET GLOBAL innodb_max_dirty_pages_pct = $pct"
-}
 
 offset_of() { echo "${1##*:}"; }
 file_of() { echo "${1%%:*}"; }
@@ -164,6 +139,9 @@ checksum() { on "$1" -N -e "CHECKSUM TABLE $2" | cut -f2; }
 time_pipeline() {
   local w=$1 bulk=${2:-on} name="b$RANDOM"
   on target -e "DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed; INSERT INTO $w.t SELECT * FROM $w.t_seed"
+  # The source too: it is not timed, but after generating the workloads it
+  # purges a million updates and writes hundreds of MB in the background, on
+  # the cores the first timings (always a pipeline's) run on.
   quiesce source; quiesce target
   local cnf=$TMP/pipe.cnf
   sed "s/^port = $LISTEN/port = $(free_port)/; s/^address = 127.0.0.1:$HTTP/address = 127.0.0.1:$(free_port)/" \
@@ -261,8 +239,6 @@ PY
   echo "$elapsed $((peak / 1024)) $stats $cpu"
 }
 
-# CPU seconds (user + system) process $1 has used so far.
-cpu_of() { awk -v t="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print ($12 + $13) / t}' "/proc/$1/stat"; }
 
 # time_replica WORKLOAD THREADS: the replica's copy reset, START SLAVE UNTIL
 # the workload's end from its start, until the SQL thread has executed it.

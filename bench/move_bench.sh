@@ -47,9 +47,7 @@ cleanup() {
   [ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-now() { date +%s.%N; }
+. bench/lib.sh  # log, free_port, now, on, cpu_of, quiesce
 user_args=(); [ "$(id -u)" -eq 0 ] && user_args=(--user=root)
 
 start_server() {  # NAME SERVER_ID [options]
@@ -69,7 +67,6 @@ start_server() {  # NAME SERVER_ID [options]
   done
   echo "$port" >"$TMP/$name.port"
 }
-on() { local n=$1; shift; mariadb --no-defaults -uroot --socket="$TMP/$n.sock" "$@"; }
 
 log "servers: source, target (SCALE=$SCALE, CONC=$CONC, RATE=$RATE, BUFFER_POOL=$BUFFER_POOL)"
 start_server source 1 --log-bin="$TMP/source/mysql-bin" --binlog-format=ROW --binlog-row-image=FULL
@@ -94,28 +91,6 @@ on source -e "ANALYZE TABLE sbtest.sbtest1" >/dev/null
 SPORT=$(cat "$TMP/source.port"); TPORT=$(cat "$TMP/target.port")
 BYTES=$(on source -N -e "SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sbtest' AND TABLE_NAME = 'sbtest1'")
 
-# quiesce SERVER: waits (at most 60 s) until the server has written its dirty
-# pages and purged its undo history, so that a timing does not pay for the
-# background work of whatever ran before it (the load, the previous copy of
-# 1 GiB on the target, the live writer's changes on the source). Every timing,
-# binrelay's and the peers', starts quiesced.
-quiesce() {
-  local s=$1 pct dirty history
-  pct=$(on "$s" -N -e 'SELECT @@GLOBAL.innodb_max_dirty_pages_pct')
-  on "$s" -e 'SET GLOBAL innodb_max_dirty_pages_pct = 0'
-  for _ in $(seq 1 600); do
-    read -r dirty history < <(on "$s" -N -e "SELECT
-      MAX(IF(VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_DIRTY', VARIABLE_VALUE, NULL)),
-      MAX(IF(VARIABLE_NAME = 'INNODB_HISTORY_LIST_LENGTH', VARIABLE_VALUE, NULL))
-      FROM information_schema.GLOBAL_STATUS
-      WHERE VARIABLE_NAME IN ('INNODB_BUFFER_POOL_PAGES_DIRTY', 'INNODB_HISTORY_LIST_LENGTH')")
-    [ "${dirty:-0}" -lt 64 ] && [ "${history:-0}" -lt 1000 ] && break
-    sleep 0.1
-  done
-  on "$s" -e "SET GLOBAL innodb_max_dirty_pages_pct = $pct"
-}
-# CPU seconds (user + system) process $1 has used so far.
-cpu_of() { awk -v t="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print ($12 + $13) / t}' "/proc/$1/stat"; }
 # start_timing / stop_timing KEY: wall time and the two servers' CPU seconds
 # (after quiesce: the live writer starts between the two).
 start_timing() {
