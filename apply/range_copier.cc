@@ -29,7 +29,7 @@ bool IsTemporal(const std::string& t) {
 
 // Server text of a number: digits, sign, point, exponent. Anything else
 // would be SQL, not a value.
-bool LooksNumeric(const std::string& s) {
+bool LooksNumeric(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
     if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E')) {
@@ -42,16 +42,16 @@ bool LooksNumeric(const std::string& s) {
 // `s` whole as a number of type T (integers: optional '-', digits; double:
 // the server's text).
 template <typename T>
-bool ParseWhole(const std::string& s, T* out) {
+bool ParseWhole(std::string_view s, T* out) {
   const char* end = s.data() + s.size();
   auto [p, ec] = std::from_chars(s.data(), end, *out);
   return ec == std::errc() && p == end;
 }
 
 absl::Status NotANumber(const std::function<std::string()>& where, size_t column,
-                        const std::string& v) {
+                        std::string_view v) {
   return absl::DataLossError(absl::StrCat(where(), ": column ", column + 1, " returned '",
-                                          v.substr(0, 40), "' for a number"));
+                                          AV(v.substr(0, 40)), "' for a number"));
 }
 
 absl::Status NotHex(const std::function<std::string()>& where, size_t column) {
@@ -156,14 +156,13 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
       "character_set_results = binary FOR SELECT ",
       select_list_, " FROM ", chunker.table_sql(), " WHERE ", range.where, " ORDER BY ",
       chunker.key_sql());
-  auto read = source.Query(sql);
+  // One buffer for the whole range: no allocation per value.
+  auto read = source.QueryRows(sql);
   if (!read.ok()) return Annotate(read.status(), absl::StrCat(where(), ", reading ", source.Peer()));
-  const std::vector<replication::SqlRow>& rows = *read;
-  for (const replication::SqlRow& row : rows) {
-    if (row.size() != columns_.size()) {
-      return absl::InternalError(absl::StrCat(where(), " from ", source.Peer(), ": ", row.size(),
-                                              " columns for ", columns_.size()));
-    }
+  const protocol::TextRows& rows = *read;
+  if (!rows.empty() && rows.columns() != columns_.size()) {
+    return absl::InternalError(absl::StrCat(where(), " from ", source.Peer(), ": ",
+                                            rows.columns(), " columns for ", columns_.size()));
   }
   // No batch may exceed what the target accepts. Every warning of a batch
   // stays readable: the session keeps 65535 (target_session.h) and a batch
@@ -216,7 +215,7 @@ absl::Status RangeCopier::CheckWarnings(TargetSession& target, uint16_t warnings
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> RangeCopier::CopyText(const std::vector<replication::SqlRow>& rows,
+absl::StatusOr<uint64_t> RangeCopier::CopyText(const protocol::TextRows& rows,
                                                TargetSession& target, size_t batch_bytes,
                                                const std::function<std::string()>& where) const {
   std::string stmt = insert_head_;
@@ -232,15 +231,16 @@ absl::StatusOr<uint64_t> RangeCopier::CopyText(const std::vector<replication::Sq
     return absl::OkStatus();
   };
   std::string row_sql;
-  for (const replication::SqlRow& row : rows) {
+  for (size_t r = 0; r < rows.size(); ++r) {
     row_sql.assign("(");
-    for (size_t i = 0; i < row.size(); ++i) {
+    for (size_t i = 0; i < columns_.size(); ++i) {
       if (i > 0) row_sql.push_back(',');
-      if (!row[i]) {
+      const std::optional<std::string_view> value = rows.Get(r, i);
+      if (!value) {
         row_sql.append("NULL");
         continue;
       }
-      const std::string& v = *row[i];
+      const std::string_view v = *value;
       switch (columns_[i].form) {
         case Form::kNumber:
           if (!LooksNumeric(v)) return NotANumber(where, i, v);
@@ -263,7 +263,7 @@ absl::StatusOr<uint64_t> RangeCopier::CopyText(const std::vector<replication::Sq
             if (v.find_first_not_of("0123456789ABCDEF") != std::string::npos) {
               return NotHex(where, i);
             }
-            absl::StrAppend(&row_sql, "X'", v, "'");
+            absl::StrAppend(&row_sql, "X'", AV(v), "'");
           }
           break;
       }
@@ -281,16 +281,17 @@ absl::StatusOr<uint64_t> RangeCopier::CopyText(const std::vector<replication::Sq
   return rows.size();
 }
 
-absl::Status RangeCopier::AddBulkRow(const replication::SqlRow& row,
+absl::Status RangeCopier::AddBulkRow(const protocol::TextRows& rows, size_t row,
                                      const std::function<std::string()>& where,
                                      protocol::BulkExecuteBuilder* bulk,
                                      std::string* unhex) const {
-  for (size_t i = 0; i < row.size(); ++i) {
-    if (!row[i]) {
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    const std::optional<std::string_view> value = rows.Get(row, i);
+    if (!value) {
       bulk->AddNull();
       continue;
     }
-    const std::string& v = *row[i];
+    const std::string_view v = *value;
     const Column& c = columns_[i];
     switch (c.form) {
       case Form::kNumber:
@@ -331,7 +332,7 @@ absl::Status RangeCopier::AddBulkRow(const replication::SqlRow& row,
         if (v.size() % 2 != 0 || v.find_first_not_of("0123456789ABCDEF") != std::string::npos) {
           return NotHex(where, i);
         }
-        *unhex = absl::HexStringToBytes(v);
+        *unhex = absl::HexStringToBytes(AV(v));
         BR_RETURN_IF_ERROR(bulk->AddBlob(*unhex));
         break;
     }
@@ -339,7 +340,7 @@ absl::Status RangeCopier::AddBulkRow(const replication::SqlRow& row,
   return bulk->EndRow();
 }
 
-absl::StatusOr<uint64_t> RangeCopier::CopyBulk(const std::vector<replication::SqlRow>& rows,
+absl::StatusOr<uint64_t> RangeCopier::CopyBulk(const protocol::TextRows& rows,
                                                TargetSession& target, size_t batch_bytes,
                                                const std::function<std::string()>& where) const {
   const auto params = static_cast<uint16_t>(columns_.size());
@@ -355,16 +356,16 @@ absl::StatusOr<uint64_t> RangeCopier::CopyBulk(const std::vector<replication::Sq
     bulk_rows.Start(0, params);
     return absl::OkStatus();
   };
-  for (const replication::SqlRow& row : rows) {
+  for (size_t row = 0; row < rows.size(); ++row) {
     const protocol::BulkExecuteBuilder::Mark before = bulk_rows.mark();
-    BR_RETURN_IF_ERROR(AddBulkRow(row, where, &bulk_rows, &unhex));
+    BR_RETURN_IF_ERROR(AddBulkRow(rows, row, where, &bulk_rows, &unhex));
     if (bulk_rows.rows() > 1 &&
         (bulk_rows.size() > batch_bytes || bulk_rows.rows() > kMaxBatchRows)) {
       // The command is full without this row: send it, then start the
       // next with the row.
       bulk_rows.TruncateTo(before);
       BR_RETURN_IF_ERROR(flush());
-      BR_RETURN_IF_ERROR(AddBulkRow(row, where, &bulk_rows, &unhex));
+      BR_RETURN_IF_ERROR(AddBulkRow(rows, row, where, &bulk_rows, &unhex));
     }
   }
   BR_RETURN_IF_ERROR(flush());

@@ -38,6 +38,7 @@
 #include "apply/table_shape.h"
 #include "apply/target_session.h"
 #include "protocol/bulk_execute.h"
+#include "protocol/text_rows.h"
 #include "replication/sql_source.h"
 
 namespace binrelay::apply {
@@ -69,10 +70,10 @@ class RangeCopier {
     std::string charset;  // kBytes, kHex: the introducer ("binary"; "" for none)
   };
   RangeCopier() = default;
-  absl::StatusOr<uint64_t> CopyText(const std::vector<replication::SqlRow>& rows,
+  absl::StatusOr<uint64_t> CopyText(const protocol::TextRows& rows,
                                     TargetSession& target, size_t batch_bytes,
                                     const std::function<std::string()>& where) const;
-  absl::StatusOr<uint64_t> CopyBulk(const std::vector<replication::SqlRow>& rows,
+  absl::StatusOr<uint64_t> CopyBulk(const protocol::TextRows& rows,
                                     TargetSession& target, size_t batch_bytes,
                                     const std::function<std::string()>& where) const;
   // Fails unless every warning of the last statement is a duplicate
@@ -80,7 +81,8 @@ class RangeCopier {
   static absl::Status CheckWarnings(TargetSession& target, uint16_t warnings,
                                     const std::function<std::string()>& where);
   // `unhex` is scratch space for kHex values.
-  absl::Status AddBulkRow(const replication::SqlRow& row, const std::function<std::string()>& where,
+  absl::Status AddBulkRow(const protocol::TextRows& rows, size_t row,
+                          const std::function<std::string()>& where,
                           protocol::BulkExecuteBuilder* bulk, std::string* unhex) const;
 
   std::vector<Column> columns_;

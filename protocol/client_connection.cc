@@ -204,7 +204,8 @@ absl::Status ClientConnection::Fail(absl::Status status) {
   return status;
 }
 
-absl::Status ClientConnection::ReadResult(QueryResult* out, bool* more_results) {
+absl::Status ClientConnection::ReadResult(QueryResult* out, bool* more_results,
+                                          TextRows* compact) {
   *more_results = false;
   BR_ASSIGN_OR_RETURN(std::string_view first, ReadForQuery());
   switch (ClassifyResponse(first)) {
@@ -240,6 +241,7 @@ absl::Status ClientConnection::ReadResult(QueryResult* out, bool* more_results) 
     return Fail(absl::DataLossError(
         absl::StrCat("expected EOF after column definitions from ", peer())));
   }
+  if (compact != nullptr) compact->Reset(columns);
   while (true) {
     BR_ASSIGN_OR_RETURN(std::string_view row, ReadForQuery());
     ResponseKind kind = ClassifyResponse(row);
@@ -248,6 +250,11 @@ absl::Status ClientConnection::ReadResult(QueryResult* out, bool* more_results) 
       BR_ASSIGN_OR_RETURN(EofPacket end, ParseEofPacket(row));
       *more_results = end.status_flags & server_status::kMoreResultsExist;
       return absl::OkStatus();
+    }
+    if (compact != nullptr) {
+      absl::Status s = compact->AppendRow(row);
+      if (!s.ok()) return Fail(Annotate(s, absl::StrCat("row ", compact->size(), " from ", peer())));
+      continue;
     }
     absl::Status s = ParseTextRow(row, columns, &row_scratch_);
     if (!s.ok()) return Fail(Annotate(s, absl::StrCat("row ", out->rows.size(), " from ", peer())));
@@ -269,6 +276,23 @@ absl::StatusOr<QueryResult> ClientConnection::Query(std::string_view sql) {
     BR_RETURN_IF_ERROR(ReadResult(&ignored, &more));
   }
   return result;
+}
+
+absl::StatusOr<TextRows> ClientConnection::QueryRows(std::string_view sql) {
+  std::string payload;
+  payload.reserve(sql.size() + 1);
+  payload.push_back(static_cast<char>(command::kQuery));
+  payload.append(sql);
+  BR_RETURN_IF_ERROR(WriteCommand(payload));
+  QueryResult meta;
+  TextRows rows;
+  bool more = false;
+  BR_RETURN_IF_ERROR(ReadResult(&meta, &more, &rows));
+  while (more) {
+    QueryResult ignored;
+    BR_RETURN_IF_ERROR(ReadResult(&ignored, &more));
+  }
+  return rows;
 }
 
 absl::StatusOr<ClientConnection::Prepared> ClientConnection::Prepare(std::string_view sql) {

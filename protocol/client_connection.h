@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "protocol/auth.h"
 #include "protocol/packet_framer.h"
+#include "protocol/text_rows.h"
 
 namespace binrelay::protocol {
 
@@ -80,6 +81,9 @@ class ClientConnection {
   // COM_QUERY, text protocol. Result sets after the first (CALL) are read
   // and dropped.
   absl::StatusOr<QueryResult> Query(std::string_view sql);
+  // The same, with the first result's rows in one buffer (text_rows.h):
+  // for large results, without an allocation per value.
+  absl::StatusOr<TextRows> QueryRows(std::string_view sql);
   absl::Status Ping();  // COM_PING
 
   // COM_STMT_PREPARE. The parameter and column definitions that follow are
@@ -134,8 +138,9 @@ class ClientConnection {
   absl::Status WritePacket(std::string_view payload, Clock::time_point deadline);
   absl::StatusOr<std::string_view> ReadPacketUntil(Clock::time_point deadline);
   absl::StatusOr<std::string_view> ReadForQuery();
-  // Reads one result (OK, ERR or a result set) after COM_QUERY into *out.
-  absl::Status ReadResult(QueryResult* out, bool* more_results);
+  // Reads one result (OK, ERR or a result set) after COM_QUERY into *out;
+  // with `compact`, the rows go there instead of out->rows.
+  absl::Status ReadResult(QueryResult* out, bool* more_results, TextRows* compact = nullptr);
   // Marks the connection unusable after a protocol or network failure.
   absl::Status Fail(absl::Status status);
 

@@ -23,6 +23,18 @@ absl::StatusOr<std::vector<SqlRow>> ConnectionSqlSource::Query(std::string_view 
   }
 }
 
+absl::StatusOr<protocol::TextRows> ConnectionSqlSource::QueryRows(std::string_view sql) {
+  if (borrowed_ != nullptr) return borrowed_->QueryRows(sql);
+  for (int attempt = 0;; ++attempt) {
+    if (owned_ == nullptr) {
+      BR_ASSIGN_OR_RETURN(owned_, protocol::ClientConnection::Connect(options_));
+    }
+    auto rows = owned_->QueryRows(sql);
+    if (rows.ok() || attempt > 0 || !absl::IsUnavailable(rows.status())) return rows;
+    owned_.reset();  // the connection died (idle timeout, restart): reopen once
+  }
+}
+
 std::string ConnectionSqlSource::Peer() const {
   if (borrowed_ != nullptr) return borrowed_->peer();
   return absl::StrCat(options_.host, ":", options_.port);

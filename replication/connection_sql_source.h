@@ -23,6 +23,7 @@ class ConnectionSqlSource : public SqlSource {
       : options_(std::move(options)) {}
 
   absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql) override;
+  absl::StatusOr<protocol::TextRows> QueryRows(std::string_view sql) override;
   std::string Peer() const override;
 
  private:

@@ -6,6 +6,17 @@
 
 namespace binrelay::replication {
 
+absl::StatusOr<protocol::TextRows> SqlSource::QueryRows(std::string_view sql) {
+  BR_ASSIGN_OR_RETURN(std::vector<SqlRow> rows, Query(sql));
+  protocol::TextRows out;
+  out.Reset(rows.empty() ? 0 : rows[0].size());
+  for (const SqlRow& row : rows) {
+    absl::Status s = out.AppendValues(row);
+    if (!s.ok()) return Annotate(s, absl::StrCat("result from ", Peer()));
+  }
+  return out;
+}
+
 absl::StatusOr<std::optional<std::string>> QueryValue(SqlSource& source, std::string_view sql) {
   BR_ASSIGN_OR_RETURN(std::vector<SqlRow> rows, source.Query(sql));
   if (rows.empty() || rows[0].empty()) return std::optional<std::string>();

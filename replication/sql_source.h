@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "protocol/text_rows.h"
 
 namespace binrelay::replication {
 
@@ -25,6 +26,9 @@ class SqlSource {
   // result set). A server error keeps its code in the status message as
   // "error NNNN".
   virtual absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql) = 0;
+  // The same rows in one buffer (protocol/text_rows.h), for large results.
+  // By default converted from Query.
+  virtual absl::StatusOr<protocol::TextRows> QueryRows(std::string_view sql);
   // "host:port", for messages.
   virtual std::string Peer() const = 0;
 };
