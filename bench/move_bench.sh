@@ -29,6 +29,9 @@ RATE=${RATE:-500}  # the live run's writes per second
 # livetext: bulk_copy = off), and whether the peers run (PEERS=0: not).
 KINDS=${KINDS:-idle live livetext}
 PEERS=${PEERS:-1}
+# CALLGRIND=DIR: each binrelay move runs under valgrind's callgrind, its
+# instruction profile in DIR/move-RUN-KIND.out (times are then meaningless;
+# with KINDS=idle PEERS=0 it compares two binaries' instructions, BINRELAY=...).
 # Both servers' InnoDB buffer pool: by default sized to hold the table (about
 # 0.25 GiB per SCALE, with its index and room for the writer's changes), as
 # a primary's pool holds its hot tables.
@@ -182,7 +185,9 @@ CNF
     writer=$!
   fi
   start_timing
-  /usr/bin/time -f '%U %S' -o "$TMP/time" "$BINRELAY" move --config "$cfg" 2>"$log" || { cat "$log" >&2; exit 1; }
+  local wrap=()
+  [ -n "${CALLGRIND:-}" ] && wrap=(valgrind --tool=callgrind --callgrind-out-file="$CALLGRIND/move-$run-$kind.out")
+  /usr/bin/time -f '%U %S' -o "$TMP/time" "${wrap[@]}" "$BINRELAY" move --config "$cfg" 2>"$log" || { cat "$log" >&2; exit 1; }
   stop_timing "$kind"
   CPU[$kind,$run]="${CPU[$kind,$run]}/$(awk '{printf "%.1f", $1 + $2}' "$TMP/time")"
   if [ -n "$writer" ]; then
