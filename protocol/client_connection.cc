@@ -262,36 +262,32 @@ absl::Status ClientConnection::ReadResult(QueryResult* out, bool* more_results,
   }
 }
 
-absl::StatusOr<QueryResult> ClientConnection::Query(std::string_view sql) {
+absl::Status ClientConnection::RunQuery(std::string_view sql, QueryResult* out,
+                                        TextRows* compact) {
   std::string payload;
   payload.reserve(sql.size() + 1);
   payload.push_back(static_cast<char>(command::kQuery));
   payload.append(sql);
   BR_RETURN_IF_ERROR(WriteCommand(payload));
-  QueryResult result;
   bool more = false;
-  BR_RETURN_IF_ERROR(ReadResult(&result, &more));
+  BR_RETURN_IF_ERROR(ReadResult(out, &more, compact));
   while (more) {
     QueryResult ignored;
     BR_RETURN_IF_ERROR(ReadResult(&ignored, &more));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<QueryResult> ClientConnection::Query(std::string_view sql) {
+  QueryResult result;
+  BR_RETURN_IF_ERROR(RunQuery(sql, &result, nullptr));
   return result;
 }
 
 absl::StatusOr<TextRows> ClientConnection::QueryRows(std::string_view sql) {
-  std::string payload;
-  payload.reserve(sql.size() + 1);
-  payload.push_back(static_cast<char>(command::kQuery));
-  payload.append(sql);
-  BR_RETURN_IF_ERROR(WriteCommand(payload));
   QueryResult meta;
   TextRows rows;
-  bool more = false;
-  BR_RETURN_IF_ERROR(ReadResult(&meta, &more, &rows));
-  while (more) {
-    QueryResult ignored;
-    BR_RETURN_IF_ERROR(ReadResult(&ignored, &more));
-  }
+  BR_RETURN_IF_ERROR(RunQuery(sql, &meta, &rows));
   return rows;
 }
 

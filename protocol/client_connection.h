@@ -141,6 +141,9 @@ class ClientConnection {
   // Reads one result (OK, ERR or a result set) after COM_QUERY into *out;
   // with `compact`, the rows go there instead of out->rows.
   absl::Status ReadResult(QueryResult* out, bool* more_results, TextRows* compact = nullptr);
+  // COM_QUERY: the first result into *out (its rows into `compact` if
+  // given); results after it (CALL) read and dropped.
+  absl::Status RunQuery(std::string_view sql, QueryResult* out, TextRows* compact);
   // Marks the connection unusable after a protocol or network failure.
   absl::Status Fail(absl::Status status);
 
