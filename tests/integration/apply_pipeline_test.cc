@@ -1070,10 +1070,19 @@ TEST_F(ApplyPipelineTest, CatchUpOnDistinctRowsDrainsAsSoonAsTheTargetIsFree) {
   auto serve = StartServe({});
   ASSERT_NE(serve, nullptr);
   BR_ASSERT_OK_AND_ASSIGN(std::string start, CurrentBinlogPosition(*source_));
-  constexpr int kTransactions = 200, kRows = 500;
+  // The first transaction is one batch (batch_rows below), so the first drain
+  // is a single statement; the reader then has 200k rows still to read. Only
+  // a drain that outlasts all of that reading (a stall of the target far
+  // beyond one statement) leaves nothing for a drain in between: under two
+  // CPU burners and an fsync writer, 500 rows first and 100k after failed
+  // 1 run in 20.
+  constexpr int kFirstRows = 100, kTransactions = 400, kRows = 500;
+  BR_ASSERT_OK(source_->Execute(
+      absl::StrCat("INSERT INTO early.t SELECT seq, seq FROM early.seq_1_to_", kFirstRows)));
   for (int i = 0; i < kTransactions; ++i) {
     BR_ASSERT_OK(source_->Execute(absl::StrCat("INSERT INTO early.t SELECT seq, seq FROM early.seq_",
-                                               i * kRows + 1, "_to_", (i + 1) * kRows)));
+                                               kFirstRows + i * kRows + 1, "_to_",
+                                               kFirstRows + (i + 1) * kRows)));
   }
   // All of it is stored before the pipeline exists, so the pipeline never
   // meets the store's end (where it always hands over) until it is done.
@@ -1091,7 +1100,7 @@ TEST_F(ApplyPipelineTest, CatchUpOnDistinctRowsDrainsAsSoonAsTheTargetIsFree) {
   // Before: exactly 2 (the first transaction, then everything else at the
   // store's end). Now each drain takes what was read during the last one.
   EXPECT_GE(std::stoull(p->Find("drains")->text), 3u) << serve->StderrTail(20);
-  EXPECT_EQ(p->Find("rows_written")->text, std::to_string(kTransactions * kRows));
+  EXPECT_EQ(p->Find("rows_written")->text, std::to_string(kFirstRows + kTransactions * kRows));
 }
 
 }  // namespace
