@@ -32,7 +32,9 @@
 #include "proxy/source_forwarder.h"
 #include "proxy/source_view.h"
 #include "proxy/blocking_pool.h"
+#include "replication/binlog_rotation.h"
 #include "replication/binlog_store.h"
+#include "replication/connection_sql_source.h"
 #include "replication/store_retention_job.h"
 #include "replication/store_scan.h"
 #include "replication/upstream_session.h"
@@ -488,6 +490,37 @@ class MoveSupervisor {
   std::thread thread_;
 };
 
+// start = next, for an empty store: the source's binlog rotated, and the
+// new file's first byte. Anything that stops it (most often an account
+// without RELOAD) leaves start = current: the same stream, fetched from the
+// current file's first byte.
+absl::StatusOr<replication::BinlogRotation> RotateSourceBinlog(
+    const protocol::ConnectOptions& source) {
+  BR_ASSIGN_OR_RETURN(std::unique_ptr<protocol::ClientConnection> conn,
+                      protocol::ClientConnection::Connect(source));
+  replication::ConnectionSqlSource sql(conn.get());
+  return replication::RotateBinlog(sql);
+}
+
+replication::StartSpec StartInNextBinlogFile(const protocol::ConnectOptions& source) {
+  replication::StartSpec current;
+  absl::StatusOr<replication::BinlogRotation> r = RotateSourceBinlog(source);
+  if (!r.ok()) {
+    spdlog::warn("[source] start = next: could not rotate the source's binlog: {}; the store "
+                 "starts at the beginning of the source's current binlog file instead (as "
+                 "start = current), fetching all that file already holds",
+                 SV(r.status().message()));
+    return current;
+  }
+  spdlog::info("[source] start = next: rotated the binlog of {}:{} at {} (FLUSH BINARY LOGS); "
+               "the store starts at {}",
+               source.host, source.port, r->before.ToString(), r->first.ToString());
+  replication::StartSpec next;
+  next.kind = replication::StartSpec::Kind::kPosition;
+  next.position = r->first;
+  return next;
+}
+
 absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullptr) {
   BR_ASSIGN_OR_RETURN(std::unique_ptr<replication::BinlogStore> store,
                       replication::BinlogStore::Open(config.store.dir, StoreOptions(config)));
@@ -496,6 +529,11 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   u.read_source_variables = true;  // SHOW VARIABLES on binrelay's port answers them
   u.retry_first_connect = true;    // a relay waits for its source (or its source's first file)
   BR_ASSIGN_OR_RETURN(u.start, store->StartFor(config.upstream.start));
+  // Before any move reads the source's position, so that every move starts
+  // in a file the store will hold.
+  if (config.start_next && u.start.kind == replication::StartSpec::Kind::kCurrent) {
+    u.start = StartInNextBinlogFile(config.upstream.connect);
+  }
   // A relay keeps trying for as long as it runs; operators watch /status.
   u.reconnect_timeout = std::chrono::hours(24 * 365);
   replication::UpstreamSession session(u, store.get());

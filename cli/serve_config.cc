@@ -105,7 +105,9 @@ absl::Status ParseRsaKeyPolicy(const Section& s, std::string_view prefix,
   return absl::OkStatus();
 }
 
-absl::Status ParseSource(const Section& s, ServeConfig* c) {
+// `default_start`: "current" for serve, "next" for `binrelay move`, whose
+// store needs nothing the source wrote before the move.
+absl::Status ParseSource(const Section& s, std::string_view default_start, ServeConfig* c) {
   protocol::ConnectOptions& conn = c->upstream.connect;
   BR_ASSIGN_OR_RETURN(conn.host, s.Required("host"));
   BR_ASSIGN_OR_RETURN(conn.port, s.Number<uint16_t>("port", 3306, 1, 65535));
@@ -140,8 +142,12 @@ absl::Status ParseSource(const Section& s, ServeConfig* c) {
     return s.Invalid("ssl_mode",
                      "expected disabled, preferred, required, verify_ca or verify_identity");
   }
-  auto start = replication::ParseStartSpec(s.Optional("start", "current"));
-  if (!start.ok()) return s.Invalid("start", SV(start.status().message()));
+  std::string start_text = s.Optional("start", default_start);
+  c->start_next = start_text == "next";
+  auto start = replication::ParseStartSpec(c->start_next ? "current" : start_text);
+  if (!start.ok()) {
+    return s.Invalid("start", "expected current, next, earliest, FILE:POS (POS >= 4) or gtid:SET");
+  }
   c->upstream.start = *start;
   if (const IniFile::Value* hb = s.Get("heartbeat")) {
     auto d = ParseDuration(hb->text);
@@ -520,7 +526,7 @@ absl::Status RefuseUnknownKeys(const IniFile& ini, ServeConfig* c) {
 
 absl::StatusOr<ServeConfig> ParseMoveConfig(const IniFile& ini) {
   ServeConfig c;
-  BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), &c));
+  BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), "next", &c));
   BR_RETURN_IF_ERROR(ParseStore(Section(ini, "store"), &c));
   BR_RETURN_IF_ERROR(CheckSemiSync(c));
   // Serving replicas meanwhile is optional for a move.
@@ -542,7 +548,7 @@ absl::StatusOr<ServeConfig> ParseMoveConfig(const IniFile& ini) {
 
 absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini) {
   ServeConfig c;
-  BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), &c));
+  BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), "current", &c));
   BR_RETURN_IF_ERROR(ParseStore(Section(ini, "store"), &c));
   BR_RETURN_IF_ERROR(CheckSemiSync(c));
   BR_RETURN_IF_ERROR(ParseListen(Section(ini, "listen"), &c));

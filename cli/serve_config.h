@@ -22,6 +22,9 @@ namespace binrelay::cli {
 struct ServeConfig {
   // [source]: connection, replica server_id, start (empty store only).
   replication::UpstreamOptions upstream;
+  // [source] start = next: rotate the source's binlog before an empty
+  // store's first fetch (upstream.start is then kCurrent, the fallback).
+  bool start_next = false;
   std::string source_ssl_mode;  // as written, for status output
 
   struct Store {

@@ -158,7 +158,7 @@ echo
 echo "demo: binrelay move: crm.customers to the target server while a writer changes it"
 sql -e "CREATE USER mover@'%' IDENTIFIED BY 'demo-move';
         GRANT REPLICATION SLAVE, BINLOG MONITOR, SELECT, LOCK TABLES, ALTER, DROP, CREATE,
-              INSERT ON *.* TO mover@'%';
+              INSERT, RELOAD ON *.* TO mover@'%';
         CREATE DATABASE crm;
         CREATE TABLE crm.customers (id INT PRIMARY KEY, name VARCHAR(40), balance DECIMAL(12,2));
         INSERT INTO crm.customers SELECT seq, CONCAT('customer ', seq), seq / 100
@@ -170,7 +170,7 @@ port = $port
 user = mover
 password = demo-move
 server_id = 4002
-start = current
+start = next
 [store]
 dir = $dir/move-store
 [move]
@@ -199,7 +199,7 @@ wait "$writer" 2>/dev/null || true
 echo "demo: after the cutover the source's table is crm.customers_old (writers now fail fast):"
 printf '  source crm.customers_old CHECKSUM %s\n' "$(sql -N -e 'CHECKSUM TABLE crm.customers_old' | cut -f2)"
 printf '  target crm.customers     CHECKSUM %s\n' "$(on target -N -e 'CHECKSUM TABLE crm.customers' | cut -f2)"
-grep -E "cut over|checksum:" "$dir/move.log" | sed 's/^/  /'
+grep -E "start = next|cut over|checksum:" "$dir/move.log" | sed 's/^/  /'
 [ "$(sql -N -e 'CHECKSUM TABLE crm.customers_old' | cut -f2)" = \
   "$(on target -N -e 'CHECKSUM TABLE crm.customers' | cut -f2)" ] || {
   echo "demo: the moved table differs; see $dir/move.log" >&2; cat "$dir/move.log" >&2; exit 1; }

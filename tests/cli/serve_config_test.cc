@@ -18,6 +18,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_cat.h"
 
 namespace binrelay::cli {
@@ -324,6 +325,54 @@ TEST(ServeConfigTest, MoveSampleParsesWithoutAListener) {
   EXPECT_EQ(c->moves[0].apply.target.password, "secret");
   EXPECT_EQ(c->moves[0].apply.tables, "shop.archive_orders, shop.archive_items");
   std::remove(pw.c_str());
+}
+
+// Guards `[source] start = next`: serve keeps its default (current) and
+// takes next when asked; a move defaults to next, whose store needs
+// nothing written before it; both still resolve to start = current, the
+// fallback when the rotation cannot be done.
+TEST(ServeConfigTest, StartNextIsAMovesDefaultAndServesChoice) {
+  auto serve = Parse(absl::StrReplaceAll(kGood, {{"start = mysql-bin.000042:4", ""}}));
+  ASSERT_TRUE(serve.ok()) << serve.status();
+  EXPECT_FALSE(serve->start_next);
+  EXPECT_EQ(serve->upstream.start.kind, replication::StartSpec::Kind::kCurrent);
+
+  auto next = Parse(absl::StrReplaceAll(kGood, {{"start = mysql-bin.000042:4", "start = next"}}));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_TRUE(next->start_next);
+  EXPECT_EQ(next->upstream.start.kind, replication::StartSpec::Kind::kCurrent);
+
+  auto bad = Parse(absl::StrReplaceAll(kGood, {{"start = mysql-bin.000042:4", "start = newest"}}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "current, next, earliest"))
+      << bad.status();
+
+  constexpr char kMove[] = R"(
+[source]
+host = db1.example
+user = mover
+password = pw
+server_id = 4002
+[store]
+dir = /var/lib/binrelay-move
+[move]
+target_host = db3.example
+target_user = mover
+target_password = pw
+tables = shop.orders
+)";
+  for (bool explicit_current : {false, true}) {
+    std::string text = kMove;
+    if (explicit_current) {
+      text = absl::StrReplaceAll(text, {{"server_id = 4002\n", "server_id = 4002\nstart = current\n"}});
+    }
+    auto ini = IniFile::Parse(text, "move.cnf");
+    ASSERT_TRUE(ini.ok()) << ini.status();
+    auto move = ParseMoveConfig(*ini);
+    ASSERT_TRUE(move.ok()) << move.status();
+    EXPECT_EQ(move->start_next, !explicit_current);
+    EXPECT_EQ(move->upstream.start.kind, replication::StartSpec::Kind::kCurrent);
+  }
 }
 
 // Guards the RSA key options of caching_sha2_password: a pinned key file is

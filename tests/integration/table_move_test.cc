@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "protocol/client_connection.h"
 #include "replication/connection_sql_source.h"
 #include "tests/harness/binrelay_process.h"
@@ -644,6 +646,87 @@ TEST_F(TableMoveTest, MoveCommandRunsToCutoverAndReportsJsonPhases) {
   ASSERT_EQ(phase->size(), 1u);
   EXPECT_EQ((*phase)[0][0].value_or("?"), "done");
   std::filesystem::remove_all(dir);
+}
+
+// The source's current binlog file and the files in a store directory.
+std::string SourceBinlogFile(MariaDbSandbox& source) {
+  auto rows = source.Query("SHOW MASTER STATUS");
+  if (!rows.ok() || rows->empty()) return "?";
+  return (*rows)[0][0].value_or("?");
+}
+
+// Guards `binrelay move`'s default start = next: its store must begin at a
+// file the source opened for it (FLUSH BINARY LOGS), not fetch the whole
+// current file (up to 1 GiB of history no move needs); the move must start
+// inside that file and lose no change written meanwhile; and an account
+// without RELOAD must still move the table, from the current file's first
+// byte, saying why.
+TEST_F(TableMoveTest, MoveStoreStartsInARotatedFileOrFallsBackWithoutReload) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mvrot"));
+  for (const char* t : {"a", "b"}) {
+    BR_ASSERT_OK(source_->Execute(
+        absl::StrCat("CREATE TABLE mvrot.", t, " (id INT PRIMARY KEY, v VARCHAR(40))")));
+    BR_ASSERT_OK(source_->Execute(
+        absl::StrCat("INSERT INTO mvrot.", t, " SELECT seq, MD5(seq) FROM mvrot.seq_1_to_20000")));
+  }
+  // Without the [source] start line: the move's default.
+  auto config_for = [&](const std::string& dir, const std::string& table) {
+    const std::string path = WriteMoveConfig(*source_, *target_, dir, "next" + table,
+                                             "mvrot." + table, "chunk_time = 50ms\n");
+    std::stringstream text;
+    text << std::ifstream(path).rdbuf();
+    std::ofstream(path) << absl::StrReplaceAll(text.str(), {{"start = current\n", ""}});
+    return path;
+  };
+
+  // The relay's account has no RELOAD.
+  const std::string dir1 = absl::StrCat(::testing::TempDir(), "/binrelay-move-next1-", getpid());
+  const std::string file1 = SourceBinlogFile(*source_);
+  BR_ASSERT_OK_AND_ASSIGN(ProcessResult r1,
+                          RunBinrelay({"move", "--config", config_for(dir1, "a")}, {}, seconds(120)));
+  EXPECT_EQ(r1.exit_code, 0) << r1.Describe();
+  EXPECT_TRUE(absl::StrContains(r1.err, "could not rotate the source's binlog")) << r1.err;
+  EXPECT_TRUE(absl::StrContains(r1.err, "needs RELOAD")) << r1.err;
+  EXPECT_TRUE(absl::StrContains(r1.err, "error 1227")) << r1.err;
+  EXPECT_EQ(SourceBinlogFile(*source_), file1);
+  EXPECT_TRUE(std::filesystem::exists(dir1 + "/store/" + file1));
+  EXPECT_EQ(Checksum(*target_, "mvrot.a"), Checksum(*source_, "mvrot.a_old"));
+
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("GRANT RELOAD ON *.* TO '", kRelayUser, "'@'%'")));
+  absl::Cleanup revoke = [&] {
+    (void)source_->Execute(absl::StrCat("REVOKE RELOAD ON *.* FROM '", kRelayUser, "'@'%'"));
+  };
+  // Inserts all through the move, until the cutover renames the table.
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> writes{0};
+  std::thread writer([&] {
+    replication::ConnectionSqlSource sql(source_->ClientOptions(kMover, kMoverPassword));
+    for (int id = 100001; !stop; ++id) {
+      auto r = sql.Query(absl::StrCat("INSERT INTO mvrot.b VALUES (", id, ", 'w')"));
+      if (!r.ok() && absl::StrContains(r.status().message(), "doesn't exist")) return;
+      if (r.ok()) ++writes;
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+  });
+  absl::Cleanup join = [&] {
+    stop = true;
+    if (writer.joinable()) writer.join();
+  };
+  const std::string dir2 = absl::StrCat(::testing::TempDir(), "/binrelay-move-next2-", getpid());
+  const std::string file2 = SourceBinlogFile(*source_);
+  BR_ASSERT_OK_AND_ASSIGN(ProcessResult r2,
+                          RunBinrelay({"move", "--config", config_for(dir2, "b")}, {}, seconds(120)));
+  EXPECT_EQ(r2.exit_code, 0) << r2.Describe();
+  EXPECT_TRUE(absl::StrContains(r2.err, "rotated the binlog of")) << r2.err;
+  const std::string rotated_to = SourceBinlogFile(*source_);
+  EXPECT_NE(rotated_to, file2);
+  EXPECT_FALSE(std::filesystem::exists(dir2 + "/store/" + file2));
+  EXPECT_TRUE(std::filesystem::exists(dir2 + "/store/" + rotated_to));
+  std::move(join).Invoke();
+  EXPECT_GT(writes.load(), 0u);
+  EXPECT_EQ(Checksum(*target_, "mvrot.b"), Checksum(*source_, "mvrot.b_old"));
+  std::filesystem::remove_all(dir1);
+  std::filesystem::remove_all(dir2);
 }
 
 // Guards the resume promise: kill -9 of `binrelay move` in the middle of
