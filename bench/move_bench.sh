@@ -164,7 +164,7 @@ port = $SPORT
 user = b
 password = b
 server_id = $((4000 + run))
-start = current
+start = next
 [store]
 dir = $TMP/store-$run-$kind
 [move]
@@ -252,6 +252,8 @@ print("MariaDB 10.11 on this machine (%d cores, shared). binrelay's time is the 
 print("preflight, copy, secondary indexes built after the copy, catch up, checksum of every")
 print("chunk on both servers at one binlog position, cutover. Live: a writer at %d statements/s (60%% updates, 20%% inserts, 20%% deletes)" % rate)
 print("through the whole move; the peers cannot keep the table live and copy it idle.")
+print("Each move starts with start = next: its store begins in a binlog file the source opens")
+print("for it (FLUSH BINARY LOGS) rather than fetching the load's current file.")
 print("Ratio = peer time / binrelay live time (above 1: binrelay faster).")
 print()
 print("| run | move idle | its copy | its indexes | its checksum | move live | its copy | cutover pause | dump \\| mariadb | ratio | mydumper+myloader | ratio |")
