@@ -17,7 +17,7 @@
 #   SCALE=5 RUNS=1 bench/move_bench.sh  # the issue's 5M rows (about 1 GiB)
 #
 # Every server and binrelay is a child of this script on free loopback ports,
-# stopped by pid on exit. Results: stdout and bench/results-move-DATE.md.
+# stopped by pid on exit. Results: stdout and bench/results-move-DATE-xSCALE.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${SCALE:-1}
@@ -235,6 +235,8 @@ fi
 list() { local k=$1 r out=""; for r in $(seq 1 "$RUNS"); do out="$out${T[$k,$r]},"; done; echo "[$out]"; }
 clist() { local k=$1 r out=""; for r in $(seq 1 "$RUNS"); do out="$out'${CPU[$k,$r]}',"; done; echo "[$out]"; }
 out="bench/results-move-$(date +%Y-%m-%d)-x${SCALE}.md"
+# A second invocation on the same day keeps the first's report.
+[ -e "$out" ] && out="bench/results-move-$(date +%Y-%m-%d-%H%M)-x${SCALE}.md"
 python3 - "$RUNS" "$ROWS" "$BYTES" "$CONC" "$RATE" "$(nproc)" \
   "$(list idle)" "$(list idle_copy)" "$(list idle_idx)" "$(list idle_sum)" "$(list live)" \
   "$(list live_copy)" "$(list live_pause)" "$(list dump)" "$(list mydumper)" \
