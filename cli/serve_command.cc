@@ -491,34 +491,37 @@ class MoveSupervisor {
 };
 
 // start = next, for an empty store: the source's binlog rotated, and the
-// new file's first byte. Anything that stops it (most often an account
-// without RELOAD) leaves start = current: the same stream, fetched from the
-// current file's first byte.
-absl::StatusOr<replication::BinlogRotation> RotateSourceBinlog(
-    const protocol::ConnectOptions& source) {
-  BR_ASSIGN_OR_RETURN(std::unique_ptr<protocol::ClientConnection> conn,
-                      protocol::ClientConnection::Connect(source));
-  replication::ConnectionSqlSource sql(conn.get());
-  return replication::RotateBinlog(sql);
-}
-
+// new file's first byte. When the rotation cannot be done (most often an
+// account without RELOAD) the store starts at the first byte of the file
+// current before it, still no later than any position a move reads next;
+// when not even that can be read, at start = current.
 replication::StartSpec StartInNextBinlogFile(const protocol::ConnectOptions& source) {
-  replication::StartSpec current;
-  absl::StatusOr<replication::BinlogRotation> r = RotateSourceBinlog(source);
-  if (!r.ok()) {
-    spdlog::warn("[source] start = next: could not rotate the source's binlog: {}; the store "
-                 "starts at the beginning of the source's current binlog file instead (as "
-                 "start = current), fetching all that file already holds",
-                 SV(r.status().message()));
-    return current;
+  replication::BinlogRotation r;
+  if (auto conn = protocol::ClientConnection::Connect(source); conn.ok()) {
+    replication::ConnectionSqlSource sql(conn->get());
+    r = replication::RotateBinlog(sql);
+  } else {
+    r.error = conn.status();
   }
-  spdlog::info("[source] start = next: rotated the binlog of {}:{} at {} (FLUSH BINARY LOGS); "
-               "the store starts at {}",
-               source.host, source.port, r->before.ToString(), r->first.ToString());
-  replication::StartSpec next;
-  next.kind = replication::StartSpec::Kind::kPosition;
-  next.position = r->first;
-  return next;
+  if (!r.first) {
+    spdlog::warn("[source] start = next: {}; the store starts at the beginning of the "
+                 "source's current binlog file instead (as start = current)",
+                 SV(r.error.message()));
+    return replication::StartSpec();
+  }
+  if (!r.error.ok()) {
+    spdlog::warn("[source] start = next: {}; the store starts at {}, fetching the {} MiB that "
+                 "file held first", SV(r.error.message()), r.first->ToString(),
+                 r.before->offset >> 20);
+  } else {
+    spdlog::info("[source] start = next: rotated the binlog of {}:{} at {} (FLUSH BINARY "
+                 "LOGS); the store starts at {}",
+                 source.host, source.port, r.before->ToString(), r.first->ToString());
+  }
+  replication::StartSpec spec;
+  spec.kind = replication::StartSpec::Kind::kPosition;
+  spec.position = *r.first;
+  return spec;
 }
 
 absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullptr) {
@@ -530,7 +533,9 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   u.retry_first_connect = true;    // a relay waits for its source (or its source's first file)
   BR_ASSIGN_OR_RETURN(u.start, store->StartFor(config.upstream.start));
   // Before any move reads the source's position, so that every move starts
-  // in a file the store will hold.
+  // in a file the store will hold. (A move resumed from its checkpoint with
+  // an emptied store needs an earlier file than this one: its pipeline then
+  // fails as for a purged file.)
   if (config.start_next && u.start.kind == replication::StartSpec::Kind::kCurrent) {
     u.start = StartInNextBinlogFile(config.upstream.connect);
   }

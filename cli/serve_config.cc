@@ -105,9 +105,7 @@ absl::Status ParseRsaKeyPolicy(const Section& s, std::string_view prefix,
   return absl::OkStatus();
 }
 
-// `default_start`: "current" for serve, "next" for `binrelay move`, whose
-// store needs nothing the source wrote before the move.
-absl::Status ParseSource(const Section& s, std::string_view default_start, ServeConfig* c) {
+absl::Status ParseSource(const Section& s, ServeConfig* c) {
   protocol::ConnectOptions& conn = c->upstream.connect;
   BR_ASSIGN_OR_RETURN(conn.host, s.Required("host"));
   BR_ASSIGN_OR_RETURN(conn.port, s.Number<uint16_t>("port", 3306, 1, 65535));
@@ -142,7 +140,7 @@ absl::Status ParseSource(const Section& s, std::string_view default_start, Serve
     return s.Invalid("ssl_mode",
                      "expected disabled, preferred, required, verify_ca or verify_identity");
   }
-  std::string start_text = s.Optional("start", default_start);
+  std::string start_text = s.Optional("start", "current");
   c->start_next = start_text == "next";
   auto start = replication::ParseStartSpec(c->start_next ? "current" : start_text);
   if (!start.ok()) {
@@ -526,7 +524,7 @@ absl::Status RefuseUnknownKeys(const IniFile& ini, ServeConfig* c) {
 
 absl::StatusOr<ServeConfig> ParseMoveConfig(const IniFile& ini) {
   ServeConfig c;
-  BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), "next", &c));
+  BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), &c));
   BR_RETURN_IF_ERROR(ParseStore(Section(ini, "store"), &c));
   BR_RETURN_IF_ERROR(CheckSemiSync(c));
   // Serving replicas meanwhile is optional for a move.
@@ -548,7 +546,7 @@ absl::StatusOr<ServeConfig> ParseMoveConfig(const IniFile& ini) {
 
 absl::StatusOr<ServeConfig> ParseServeConfig(const IniFile& ini) {
   ServeConfig c;
-  BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), "current", &c));
+  BR_RETURN_IF_ERROR(ParseSource(Section(ini, "source"), &c));
   BR_RETURN_IF_ERROR(ParseStore(Section(ini, "store"), &c));
   BR_RETURN_IF_ERROR(CheckSemiSync(c));
   BR_RETURN_IF_ERROR(ParseListen(Section(ini, "listen"), &c));

@@ -7,20 +7,29 @@
 // Thread safety: as the SqlSource's.
 #pragma once
 
-#include "absl/status/statusor.h"
+#include <optional>
+
+#include "absl/status/status.h"
 #include "replication/binlog_position.h"
 #include "replication/sql_source.h"
 
 namespace binrelay::replication {
 
 struct BinlogRotation {
-  BinlogPosition before;  // the source's position just before the rotation
-  BinlogPosition first;   // the new file, offset 4
+  // The source's position just before the flush (empty when even that
+  // could not be read).
+  std::optional<BinlogPosition> before;
+  // Where an empty store should begin: offset 4 of the file the flush
+  // opened, or of `before`'s file when the flush failed (still no earlier
+  // than any position read from the source afterwards).
+  std::optional<BinlogPosition> first;
+  // Why `first` is not the new file (ok when it is).
+  absl::Status error;
 };
 
-// NO_WRITE_TO_BINLOG: the statement is not replicated, so the source's own
-// replicas do not rotate with it. Needs RELOAD on the source (the error
-// says so); FailedPrecondition if the file did not change.
-absl::StatusOr<BinlogRotation> RotateBinlog(SqlSource& sql);
+// FLUSH BINARY LOGS is never written to the binlog (MariaDB
+// sql/sql_reload.cc, REFRESH_BINARY_LOG), so the source's own replicas do
+// not rotate with it; NO_WRITE_TO_BINLOG only says so. Needs RELOAD.
+BinlogRotation RotateBinlog(SqlSource& sql);
 
 }  // namespace binrelay::replication

@@ -327,11 +327,11 @@ TEST(ServeConfigTest, MoveSampleParsesWithoutAListener) {
   std::remove(pw.c_str());
 }
 
-// Guards `[source] start = next`: serve keeps its default (current) and
-// takes next when asked; a move defaults to next, whose store needs
-// nothing written before it; both still resolve to start = current, the
-// fallback when the rotation cannot be done.
-TEST(ServeConfigTest, StartNextIsAMovesDefaultAndServesChoice) {
+// Guards `[source] start = next`: taken only when asked (it runs FLUSH
+// BINARY LOGS on the source), by serve and by a move alike; it still
+// resolves to start = current, the fallback when the rotation cannot be
+// done; and an unknown value names the choices.
+TEST(ServeConfigTest, StartNextIsTakenOnlyWhenAsked) {
   auto serve = Parse(absl::StrReplaceAll(kGood, {{"start = mysql-bin.000042:4", ""}}));
   ASSERT_TRUE(serve.ok()) << serve.status();
   EXPECT_FALSE(serve->start_next);
@@ -361,16 +361,16 @@ target_user = mover
 target_password = pw
 tables = shop.orders
 )";
-  for (bool explicit_current : {false, true}) {
+  for (bool asked : {false, true}) {
     std::string text = kMove;
-    if (explicit_current) {
-      text = absl::StrReplaceAll(text, {{"server_id = 4002\n", "server_id = 4002\nstart = current\n"}});
+    if (asked) {
+      text = absl::StrReplaceAll(text, {{"server_id = 4002\n", "server_id = 4002\nstart = next\n"}});
     }
     auto ini = IniFile::Parse(text, "move.cnf");
     ASSERT_TRUE(ini.ok()) << ini.status();
     auto move = ParseMoveConfig(*ini);
     ASSERT_TRUE(move.ok()) << move.status();
-    EXPECT_EQ(move->start_next, !explicit_current);
+    EXPECT_EQ(move->start_next, asked);
     EXPECT_EQ(move->upstream.start.kind, replication::StartSpec::Kind::kCurrent);
   }
 }

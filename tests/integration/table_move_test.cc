@@ -648,19 +648,27 @@ TEST_F(TableMoveTest, MoveCommandRunsToCutoverAndReportsJsonPhases) {
   std::filesystem::remove_all(dir);
 }
 
-// The source's current binlog file and the files in a store directory.
+// The source's current binlog file.
 std::string SourceBinlogFile(MariaDbSandbox& source) {
   auto rows = source.Query("SHOW MASTER STATUS");
   if (!rows.ok() || rows->empty()) return "?";
   return (*rows)[0][0].value_or("?");
 }
 
-// Guards `binrelay move`'s default start = next: its store must begin at a
-// file the source opened for it (FLUSH BINARY LOGS), not fetch the whole
-// current file (up to 1 GiB of history no move needs); the move must start
-// inside that file and lose no change written meanwhile; and an account
-// without RELOAD must still move the table, from the current file's first
-// byte, saying why.
+// The start_at a move recorded in its checkpoint on the target.
+std::string MoveStartAt(MariaDbSandbox& target, const std::string& move) {
+  auto rows = target.Query(
+      absl::StrCat("SELECT start_at FROM binrelay.move_checkpoint WHERE move = '", move, "'"));
+  if (!rows.ok() || rows->empty()) return "?";
+  return (*rows)[0][0].value_or("?");
+}
+
+// Guards `[source] start = next` for a move: its store must begin at a file
+// the source opened for it (FLUSH BINARY LOGS), not fetch the whole current
+// file (up to 1 GiB of history no move needs); the move must start inside
+// that file and lose no change written meanwhile; and an account without
+// RELOAD must still move the table, from the first byte of the file current
+// before the attempt, saying why and what to grant.
 TEST_F(TableMoveTest, MoveStoreStartsInARotatedFileOrFallsBackWithoutReload) {
   BR_ASSERT_OK(source_->Execute("CREATE DATABASE mvrot"));
   for (const char* t : {"a", "b"}) {
@@ -669,13 +677,12 @@ TEST_F(TableMoveTest, MoveStoreStartsInARotatedFileOrFallsBackWithoutReload) {
     BR_ASSERT_OK(source_->Execute(
         absl::StrCat("INSERT INTO mvrot.", t, " SELECT seq, MD5(seq) FROM mvrot.seq_1_to_20000")));
   }
-  // Without the [source] start line: the move's default.
   auto config_for = [&](const std::string& dir, const std::string& table) {
     const std::string path = WriteMoveConfig(*source_, *target_, dir, "next" + table,
                                              "mvrot." + table, "chunk_time = 50ms\n");
     std::stringstream text;
     text << std::ifstream(path).rdbuf();
-    std::ofstream(path) << absl::StrReplaceAll(text.str(), {{"start = current\n", ""}});
+    std::ofstream(path) << absl::StrReplaceAll(text.str(), {{"start = current\n", "start = next\n"}});
     return path;
   };
 
@@ -685,11 +692,12 @@ TEST_F(TableMoveTest, MoveStoreStartsInARotatedFileOrFallsBackWithoutReload) {
   BR_ASSERT_OK_AND_ASSIGN(ProcessResult r1,
                           RunBinrelay({"move", "--config", config_for(dir1, "a")}, {}, seconds(120)));
   EXPECT_EQ(r1.exit_code, 0) << r1.Describe();
-  EXPECT_TRUE(absl::StrContains(r1.err, "could not rotate the source's binlog")) << r1.err;
-  EXPECT_TRUE(absl::StrContains(r1.err, "needs RELOAD")) << r1.err;
   EXPECT_TRUE(absl::StrContains(r1.err, "error 1227")) << r1.err;
+  EXPECT_TRUE(absl::StrContains(r1.err, "GRANT RELOAD ON *.* to the [source] user")) << r1.err;
+  EXPECT_TRUE(absl::StrContains(r1.err, "the store starts at " + file1 + ":4")) << r1.err;
   EXPECT_EQ(SourceBinlogFile(*source_), file1);
   EXPECT_TRUE(std::filesystem::exists(dir1 + "/store/" + file1));
+  EXPECT_TRUE(absl::StartsWith(MoveStartAt(*target_, "nexta"), file1 + ":"));
   EXPECT_EQ(Checksum(*target_, "mvrot.a"), Checksum(*source_, "mvrot.a_old"));
 
   BR_ASSERT_OK(source_->Execute(absl::StrCat("GRANT RELOAD ON *.* TO '", kRelayUser, "'@'%'")));
@@ -722,6 +730,8 @@ TEST_F(TableMoveTest, MoveStoreStartsInARotatedFileOrFallsBackWithoutReload) {
   EXPECT_NE(rotated_to, file2);
   EXPECT_FALSE(std::filesystem::exists(dir2 + "/store/" + file2));
   EXPECT_TRUE(std::filesystem::exists(dir2 + "/store/" + rotated_to));
+  EXPECT_TRUE(absl::StartsWith(MoveStartAt(*target_, "nextb"), rotated_to + ":"))
+      << MoveStartAt(*target_, "nextb");
   std::move(join).Invoke();
   EXPECT_GT(writes.load(), 0u);
   EXPECT_EQ(Checksum(*target_, "mvrot.b"), Checksum(*source_, "mvrot.b_old"));
