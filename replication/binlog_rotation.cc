@@ -2,7 +2,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "protocol/status_macros.h"
 #include "replication/binlog_status.h"
 
 namespace binrelay::replication {
@@ -22,9 +21,9 @@ BinlogRotation RotateBinlog(SqlSource& sql) {
     r.error = absl::Status(
         flushed.status().code(),
         absl::StrCat("FLUSH BINARY LOGS on ", sql.Peer(), ": ", flushed.status().message(),
-                     denied ? absl::StrCat(" (GRANT RELOAD ON *.* to the [source] user, or set "
-                                           "[source] start = current)")
-                            : std::string()));
+                     denied ? " (GRANT RELOAD ON *.* to the [source] user, or set "
+                              "[source] start = current)"
+                            : ""));
     return r;
   }
   auto after = ReadBinlogStatus(sql);

@@ -20,8 +20,8 @@ struct BinlogRotation {
   // could not be read).
   std::optional<BinlogPosition> before;
   // Where an empty store should begin: offset 4 of the file the flush
-  // opened, or of `before`'s file when the flush failed (still no earlier
-  // than any position read from the source afterwards).
+  // opened, or of `before`'s file when the flush failed (either way no
+  // later than any position read from the source afterwards).
   std::optional<BinlogPosition> first;
   // Why `first` is not the new file (ok when it is).
   absl::Status error;
