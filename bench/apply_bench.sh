@@ -16,7 +16,11 @@ cd "$(dirname "$0")/.."
 [ -z "${APPLY_BENCH_NICED:-}" ] && APPLY_BENCH_NICED=1 exec nice -n 10 "$0" "$@"
 SCALE=${SCALE:-0.3}
 RUNS=${RUNS:-1}
-CONC=${CONC:-2}            # pipeline concurrency and REPLACE connections
+# Pipeline concurrency and REPLACE connections: as many as the parallel
+# replica's worker threads. With 2 on this 2-core machine a connection waiting
+# for its reply, or done with its share of a drain, left a core idle
+# (insert-heavy, 4 runs each: 1.98-2.83 s at 2, 1.81-2.04 s at 4).
+CONC=${CONC:-4}
 BINRELAY=${BINRELAY:-build/binrelay}
 [ -x "$BINRELAY" ] || { echo "apply_bench: $BINRELAY missing; run ./scripts/setup.sh" >&2; exit 1; }
 TMP=$(mktemp -d "${BENCH_TMPDIR:-/tmp}/binrelay-abench.XXXXXX")
@@ -137,7 +141,9 @@ checksum() { on "$1" -N -e "CHECKSUM TABLE $2" | cut -f2; }
 # with one pipeline from the workload's start, until its checkpoint passes
 # the workload's end.
 time_pipeline() {
-  local w=$1 bulk=${2:-on} name="b$RANDOM"
+  # A name no earlier run used: the store keeps each pipeline's local
+  # checkpoint, and a pipeline resuming a past run's would time nothing.
+  local w=$1 bulk=${2:-on} name; name="b$(date +%s%N)"
   on target -e "DROP TABLE $w.t; CREATE TABLE $w.t LIKE $w.t_seed; INSERT INTO $w.t SELECT * FROM $w.t_seed"
   # The source too: it is not timed, but after generating the workloads it
   # purges a million updates and writes hundreds of MB in the background, on
@@ -215,13 +221,18 @@ for _ in range(6000):
     if status() is not None: break
     time.sleep(0.01)
 t0 = time.monotonic(); peak = 0; c0 = (cpu(pid), cpu(tpid))
+first = True
 while True:
     peak = max(peak, rss())
     s = status()
     if s is None:
         print("died"); sys.exit(0)
     p = s["pipelines"][0]
-    if (p["flushed_file"], p["flushed_offset"]) >= (endf, endo): break
+    if (p["flushed_file"], p["flushed_offset"]) >= (endf, endo):
+        if first:  # already there: it resumed a checkpoint, no timing
+            print("stale"); sys.exit(0)
+        break
+    first = False
     time.sleep(0.025)
 cb, ct = cpu(pid) - c0[0], cpu(tpid) - c0[1]
 print(f"pipeline cpu: binrelay {cb:.2f} s, target {ct:.2f} s", file=sys.stderr)
@@ -231,6 +242,7 @@ PY
   [ -n "$tperf" ] && { kill -INT "$tperf"; wait "$tperf" 2>/dev/null || true; }
   [ -n "$bperf" ] && { kill -INT "$bperf"; wait "$bperf" 2>/dev/null || true; }
   [ "$res" = died ] && log "pipeline serve died: $(tail -3 "$TMP/pipe-$w.err")"
+  [ "$res" = stale ] && { log "pipeline $name began past the workload's end; no timing"; exit 1; }
   local elapsed peak cpu; read -r elapsed peak cpu <<<"$res"
   local stats; stats=$(curl -s "http://127.0.0.1:$http/status" | python3 -c 'import json,sys; p=json.load(sys.stdin)["pipelines"][0]; print(p["changes_read"], p["rows_written"])')
   curl -s "http://127.0.0.1:$http/status" | python3 -c 'import json,sys; p=json.load(sys.stdin)["pipelines"][0]; print("pipeline:", {k: p[k] for k in ("drains","last_flush_seconds","concurrency","batch_rows","retries","parked")})' >&2
@@ -321,6 +333,7 @@ REPORT=${REPORT:-bench/results-apply-$DATE.md}
 for w in ${WORKLOADS:-ins hot wide}; do
   for run in $(seq 1 "$RUNS"); do
     log "$w: pipeline"; read -r tp rss changes written cp < <(time_pipeline "$w" "${BULK:-on}")
+    [ -n "$tp" ] || { log "$w: the pipeline gave no timing (see above)"; exit 1; }
     if [ -n "${PERF_DIR:-}${CALLGRIND_DIR:-}" ]; then echo "$w pipeline $tp s (profiled)" | tee -a "$REPORT"; continue; fi
     log "$w: pipeline, bulk_replace=off"; read -r ttext _ _ _ < <(time_pipeline "$w" off)
     start_relay
