@@ -336,6 +336,7 @@ for w in ${WORKLOADS:-ins hot wide}; do
     [ -n "$tp" ] || { log "$w: the pipeline gave no timing (see above)"; exit 1; }
     if [ -n "${PERF_DIR:-}${CALLGRIND_DIR:-}" ]; then echo "$w pipeline $tp s (profiled)" | tee -a "$REPORT"; continue; fi
     log "$w: pipeline, bulk_replace=off"; read -r ttext _ _ _ < <(time_pipeline "$w" off)
+    [ -n "$ttext" ] || { log "$w: the bulk_replace=off pipeline gave no timing (see above)"; exit 1; }
     start_relay
     log "$w: replica, 1 thread"; read -r tr1 cr1 < <(time_replica "$w" 0)
     log "$w: replica, 4 threads"; read -r tr4 cr4 < <(time_replica "$w" 4)
