@@ -195,6 +195,12 @@ absl::Status UpstreamSession::StartDump() {
           ": COM_BINLOG_DUMP positions are 32-bit; start from a GTID instead"));
     }
     current_ = resume;
+    {
+      // What a restarted or reconnected relay has is received, even before
+      // the source sends anything new (SHOW REPLICA STATUS, /status).
+      absl::MutexLock lock(&status_mu_);
+      received_ = resume;
+    }
     cmd = BuildBinlogDump(options_.server_id, resume.file, static_cast<uint32_t>(resume.offset),
                           flags);
   } else if (info_.is_mariadb) {
@@ -261,9 +267,21 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   // Positions are passed by reference to long-lived members: no string copy
   // per event on this path.
   const BinlogPosition* end = &artificial_;
-  if (header.log_pos != 0 && !header.artificial()) {
-    current_.offset = header.log_pos;
-    end = &current_;
+  if (!header.artificial()) {
+    if (header.log_pos != 0) {
+      current_.offset = header.log_pos;
+      end = &current_;
+    } else if (boundary_.in_transaction() && current_.offset != 0) {
+      // MariaDB 11.4+ with binlog_legacy_event_pos=OFF (the default) writes
+      // end_log_pos 0 in the events inside a transaction. They follow the
+      // event before them in the file, so their end is counted, as the
+      // replica's IO thread counts it (sql/slave.cc, queue_event: the master
+      // position advances by each event's length). Outside a transaction a 0
+      // still marks an event that is not in the file (the FDE resent at a
+      // dump's start, the fake GTID list).
+      current_.offset += header.event_size;
+      end = &current_;
+    }
   }
   bool boundary = false;
   if (end->offset != 0) {
