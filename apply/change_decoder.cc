@@ -126,9 +126,14 @@ absl::Status ChangeDecoder::OnTableMap(const protocol::EventView& event,
   entry.subscribed = subscription_->Matches(ids.db, ids.table);
   if (entry.subscribed) {
     BR_ASSIGN_OR_RETURN(entry.map, protocol::ParseTableMap(event, fde));
-    if (!entry.map.has_optional(protocol::kOptColumnName) && schema_ != nullptr) {
-      BR_RETURN_IF_ERROR(Annotate(schema_->Enrich(&entry.map.def),
-                                  absl::StrCat("TABLE_MAP at ", end.ToString())));
+    if (schema_ != nullptr) {
+      if (!entry.map.has_optional(protocol::kOptColumnName)) {
+        BR_RETURN_IF_ERROR(Annotate(schema_->Enrich(&entry.map.def),
+                                    absl::StrCat("TABLE_MAP at ", end.ToString())));
+      } else if (fde.is_mariadb && replication::SchemaCache::MayHoldFixedBinary(entry.map.def)) {
+        BR_RETURN_IF_ERROR(Annotate(schema_->MarkFixedBinary(&entry.map.def),
+                                    absl::StrCat("TABLE_MAP at ", end.ToString())));
+      }
     }
   }
   entry.raw.assign(event.body);

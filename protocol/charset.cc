@@ -182,6 +182,28 @@ Charset CharsetForCollation(uint32_t id) {
   return BaseCharset(id);
 }
 
+uint32_t DefaultCollationForCharset(std::string_view name) {
+  // strings/ctype-*.cc of either server: each charset's primary collation.
+  static constexpr struct {
+    std::string_view name;
+    uint32_t id;
+  } kDefaults[] = {
+      {"big5", 1},     {"dec8", 3},     {"cp850", 4},     {"hp8", 6},       {"koi8r", 7},
+      {"latin1", 8},   {"latin2", 9},   {"swe7", 10},     {"ascii", 11},    {"ujis", 12},
+      {"sjis", 13},    {"hebrew", 16},  {"tis620", 18},   {"euckr", 19},    {"koi8u", 22},
+      {"gb2312", 24},  {"greek", 25},   {"cp1250", 26},   {"gbk", 28},      {"latin5", 30},
+      {"armscii8", 32}, {"utf8", 33},   {"utf8mb3", 33},  {"ucs2", 35},     {"cp866", 36},
+      {"keybcs2", 37}, {"macce", 38},   {"macroman", 39}, {"cp852", 40},    {"latin7", 41},
+      {"utf8mb4", 45}, {"cp1251", 51},  {"utf16", 54},    {"utf16le", 56},  {"cp1256", 57},
+      {"cp1257", 59},  {"utf32", 60},   {"binary", 63},   {"geostd8", 92},  {"cp932", 95},
+      {"eucjpms", 97}, {"gb18030", 248},
+  };
+  for (const auto& d : kDefaults) {
+    if (d.name == name) return d.id;
+  }
+  return 0;
+}
+
 std::string_view CharsetName(Charset cs) {
   switch (cs) {
     case Charset::kUtf8: return "utf8mb4";

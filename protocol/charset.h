@@ -36,6 +36,10 @@ Charset CharsetForCollation(uint32_t collation_id);
 // UTF-8 encodes one code point (<= 0x10FFFF, not a surrogate) into out.
 void AppendUtf8Codepoint(uint32_t cp, std::string* out);
 std::string_view CharsetName(Charset cs);
+// The default collation id of the charset named `name` (information_schema's
+// CHARACTER_SET_NAME: "utf8mb4", "utf8mb3" or "utf8", "latin1", ...; ids are
+// the same on MySQL and MariaDB); 0 for a name neither server has.
+uint32_t DefaultCollationForCharset(std::string_view name);
 
 // Appends `bytes` (in charset `cs`) converted to UTF-8. Undecodable input
 // (bad UTF-8, lone surrogates, odd trailing bytes, code points > U+10FFFF,

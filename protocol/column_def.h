@@ -16,6 +16,11 @@ namespace binrelay::protocol {
 // Collation ids that matter for decoding. 63 is `binary`.
 inline constexpr uint32_t kBinaryCollation = 63;
 
+// MariaDB's fixed-size binary data types (type_uuid, type_inet plugins),
+// logged as BINARY(16)/BINARY(4): known only from the schema
+// (fixed_binary_text.h prints them as SELECT does).
+enum class FixedBinaryType : uint8_t { kNone, kUuid, kInet4, kInet6 };
+
 struct ColumnDef {
   // Type code from TABLE_MAP. For MYSQL_TYPE_STRING the real type (CHAR,
   // ENUM or SET) is already resolved from the metadata, so ENUM and SET
@@ -54,6 +59,8 @@ struct ColumnDef {
   uint32_t geometry_type = 0;
   // Declared length in characters/bytes for BINARY(n) re-padding; 0 = unknown.
   uint32_t binary_length = 0;
+  // A MariaDB UUID/INET4/INET6 column (from the schema); kNone otherwise.
+  FixedBinaryType fixed_binary = FixedBinaryType::kNone;
 };
 
 struct TableDef {

@@ -11,6 +11,7 @@
 #include "protocol/charset.h"
 #include "protocol/column_type.h"
 #include "protocol/decimal.h"
+#include "protocol/fixed_binary_text.h"
 #include "protocol/json_binary.h"
 #include "protocol/json_writer.h"
 #include "protocol/mariadb_compressed.h"
@@ -55,6 +56,7 @@ void SetStringish(const ColumnDef& col, std::string_view bytes, ValueView* out) 
   out->bytes = bytes;
   out->collation = col.collation;
   out->kind = col.collation == kBinaryCollation ? ValueKind::kBinary : ValueKind::kText;
+  out->fixed_binary = col.fixed_binary;
 }
 
 template <size_t W>
@@ -466,7 +468,11 @@ void AppendValueJson(const ValueView& v, std::string* out) {
       return;
     case ValueKind::kBinary:
       out->push_back('"');
-      AppendBase64(v.bytes, out);
+      // A UUID/INET value of the wrong size (a stale schema) stays base64.
+      if (v.fixed_binary == FixedBinaryType::kNone ||
+          !AppendFixedBinaryText(v.fixed_binary, v.bytes, out)) {
+        AppendBase64(v.bytes, out);
+      }
       out->push_back('"');
       return;
     case ValueKind::kFormatted:

@@ -7,8 +7,9 @@
 // exactly as SELECT prints them with time_zone='+00:00'; YEAR -> number;
 // text, ENUM, SET -> UTF-8 strings (ENUM/SET as member names when known,
 // otherwise the numeric value); BINARY (re-padded with 0x00 to its length),
-// VARBINARY, BLOB, BIT, GEOMETRY -> base64 of the bytes SELECT returns;
-// JSON -> a string holding the document's text.
+// VARBINARY, BLOB, BIT, GEOMETRY, VECTOR -> base64 of the bytes SELECT
+// returns; MariaDB UUID, INET4, INET6 (known from the schema) -> their text as
+// SELECT prints it; JSON -> a string holding the document's text.
 //
 // Thread safety: stateless functions.
 // Lifetime: a ValueView points into the event buffer or into `scratch`; it is
@@ -48,6 +49,8 @@ struct ValueView {
   double d = 0;
   std::string_view bytes;
   uint32_t collation = 0;
+  // kBinary of a MariaDB UUID/INET4/INET6 column: JSON prints its text.
+  FixedBinaryType fixed_binary = FixedBinaryType::kNone;
   bool names_known = false;  // for kEnum/kSet: bytes holds member name(s)
   // Temporal values read with ImageValues::kTemporalParts: kind is
   // kFormatted, bytes is empty and the value is in `temporal`.

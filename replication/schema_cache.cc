@@ -4,7 +4,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "protocol/charset.h"
 #include "protocol/column_type.h"
+#include "protocol/fixed_binary_text.h"
 #include "protocol/status_macros.h"
 
 namespace binrelay::replication {
@@ -69,19 +71,24 @@ absl::StatusOr<SchemaCache::Table> SchemaCache::Load(std::string_view db, std::s
   ++lookups_;
   std::string sql = absl::StrCat(
       "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, co.ID, c.CHARACTER_OCTET_LENGTH, c.DATA_TYPE, "
-      "c.DATETIME_PRECISION "
+      "c.DATETIME_PRECISION, c.CHARACTER_SET_NAME "
       "FROM information_schema.COLUMNS c LEFT JOIN information_schema.COLLATIONS co "
       "ON co.COLLATION_NAME = c.COLLATION_NAME WHERE c.TABLE_SCHEMA = ", SqlQuote(db),
       " AND c.TABLE_NAME = ", SqlQuote(table), " ORDER BY c.ORDINAL_POSITION");
   BR_ASSIGN_OR_RETURN(std::vector<SqlRow> rows, source_->Query(sql));
   Table t;
   for (const SqlRow& r : rows) {
-    if (r.size() < 6) return absl::InternalError("short information_schema.COLUMNS row");
+    if (r.size() < 7) return absl::InternalError("short information_schema.COLUMNS row");
     Column c;
     c.name = r[0].value_or("");
     std::string type = absl::AsciiStrToLower(r[1].value_or(""));
     c.is_unsigned = absl::StrContains(type, "unsigned");
     if (r[2]) (void)absl::SimpleAtoi(*r[2], &c.collation);
+    // MariaDB 10.10+ names its UCA-14.0 collations per charset in COLUMNS
+    // (utf8mb4_uca1400_ai_ci) but lists them charset-free in COLLATIONS
+    // (uca1400_ai_ci), so the join finds no id: the charset's own default
+    // collation stands in, which decodes the same bytes.
+    if (c.collation == 0 && r[6]) c.collation = protocol::DefaultCollationForCharset(*r[6]);
     if (r[3]) (void)absl::SimpleAtoi(*r[3], &c.octet_length);
     c.data_type = absl::AsciiStrToLower(r[4].value_or(""));
     if (r[5]) (void)absl::SimpleAtoi(*r[5], &c.datetime_precision);
@@ -107,17 +114,50 @@ absl::StatusOr<SchemaCache::Table> SchemaCache::Load(std::string_view db, std::s
   return t;
 }
 
-absl::Status SchemaCache::Enrich(protocol::TableDef* def) {
-  if (source_ == nullptr) return absl::OkStatus();
-  std::string key = Key(def->db, def->table);
+absl::StatusOr<const SchemaCache::Table*> SchemaCache::Get(std::string_view db,
+                                                            std::string_view table,
+                                                            size_t expected_columns) {
+  std::string key = Key(db, table);
   auto it = tables_.find(key);
-  if (it == tables_.end() || it->second.columns.size() != def->columns.size()) {
+  if (it == tables_.end() ||
+      (expected_columns > 0 && it->second.columns.size() != expected_columns)) {
     // A size mismatch on a cached entry means DDL we have not seen yet
     // reached information_schema first; re-read once before giving up.
-    BR_ASSIGN_OR_RETURN(Table t, Load(def->db, def->table));
+    BR_ASSIGN_OR_RETURN(Table t, Load(db, table));
     it = tables_.insert_or_assign(key, std::move(t)).first;
   }
-  const Table& t = it->second;
+  return &it->second;
+}
+
+bool SchemaCache::MayHoldFixedBinary(const protocol::TableDef& def) {
+  for (const protocol::ColumnDef& c : def.columns) {
+    if (c.type == protocol::kTypeString && (c.meta == 16 || c.meta == 4) &&
+        (c.collation == 0 || c.collation == protocol::kBinaryCollation)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status SchemaCache::MarkFixedBinary(protocol::TableDef* def) {
+  if (source_ == nullptr) return absl::OkStatus();
+  BR_ASSIGN_OR_RETURN(const Table* t, Get(def->db, def->table, 0));
+  for (protocol::ColumnDef& col : def->columns) {
+    if (col.type != protocol::kTypeString) continue;
+    for (const Column& src : t->columns) {
+      if (src.name == col.name) {
+        col.fixed_binary = protocol::FixedBinaryTypeFromName(src.data_type);
+        break;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SchemaCache::Enrich(protocol::TableDef* def) {
+  if (source_ == nullptr) return absl::OkStatus();
+  BR_ASSIGN_OR_RETURN(const Table* cached, Get(def->db, def->table, def->columns.size()));
+  const Table& t = *cached;
   if (t.columns.size() != def->columns.size()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "table ", def->db, ".", def->table, " has ", def->columns.size(),
@@ -138,6 +178,9 @@ absl::Status SchemaCache::Enrich(protocol::TableDef* def) {
       col.collation = src.collation != 0 ? src.collation : protocol::kBinaryCollation;
     }
     if (col.members.empty()) col.members = src.members;
+    if (col.type == protocol::kTypeString) {
+      col.fixed_binary = protocol::FixedBinaryTypeFromName(src.data_type);
+    }
     if (col.binary_length == 0 && src.data_type == "binary") col.binary_length = src.octet_length;
     // MariaDB's pre-10.1 fractional TIMESTAMP/TIME/DATETIME columns use the
     // old type codes with no metadata; their width depends on the precision,

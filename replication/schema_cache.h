@@ -33,6 +33,15 @@ class SchemaCache {
   // the table's column count differs from the binlog's, naming both.
   absl::Status Enrich(protocol::TableDef* def);
 
+  // MariaDB's UUID/INET4/INET6 columns are logged as BINARY(16)/BINARY(4)
+  // even with binlog_row_metadata=FULL. True when `def` (from a MariaDB
+  // source) has such a BINARY column, so only the schema can say what it is.
+  static bool MayHoldFixedBinary(const protocol::TableDef& def);
+  // For a `def` whose names came from the TABLE_MAP: marks its UUID/INET
+  // columns, matched by name. A column the schema no longer has stays BINARY
+  // (its bytes are printed as base64).
+  absl::Status MarkFixedBinary(protocol::TableDef* def);
+
   void Invalidate(std::string_view db, std::string_view table);
   void InvalidateSchema(std::string_view db);
   void InvalidateAll() { tables_.clear(); }
@@ -55,6 +64,10 @@ class SchemaCache {
   };
 
   absl::StatusOr<Table> Load(std::string_view db, std::string_view table);
+  // The cached entry, read when absent or (`expected_columns` > 0) when its
+  // column count differs.
+  absl::StatusOr<const Table*> Get(std::string_view db, std::string_view table,
+                                   size_t expected_columns);
 
   SqlSource* source_;
   absl::flat_hash_map<std::string, Table> tables_;  // key: db + '\0' + table

@@ -84,3 +84,24 @@ TEST(CharsetTest, JsonEscapingOnTheConversionPath) {
 
 }  // namespace
 }  // namespace binrelay::protocol
+
+namespace binrelay::protocol {
+namespace {
+
+// information_schema's charset names map to an id of that charset: MariaDB
+// 10.10+ lists its uca1400 collations without a charset in COLLATIONS, so
+// the schema cache falls back to these (a 0 there read text as binary).
+TEST(CharsetTest, DefaultCollationForCharsetNames) {
+  EXPECT_EQ(CharsetForCollation(DefaultCollationForCharset("utf8mb4")), Charset::kUtf8);
+  EXPECT_EQ(CharsetForCollation(DefaultCollationForCharset("utf8mb3")), Charset::kUtf8);
+  EXPECT_EQ(CharsetForCollation(DefaultCollationForCharset("latin1")), Charset::kLatin1);
+  EXPECT_EQ(CharsetForCollation(DefaultCollationForCharset("ucs2")), Charset::kUcs2);
+  EXPECT_EQ(CharsetForCollation(DefaultCollationForCharset("utf16")), Charset::kUtf16);
+  EXPECT_EQ(CharsetForCollation(DefaultCollationForCharset("utf16le")), Charset::kUtf16le);
+  EXPECT_EQ(CharsetForCollation(DefaultCollationForCharset("utf32")), Charset::kUtf32);
+  EXPECT_EQ(CharsetForCollation(DefaultCollationForCharset("binary")), Charset::kBinary);
+  EXPECT_EQ(DefaultCollationForCharset("no-such-charset"), 0u);
+}
+
+}  // namespace
+}  // namespace binrelay::protocol

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
+#include "protocol/charset.h"
 #include "protocol/column_type.h"
 
 namespace binrelay::replication {
@@ -43,8 +44,8 @@ protocol::TableDef TwoColumnTable() {
 
 TEST(SchemaCacheTest, FillsNamesSignednessCollationAndKeyOnceAndCaches) {
   FakeSchemaSource src;
-  src.columns = {{"id", "int(10) unsigned", std::nullopt, std::nullopt, "int", std::nullopt},
-                 {"note", "varchar(20)", "8", "20", "varchar", std::nullopt}};
+  src.columns = {{"id", "int(10) unsigned", std::nullopt, std::nullopt, "int", std::nullopt, std::nullopt},
+                 {"note", "varchar(20)", "8", "20", "varchar", std::nullopt, "latin1"}};
   src.pk = {{"id"}};
   SchemaCache cache(&src);
   protocol::TableDef def = TwoColumnTable();
@@ -61,7 +62,7 @@ TEST(SchemaCacheTest, FillsNamesSignednessCollationAndKeyOnceAndCaches) {
 // Silently pairing values with the wrong names would corrupt every row.
 TEST(SchemaCacheTest, ColumnCountMismatchIsAnErrorNamingTheTable) {
   FakeSchemaSource src;
-  src.columns = {{"id", "int(11)", std::nullopt, std::nullopt, "int", std::nullopt}};
+  src.columns = {{"id", "int(11)", std::nullopt, std::nullopt, "int", std::nullopt, std::nullopt}};
   SchemaCache cache(&src);
   protocol::TableDef def = TwoColumnTable();
   absl::Status s = cache.Enrich(&def);
@@ -72,8 +73,8 @@ TEST(SchemaCacheTest, ColumnCountMismatchIsAnErrorNamingTheTable) {
 
 TEST(SchemaCacheTest, InvalidateForcesReload) {
   FakeSchemaSource src;
-  src.columns = {{"id", "int(11)", std::nullopt, std::nullopt, "int", std::nullopt},
-                 {"n", "varchar(2)", "45", "8", "varchar", std::nullopt}};
+  src.columns = {{"id", "int(11)", std::nullopt, std::nullopt, "int", std::nullopt, std::nullopt},
+                 {"n", "varchar(2)", "45", "8", "varchar", std::nullopt, "latin1"}};
   SchemaCache cache(&src);
   protocol::TableDef def = TwoColumnTable();
   ASSERT_TRUE(cache.Enrich(&def).ok());
@@ -81,6 +82,51 @@ TEST(SchemaCacheTest, InvalidateForcesReload) {
   protocol::TableDef again = TwoColumnTable();
   ASSERT_TRUE(cache.Enrich(&again).ok());
   EXPECT_EQ(cache.lookups(), 2u);
+}
+
+// MariaDB 10.10+ lists utf8mb4_uca1400_ai_ci in COLUMNS but only
+// uca1400_ai_ci in COLLATIONS, so the join yields no id: the charset name
+// must stand in. Without it the column read as binary and tail printed
+// base64 for every text value of MariaDB 11's default collation.
+TEST(SchemaCacheTest, CollationMissingFromTheJoinFallsBackToTheCharset) {
+  FakeSchemaSource src;
+  src.columns = {{"id", "int(11)", std::nullopt, std::nullopt, "int", std::nullopt, std::nullopt},
+                 {"n", "varchar(2)", std::nullopt, "8", "varchar", std::nullopt, "utf8mb4"}};
+  SchemaCache cache(&src);
+  protocol::TableDef def = TwoColumnTable();
+  ASSERT_TRUE(cache.Enrich(&def).ok());
+  EXPECT_EQ(protocol::CharsetForCollation(def.columns[1].collation), protocol::Charset::kUtf8);
+  EXPECT_NE(def.columns[1].collation, protocol::kBinaryCollation);
+}
+
+// MariaDB's UUID/INET6/INET4 are BINARY(16)/BINARY(4) in the binlog; the
+// schema's DATA_TYPE marks them, by position for a table without names and
+// by name for one whose names came from binlog_row_metadata=FULL.
+TEST(SchemaCacheTest, MarksUuidAndInetColumnsByPositionAndByName) {
+  FakeSchemaSource src;
+  src.columns = {{"id", "int(11)", std::nullopt, std::nullopt, "int", std::nullopt, std::nullopt},
+                 {"u", "uuid", std::nullopt, std::nullopt, "uuid", std::nullopt, std::nullopt}};
+  SchemaCache cache(&src);
+  protocol::TableDef def = TwoColumnTable();
+  def.columns[1].type = protocol::kTypeString;
+  def.columns[1].meta = 16;
+  def.columns[1].collation = protocol::kBinaryCollation;
+  EXPECT_TRUE(SchemaCache::MayHoldFixedBinary(def));
+  ASSERT_TRUE(cache.Enrich(&def).ok());
+  EXPECT_EQ(def.columns[1].fixed_binary, protocol::FixedBinaryType::kUuid);
+
+  protocol::TableDef named = TwoColumnTable();
+  named.columns[0].name = "id";
+  named.columns[1].name = "u";
+  named.columns[1].type = protocol::kTypeString;
+  named.columns[1].meta = 16;
+  ASSERT_TRUE(cache.MarkFixedBinary(&named).ok());
+  EXPECT_EQ(named.columns[1].fixed_binary, protocol::FixedBinaryType::kUuid);
+  EXPECT_EQ(named.columns[0].fixed_binary, protocol::FixedBinaryType::kNone);
+
+  // A text column or a BINARY of another length never needs the lookup.
+  protocol::TableDef plain = TwoColumnTable();
+  EXPECT_FALSE(SchemaCache::MayHoldFixedBinary(plain));
 }
 
 TEST(SchemaCacheTest, NoSourceLeavesTableUntouched) {
