@@ -24,6 +24,7 @@ namespace binrelay::protocol {
 namespace server_error {
 inline constexpr uint16_t kAccessDenied = 1045;         // ER_ACCESS_DENIED_ERROR, 28000
 inline constexpr uint16_t kDbAccessDenied = 1044;       // ER_DBACCESS_DENIED_ERROR
+inline constexpr uint16_t kBadFieldError = 1054;        // ER_BAD_FIELD_ERROR, 42S22
 inline constexpr uint16_t kUnknownCommand = 1047;       // ER_UNKNOWN_COM_ERROR
 inline constexpr uint16_t kServerShutdown = 1053;       // ER_SERVER_SHUTDOWN
 inline constexpr uint16_t kParseError = 1064;           // ER_PARSE_ERROR

@@ -60,8 +60,11 @@ Evaluated Eval(const AdminExpr& e, const AdminContext& ctx) {
     case Kind::kNumber:
       return {e.value, std::nullopt};
     case Kind::kIdentifier:
-      // Bare words as values: ON/OFF/DEFAULT; NULL is the SQL NULL.
+      // Bare words as values: ON/OFF/DEFAULT; NULL is the SQL NULL, TRUE
+      // and FALSE are 1 and 0.
       if (absl::EqualsIgnoreCase(AV(e.value), "null")) return {std::nullopt, std::nullopt};
+      if (absl::EqualsIgnoreCase(AV(e.value), "true")) return {std::string("1"), std::nullopt};
+      if (absl::EqualsIgnoreCase(AV(e.value), "false")) return {std::string("0"), std::nullopt};
       return {e.value, std::nullopt};
     case Kind::kUserVar: {
       auto it = ctx.session->user_variables.find(e.value);
@@ -184,11 +187,32 @@ AdminReply AnswerSet(const AdminStatement& s, const AdminContext& ctx) {
   return AdminReply{};
 }
 
+// A bare word in a SELECT is a column, and binrelay has no tables: the
+// error a server gives for an unknown column (MySQL 9's client probes
+// "SELECT $$" and expects it to fail where $$ does not open a string).
+// NULL, TRUE and FALSE are values. Nesting is bounded by the parser.
+const AdminExpr* UnknownColumn(const AdminExpr& e) {
+  if (e.kind == Kind::kIdentifier) {
+    for (std::string_view value : {"null", "true", "false"}) {
+      if (absl::EqualsIgnoreCase(AV(e.value), AV(value))) return nullptr;
+    }
+    return &e;
+  }
+  for (const AdminExpr& arg : e.args) {
+    if (const AdminExpr* bad = UnknownColumn(arg)) return bad;
+  }
+  return nullptr;
+}
+
 AdminReply AnswerSelect(const AdminStatement& s, const AdminContext& ctx) {
   AdminReply reply;
   reply.kind = AdminReply::Kind::kResultSet;
   protocol::TextRow row;
   for (const auto& item : s.items) {
+    if (const AdminExpr* bad = UnknownColumn(item)) {
+      return AdminReply::Error(protocol::server_error::kBadFieldError, "42S22",
+                               absl::StrCat("Unknown column '", bad->value, "' in 'field list'"));
+    }
     Evaluated v = Eval(item, ctx);
     if (v.error) return *std::move(v.error);
     reply.result.columns.push_back(item.text);
