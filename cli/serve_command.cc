@@ -27,6 +27,9 @@
 #include "proxy/dump_service.h"
 #include "proxy/http_server.h"
 #include "proxy/listener.h"
+#include "proxy/listener_keys.h"
+#include "proxy/rsa_key_pair.h"
+#include "proxy/sha2_auth_cache.h"
 #include "proxy/relay_admin.h"
 #include "proxy/relay_status.h"
 #include "proxy/source_forwarder.h"
@@ -602,13 +605,25 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
         "binrelay is starting: it has not reached its source yet and has nothing stored; "
         "retry shortly");
   };
+  proxy::Sha2AuthCache sha2_cache;
   std::unique_ptr<proxy::Listener> listener;
   std::unique_ptr<IoThreads> io;
   if (config.listen.enabled) {
-    if (!config.listen.ssl_cert.empty()) {
-      BR_ASSIGN_OR_RETURN(listen.tls_context, proxy::MakeServerTlsContext(config.listen.ssl_cert,
-                                                                          config.listen.ssl_key));
+    // What [listen] does not name is generated once in the store, as mysqld
+    // generates its certificates and RSA keys in its datadir.
+    BR_ASSIGN_OR_RETURN(
+        proxy::ListenerKeyFiles keys,
+        proxy::EnsureListenerKeys(absl::StrCat(config.store.dir, "/.tls"),
+                                  {config.listen.ssl_cert, config.listen.ssl_key,
+                                   config.listen.rsa_private_key},
+                                  config.listen.ssl_enabled));
+    if (!keys.ssl_cert.empty()) {
+      BR_ASSIGN_OR_RETURN(listen.tls_context,
+                          proxy::MakeServerTlsContext(keys.ssl_cert, keys.ssl_key));
     }
+    BR_ASSIGN_OR_RETURN(listen.session.auth.rsa_key,
+                        proxy::RsaKeyPair::FromPrivateKeyFile(keys.rsa_private_key));
+    listen.session.auth.sha2_cache = &sha2_cache;
     BR_ASSIGN_OR_RETURN(listener, proxy::Listener::Create(ioc, listen, admin.get(), &dump_service));
     status.set_listener(listener.get());
     listener->Start();

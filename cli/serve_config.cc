@@ -261,14 +261,17 @@ absl::Status ParseListen(const Section& s, ServeConfig* c) {
   }
   const std::string mode = absl::AsciiStrToLower(s.Optional("ssl_mode", "preferred"));
   if (mode == "required") {
-    if (c->listen.ssl_cert.empty()) {
-      return s.Invalid("ssl_mode", "required needs ssl_cert and ssl_key");
-    }
     c->listen.ssl_required = true;
+  } else if (mode == "disabled") {
+    if (!c->listen.ssl_cert.empty()) {
+      return s.Invalid("ssl_mode", "disabled contradicts ssl_cert and ssl_key");
+    }
+    c->listen.ssl_enabled = false;
   } else if (mode != "preferred") {
-    return s.Invalid("ssl_mode", "expected preferred (TLS offered when ssl_cert is set) or "
-                                 "required");
+    return s.Invalid("ssl_mode", "expected preferred (TLS offered, plain logins accepted), "
+                                 "required or disabled");
   }
+  c->listen.rsa_private_key = s.Optional("rsa_private_key", "");
   return absl::OkStatus();
 }
 

@@ -49,9 +49,13 @@ struct ServeConfig {
     // this user ("" = nobody).
     std::string admin_user;
     std::string admin_password;
+    // Empty with ssl_key: a self-signed pair generated in the store's .tls/.
     std::string ssl_cert;
     std::string ssl_key;
+    bool ssl_enabled = true;    // ssl_mode != disabled: TLS is offered
     bool ssl_required = false;  // ssl_mode = required: plain logins are refused
+    // caching_sha2_password's RSA key; empty: generated in the store's .tls/.
+    std::string rsa_private_key;
     // Read-only metadata statements go to the source (proxy/forward_policy.h),
     // as forward_user (default: [source] user).
     bool forward_queries = true;

@@ -365,7 +365,11 @@ asio::awaitable<void> Listener::Serve(std::shared_ptr<Connection> conn) {
     auto remote = conn->socket.remote_endpoint(ec);
     opts.auth.peer_host = ec ? std::string("unknown") : remote.address().to_string();
   }
-  if (options_.server_version) opts.server_version = options_.server_version();
+  if (options_.server_version) {
+    opts.server_version = options_.server_version();
+    // Greet as the source's own server would (server_auth.h).
+    opts.auth.plugin = std::string(GreetingPluginFor(opts.server_version));
+  }
   ServerSession session(std::move(opts), admin_, dump_, options_.forwarder, &connections_);
 
   // Whatever ends the coroutine (a return, an error, an exception), the

@@ -74,7 +74,8 @@ struct ListenerOptions {
   // Template for every connection; connection_id and the peer host are
   // filled in per connection.
   ServerSessionOptions session;
-  // Set: the greeting's version per connection (it may follow the source).
+  // Set: the greeting's version per connection (it may follow the source);
+  // the greeting's auth plugin then follows it too (GreetingPluginFor).
   std::function<std::string()> server_version;
   // Where deferred work runs; null: it is refused with an error.
   BlockingPool* pool = nullptr;

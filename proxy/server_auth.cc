@@ -3,6 +3,8 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/auth.h"
 #include "protocol/server_error.h"
@@ -22,7 +24,29 @@ bool Speaks(std::string_view plugin) {
   return plugin == kNativePasswordPlugin || plugin == kCachingSha2Plugin;
 }
 
+// The client's token is (password || NUL) XOR the nonce, repeated over it
+// (sql/auth/sha2_password.cc, caching_sha2_password_authenticate).
+std::string Unmask(std::string plain, std::string_view nonce) {
+  if (nonce.empty()) return plain;
+  for (size_t i = 0; i < plain.size(); ++i) plain[i] ^= nonce[i % nonce.size()];
+  if (!plain.empty() && plain.back() == '\0') plain.pop_back();
+  return plain;
+}
+
 }  // namespace
+
+std::string_view GreetingPluginFor(std::string_view server_version) {
+  if (absl::StrContains(absl::AsciiStrToLower(AV(server_version)), "mariadb")) {
+    return kNativePasswordPlugin;
+  }
+  int major = 0;
+  for (char c : server_version) {
+    if (c < '0' || c > '9') break;
+    major = major * 10 + (c - '0');
+    if (major > 1000) break;
+  }
+  return major >= 8 ? kCachingSha2Plugin : kNativePasswordPlugin;
+}
 
 ServerAuth::ServerAuth(AuthOptions options) : options_(std::move(options)) {}
 
@@ -72,7 +96,7 @@ ServerAuth::Step ServerAuth::OnClientPacket(std::string_view payload) {
       return OnHandshakeResponse(payload);
     case State::kSwitchResponse:
       // The client answers the AuthSwitchRequest with the raw token.
-      return Verify(options_.plugin, payload);
+      return Verify(switch_plugin_, payload);
     case State::kSha2FullAuth:
       return OnFullAuth(payload);
     case State::kDone:
@@ -116,10 +140,17 @@ ServerAuth::Step ServerAuth::OnHandshakeResponse(std::string_view payload) {
   // No PLUGIN_AUTH: a 4.1-style client, whose token is the native scramble.
   std::string_view plugin =
       parsed->auth_plugin.empty() ? kNativePasswordPlugin : parsed->auth_plugin;
-  if (Speaks(plugin)) return Verify(plugin, parsed->auth_response);
-  // The client answered for its own default (e.g. client_ed25519,
-  // sha256_password): switch it to ours with a fresh nonce (as
-  // send_plugin_request_packet in sql/auth/sql_authentication.cc does).
+  // A client without the greeting's plugin answers for its own default with
+  // no token (MySQL 9 has no mysql_native_password): switch it to that
+  // plugin when binrelay speaks it, as mysqld switches a client to the
+  // account's plugin.
+  if (Speaks(plugin) && (plugin == options_.plugin || !parsed->auth_response.empty())) {
+    return Verify(plugin, parsed->auth_response);
+  }
+  // The client answered for a plugin binrelay does not speak (client_ed25519,
+  // sha256_password), or for the other one without a token: switch it with a
+  // fresh nonce (as send_plugin_request_packet in
+  // sql/auth/sql_authentication.cc does).
   auto nonce = NewNonce();
   if (!nonce.ok()) {
     state_ = State::kDone;
@@ -127,8 +158,9 @@ ServerAuth::Step ServerAuth::OnHandshakeResponse(std::string_view payload) {
   }
   nonce_ = *std::move(nonce);
   state_ = State::kSwitchResponse;
+  switch_plugin_ = Speaks(plugin) ? std::string(plugin) : options_.plugin;
   Step s;
-  s.replies.push_back(protocol::BuildAuthSwitchRequest(options_.plugin, nonce_));
+  s.replies.push_back(protocol::BuildAuthSwitchRequest(switch_plugin_, nonce_));
   return s;
 }
 
@@ -153,32 +185,60 @@ ServerAuth::Step ServerAuth::Verify(std::string_view plugin, std::string_view re
     return Step{Step::Kind::kDone, {protocol::BuildOkPacket()}};
   }
   if (plugin != kCachingSha2Plugin) return Deny(used_password);
-  if (options_.sha2_full_auth) {
+  // An empty password needs no exchange: libmysqlclient sends one 0x00
+  // byte for it, others nothing (sha2_password.cc accepts it at once).
+  if (password.empty()) {
+    if (used_password) return Deny(true);
+    state_ = State::kDone;
+    return Step{Step::Kind::kDone, {protocol::BuildOkPacket()}};
+  }
+  if (options_.sha2_cache == nullptr || !options_.sha2_cache->Contains(user_)) {
+    // 0x01 0x04: not cached, perform full authentication.
     state_ = State::kSha2FullAuth;
     return Step{Step::Kind::kContinue, {protocol::BuildAuthMoreData("\x04")}};
   }
   std::string expected = protocol::CachingSha2Scramble(password, nonce_);
-  // libmysqlclient sends one 0x00 byte for an empty password, others nothing.
-  bool ok = ConstantTimeEquals(response, expected) || (password.empty() && response.empty());
-  if (!ok) return Deny(used_password);
+  if (!ConstantTimeEquals(response, expected)) return Deny(used_password);
   state_ = State::kDone;
   // 0x01 0x03: fast authentication succeeded; the OK follows.
   return Step{Step::Kind::kDone, {protocol::BuildAuthMoreData("\x03"), protocol::BuildOkPacket()}};
 }
 
-ServerAuth::Step ServerAuth::OnFullAuth(std::string_view payload) {
-  if (!options_.secure_transport) {
-    state_ = State::kDone;
-    // 0x02 is the public-key request; anything else would be RSA ciphertext.
-    return Fail(kErNotSupportedAuthMode, "08004",
-                "caching_sha2_password full authentication over an unencrypted connection needs "
-                "RSA key exchange, which binrelay does not implement; connect with TLS");
-  }
-  // Over TLS the client sends the clear password followed by NUL.
-  if (!payload.empty() && payload.back() == '\0') payload.remove_suffix(1);
-  if (password_ == nullptr || !ConstantTimeEquals(payload, *password_)) return Deny(true);
+ServerAuth::Step ServerAuth::FullAuthSucceeded() {
   state_ = State::kDone;
+  if (options_.sha2_cache != nullptr) options_.sha2_cache->Add(user_);
   return Step{Step::Kind::kDone, {protocol::BuildOkPacket()}};
+}
+
+ServerAuth::Step ServerAuth::OnFullAuth(std::string_view payload) {
+  if (password_ == nullptr) return Deny(true);
+  if (options_.secure_transport) {
+    // Over TLS the client sends the clear password followed by NUL.
+    if (!payload.empty() && payload.back() == '\0') payload.remove_suffix(1);
+    if (!ConstantTimeEquals(payload, *password_)) return Deny(true);
+    return FullAuthSucceeded();
+  }
+  if (options_.rsa_key == nullptr) {
+    state_ = State::kDone;
+    return Fail(kErNotSupportedAuthMode, "08004",
+                "caching_sha2_password full authentication needs TLS on this listener (no RSA "
+                "key is configured); connect with TLS (mysql --ssl-mode=REQUIRED, CHANGE "
+                "REPLICATION SOURCE TO SOURCE_SSL=1)");
+  }
+  if (payload == std::string_view("\x02", 1)) {
+    // The client asks for the public key (--get-server-public-key,
+    // GET_SOURCE_PUBLIC_KEY=1); its encrypted password follows. Asked
+    // once: a second request is taken as ciphertext and fails to decrypt.
+    if (!public_key_sent_) {
+      public_key_sent_ = true;
+      return Step{Step::Kind::kContinue,
+                  {protocol::BuildAuthMoreData(options_.rsa_key->public_pem())}};
+    }
+  }
+  absl::StatusOr<std::string> plain = options_.rsa_key->Decrypt(payload);
+  if (!plain.ok()) return Deny(true);
+  if (!ConstantTimeEquals(Unmask(*std::move(plain), nonce_), *password_)) return Deny(true);
+  return FullAuthSucceeded();
 }
 
 }  // namespace binrelay::proxy

@@ -1,24 +1,29 @@
 // Server side of authentication (MySQL sql/auth/sql_authentication.cc,
-// sql/auth/sha2_password.cc) for the one
-// configured user: mysql_native_password and caching_sha2_password (fast
-// path; full authentication only over a secure transport, where the client
-// sends the clear password). The RSA branch of caching_sha2 full auth is not
-// implemented and answered with a clear ERR.
+// sql/auth/sha2_password.cc) for the listener's two accounts:
+// mysql_native_password, and caching_sha2_password as mysqld runs it: fast
+// authentication for an account in the Sha2AuthCache, otherwise full
+// authentication, with the password in clear over TLS or encrypted to the
+// listener's RSA key (RsaKeyPair) on a plain connection.
 //
-// binrelay knows the clear password, so it computes the expected scramble
+// binrelay knows the clear passwords, so it computes the expected scramble
 // for its nonce and compares (constant time), instead of storing hashes.
 //
-// Thread safety: none; one ServerAuth per connection.
-// Lifetime: the returned payloads are owned by the caller.
+// Thread safety: none; one ServerAuth per connection (the cache and the RSA
+// key it points to are shared and thread-safe).
+// Lifetime: the returned payloads are owned by the caller; the cache must
+// outlive the ServerAuth.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "protocol/server_packets.h"
+#include "proxy/rsa_key_pair.h"
+#include "proxy/sha2_auth_cache.h"
 
 namespace binrelay::proxy {
 
@@ -30,7 +35,7 @@ struct AuthOptions {
   std::string admin_user;
   std::string admin_password;
   // Announced in the greeting and used for AuthSwitchRequest when the client
-  // answers for a plugin binrelay does not speak.
+  // answers for a plugin binrelay does not speak (GreetingPluginFor).
   std::string plugin = "mysql_native_password";
   std::string peer_host = "localhost";  // for the "Access denied for 'u'@'host'" text
   bool secure_transport = false;        // TLS (or a local socket) is active
@@ -40,10 +45,20 @@ struct AuthOptions {
   // Refuse a login that did not switch to TLS first (ER_SECURE_TRANSPORT_REQUIRED,
   // as MariaDB's require_secure_transport).
   bool tls_required = false;
-  // caching_sha2: behave as if the user were not cached and demand full
-  // authentication (exercises that path; needs a secure transport).
-  bool sha2_full_auth = false;
+  // caching_sha2: accounts that may use fast authentication. Null: none
+  // may, every caching_sha2 login authenticates in full.
+  Sha2AuthCache* sha2_cache = nullptr;
+  // caching_sha2 full authentication without TLS: the key a client may ask
+  // for (0x02) and encrypt its password to. Null: refused with a message
+  // that says to use TLS.
+  std::shared_ptr<const RsaKeyPair> rsa_key;
 };
+
+// The plugin a listener greets with for a source whose version is
+// `server_version`, as that source's server would: caching_sha2_password for
+// MySQL 8.0 and later (MySQL 9 clients no longer have mysql_native_password),
+// mysql_native_password for MariaDB and older MySQL.
+std::string_view GreetingPluginFor(std::string_view server_version);
 
 // Error codes of the connection phase.
 inline constexpr uint16_t kErHandshakeError = 1043;       // ER_HANDSHAKE_ERROR, 08S01
@@ -89,6 +104,7 @@ class ServerAuth {
   Step OnHandshakeResponse(std::string_view payload);
   Step Verify(std::string_view plugin, std::string_view response);
   Step OnFullAuth(std::string_view payload);
+  Step FullAuthSucceeded();
   Step Deny(bool used_password);
   static Step Fail(uint16_t code, std::string_view sql_state, std::string_view message);
 
@@ -102,6 +118,9 @@ class ServerAuth {
   std::string database_;
   uint8_t collation_ = 0;
   bool tls_requested_ = false;
+  bool public_key_sent_ = false;
+  // The plugin of the AuthSwitchRequest sent, whose token comes next.
+  std::string switch_plugin_;
 };
 
 }  // namespace binrelay::proxy

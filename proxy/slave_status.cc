@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "protocol/status_macros.h"
 
 namespace binrelay::proxy {
 namespace {
@@ -30,9 +31,11 @@ Row Values(const RelayStatus& s) {
   const bool streaming = s.upstream_state == "streaming";
   const bool stopped = s.upstream_state == "stopped";
   Row r;
-  r.Add("Slave_IO_State", streaming ? "Waiting for master to send event"
+  // MySQL 8.0.26 renamed the states (master -> source); MariaDB did not.
+  const std::string_view source = s.source_is_mariadb ? "master" : "source";
+  r.Add("Slave_IO_State", streaming ? absl::StrCat("Waiting for ", AV(source), " to send event")
                           : stopped ? ""
-                                    : "Connecting to master");
+                                    : absl::StrCat("Connecting to ", AV(source)));
   r.Add("Master_Host", s.source_host);
   r.Add("Master_User", s.source_user);
   r.Add("Master_Port", Num(s.source_port));

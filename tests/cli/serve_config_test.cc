@@ -457,18 +457,33 @@ TEST(ServeConfigTest, PasswordFilesReadableByOthersAreWarnedAbout) {
 
 // Guards [listen] ssl_mode: required without a certificate cannot work and
 // is refused at start; required with one reaches the listener's settings.
-TEST(ServeConfigTest, ListenSslModeRequiredNeedsACertificate) {
+// TLS is offered by default (a generated certificate when none is named);
+// required refuses plain logins, with or without a configured certificate;
+// disabled offers none and contradicts a configured certificate.
+TEST(ServeConfigTest, ListenSslModes) {
+  auto plain = Parse(kGood);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->listen.ssl_enabled);
+  EXPECT_FALSE(plain->listen.ssl_required);
   auto bare = Parse(kGood, {"--listen.ssl_mode=required"});
-  ASSERT_FALSE(bare.ok());
-  EXPECT_TRUE(absl::StrContains(bare.status().message(), "[listen] ssl_mode")) << bare.status();
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_TRUE(bare->listen.ssl_required);
   auto with = Parse(kGood, {"--listen.ssl_mode=required", "--listen.ssl_cert=/c.pem",
                             "--listen.ssl_key=/k.pem"});
   ASSERT_TRUE(with.ok()) << with.status();
   EXPECT_TRUE(with->listen.ssl_required);
-  auto plain = Parse(kGood);
-  ASSERT_TRUE(plain.ok()) << plain.status();
-  EXPECT_FALSE(plain->listen.ssl_required);
+  auto off = Parse(kGood, {"--listen.ssl_mode=disabled"});
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_FALSE(off->listen.ssl_enabled);
+  auto contradiction = Parse(kGood, {"--listen.ssl_mode=disabled", "--listen.ssl_cert=/c.pem",
+                                     "--listen.ssl_key=/k.pem"});
+  ASSERT_FALSE(contradiction.ok());
+  EXPECT_TRUE(absl::StrContains(contradiction.status().message(), "[listen] ssl_mode"))
+      << contradiction.status();
   EXPECT_FALSE(Parse(kGood, {"--listen.ssl_mode=sometimes"}).ok());
+  auto rsa = Parse(kGood, {"--listen.rsa_private_key=/k.pem"});
+  ASSERT_TRUE(rsa.ok()) << rsa.status();
+  EXPECT_EQ(rsa->listen.rsa_private_key, "/k.pem");
 }
 
 // Guards ssl_mode verify_ca against verify_identity (MySQL's meanings): both

@@ -28,7 +28,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.plugin = (mode & 2) ? "caching_sha2_password" : "mysql_native_password";
   o.secure_transport = (mode & 4) != 0;
   o.tls_available = (mode & 8) != 0;
-  o.sha2_full_auth = (mode & 16) != 0;
+  // Bit 16: the account is cached (caching_sha2 fast path); otherwise full
+  // authentication, over TLS or (bit 32) with the RSA key on a plain link.
+  static proxy::Sha2AuthCache* cached = [] {
+    auto* c = new proxy::Sha2AuthCache();
+    c->Add("repl");
+    return c;
+  }();
+  static proxy::Sha2AuthCache* empty = new proxy::Sha2AuthCache();
+  static std::shared_ptr<const proxy::RsaKeyPair>* rsa = [] {
+    auto pem = proxy::RsaKeyPair::GeneratePrivatePem();
+    auto key = proxy::RsaKeyPair::FromPrivatePem(pem.ok() ? *pem : "", "fuzz key");
+    return new std::shared_ptr<const proxy::RsaKeyPair>(key.ok() ? *key : nullptr);
+  }();
+  o.sha2_cache = (mode & 16) ? cached : empty;
+  if (mode & 32) o.rsa_key = *rsa;
   proxy::ServerAuth auth(o);
   (void)auth.Greeting("10.11.6-MariaDB", 7, "01234567890123456789");
 

@@ -13,6 +13,7 @@
 #include "replication/dump_commands.h"
 #include "tests/harness/erlang_terms.h"
 #include "tests/harness/fixtures.h"
+#include "proxy/rsa_key_pair.h"
 #include "tests/proxy/session_fixture.h"
 
 namespace binrelay::proxy {
@@ -39,6 +40,8 @@ TEST_F(SessionTest, MySqlStyleVersionAndCachingSha2Plugin) {
   a.user = kUser;
   a.password = kPassword;
   a.plugin = "caching_sha2_password";
+  a.sha2_cache = &sha2_cache_;
+  sha2_cache_.Add(kUser);
   NewSession(a);
   EXPECT_EQ(greeting_.server_version, "8.0.36-binrelay");
   EXPECT_EQ(greeting_.auth_plugin, "caching_sha2_password");
@@ -107,8 +110,10 @@ TEST_F(SessionTest, EmptyTokenIsDeniedWithUsingPasswordNo) {
   EXPECT_NE(err.message.find("using password: NO"), std::string::npos) << err.message;
 }
 
-// MySQL 8 replicas answer for caching_sha2: fast path is 01 03 then OK.
+// MySQL 8 replicas answer for caching_sha2: once the account is cached the
+// fast path is 01 03 then OK.
 TEST_F(SessionTest, CachingSha2FastPathAccepted) {
+  sha2_cache_.Add(kUser);
   NewSession();
   auto r = Send(Response("caching_sha2_password",
                          protocol::CachingSha2Scramble(kPassword, greeting_.nonce)),
@@ -122,6 +127,7 @@ TEST_F(SessionTest, CachingSha2FastPathAccepted) {
 }
 
 TEST_F(SessionTest, CachingSha2WrongPasswordIsAccessDenied) {
+  sha2_cache_.Add(kUser);
   NewSession();
   auto r = Send(Response("caching_sha2_password",
                          protocol::CachingSha2Scramble("nope", greeting_.nonce)),
@@ -130,13 +136,27 @@ TEST_F(SessionTest, CachingSha2WrongPasswordIsAccessDenied) {
   EXPECT_EQ(ErrCode(r[0]), 1045);
 }
 
-// Full authentication over a secure transport: 01 04, clear password + NUL, OK.
-TEST_F(SessionTest, CachingSha2FullAuthOverSecureTransport) {
+// An account not yet cached (binrelay just started) must authenticate in
+// full even with the right scramble, as with mysqld: 01 04 instead of 01 03.
+// Guards against a fast path that would skip what a restarted mysqld asks.
+TEST_F(SessionTest, CachingSha2UncachedAccountNeedsFullAuthentication) {
+  NewSession();
+  auto r = Send(Response("caching_sha2_password",
+                         protocol::CachingSha2Scramble(kPassword, greeting_.nonce)),
+                1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].payload, std::string("\x01\x04", 2));
+  EXPECT_EQ(session_->state(), ServerSession::State::kAuth);
+}
+
+// Full authentication over a secure transport: 01 04, clear password + NUL,
+// OK; the account is then cached and the next login takes the fast path.
+TEST_F(SessionTest, CachingSha2FullAuthOverSecureTransportCachesTheAccount) {
   AuthOptions a;
   a.user = kUser;
   a.password = kPassword;
   a.secure_transport = true;
-  a.sha2_full_auth = true;
+  a.sha2_cache = &sha2_cache_;
   NewSession(a);
   auto r = Send(Response("caching_sha2_password",
                          protocol::CachingSha2Scramble(kPassword, greeting_.nonce)),
@@ -147,15 +167,36 @@ TEST_F(SessionTest, CachingSha2FullAuthOverSecureTransport) {
   ASSERT_EQ(ok.size(), 1u);
   EXPECT_EQ(ok[0].seq, 4);
   EXPECT_EQ(protocol::ClassifyResponse(ok[0].payload), protocol::ResponseKind::kOk);
+  EXPECT_TRUE(sha2_cache_.Contains(kUser));
+
+  a.secure_transport = false;
+  NewSession(a);
+  auto fast = Send(Response("caching_sha2_password",
+                            protocol::CachingSha2Scramble(kPassword, greeting_.nonce)),
+                   1);
+  ASSERT_EQ(fast.size(), 2u);
+  EXPECT_EQ(fast[0].payload, std::string("\x01\x03", 2));
 }
 
-// Without TLS the RSA exchange is not implemented: a clear ERR, not a hang.
-TEST_F(SessionTest, CachingSha2FullAuthWithoutTlsIsClearError) {
+// A wrong clear password over TLS is denied and does not enter the cache.
+TEST_F(SessionTest, CachingSha2FullAuthWrongPasswordIsDeniedAndNotCached) {
   AuthOptions a;
   a.user = kUser;
   a.password = kPassword;
-  a.sha2_full_auth = true;
+  a.secure_transport = true;
+  a.sha2_cache = &sha2_cache_;
   NewSession(a);
+  Send(Response("caching_sha2_password", protocol::CachingSha2Scramble("nope", greeting_.nonce)),
+       1);
+  auto r = Send(std::string("nope") + '\0', 3);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(ErrCode(r[0]), 1045);
+  EXPECT_FALSE(sha2_cache_.Contains(kUser));
+}
+
+// Without TLS and without an RSA key: a clear ERR that names TLS, not a hang.
+TEST_F(SessionTest, CachingSha2FullAuthWithoutTlsOrRsaKeyIsClearError) {
+  NewSession();
   Send(Response("caching_sha2_password", protocol::CachingSha2Scramble(kPassword, greeting_.nonce)),
        1);
   auto r = Send("\x02", 3);  // request the public key
@@ -164,6 +205,114 @@ TEST_F(SessionTest, CachingSha2FullAuthWithoutTlsIsClearError) {
   EXPECT_EQ(err.code, 1251);
   EXPECT_NE(err.message.find("TLS"), std::string::npos);
   EXPECT_EQ(session_->state(), ServerSession::State::kClosed);
+}
+
+class RsaSessionTest : public SessionTest {
+ protected:
+  static void SetUpTestSuite() {
+    auto pem = RsaKeyPair::GeneratePrivatePem();
+    ASSERT_TRUE(pem.ok()) << pem.status();
+    auto key = RsaKeyPair::FromPrivatePem(*pem, "test key");
+    ASSERT_TRUE(key.ok()) << key.status();
+    key_ = new std::shared_ptr<const RsaKeyPair>(*key);
+  }
+  void NewRsaSession() {
+    AuthOptions a;
+    a.user = kUser;
+    a.password = kPassword;
+    a.sha2_cache = &sha2_cache_;
+    a.rsa_key = *key_;
+    NewSession(a);
+    auto r = Send(Response("caching_sha2_password",
+                           protocol::CachingSha2Scramble(kPassword, greeting_.nonce)),
+                  1);
+    ASSERT_EQ(r.size(), 1u);
+    ASSERT_EQ(r[0].payload, std::string("\x01\x04", 2));
+  }
+  static inline std::shared_ptr<const RsaKeyPair>* key_ = nullptr;
+};
+
+// The RSA exchange on a plain connection (mysql --get-server-public-key,
+// GET_SOURCE_PUBLIC_KEY=1): 02 asks for the key, which comes back as PEM in
+// AuthMoreData; the password encrypted to it logs in and caches the account.
+TEST_F(RsaSessionTest, PublicKeyRequestThenEncryptedPasswordLogsIn) {
+  NewRsaSession();
+  auto key = Send("\x02", 3);
+  ASSERT_EQ(key.size(), 1u);
+  ASSERT_FALSE(key[0].payload.empty());
+  EXPECT_EQ(key[0].payload[0], '\x01');
+  const std::string pem = key[0].payload.substr(1);
+  EXPECT_EQ(pem, (*key_)->public_pem());
+  BR_ASSERT_OK_AND_ASSIGN(std::string cipher,
+                          protocol::CachingSha2RsaEncrypt(kPassword, greeting_.nonce, pem));
+  auto ok = Send(cipher, 5);
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(protocol::ClassifyResponse(ok[0].payload), protocol::ResponseKind::kOk);
+  EXPECT_TRUE(sha2_cache_.Contains(kUser));
+}
+
+// A client with the key pinned (--server-public-key-path) sends the
+// ciphertext at once, without asking for the key.
+TEST_F(RsaSessionTest, PinnedKeyCiphertextWithoutRequestLogsIn) {
+  NewRsaSession();
+  BR_ASSERT_OK_AND_ASSIGN(std::string cipher, protocol::CachingSha2RsaEncrypt(
+                                                  kPassword, greeting_.nonce, (*key_)->public_pem()));
+  auto ok = Send(cipher, 3);
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(protocol::ClassifyResponse(ok[0].payload), protocol::ResponseKind::kOk);
+}
+
+// The wrong password, a ciphertext under another nonce (a replay) and bytes
+// that are no ciphertext at all are each denied, never accepted or crashed on.
+TEST_F(RsaSessionTest, WrongPasswordReplayOrGarbageCiphertextIsDenied) {
+  const std::string pem = (*key_)->public_pem();
+  NewRsaSession();
+  BR_ASSERT_OK_AND_ASSIGN(std::string wrong,
+                          protocol::CachingSha2RsaEncrypt("nope", greeting_.nonce, pem));
+  EXPECT_EQ(ErrCode(Send(wrong, 3).at(0)), 1045);
+
+  NewRsaSession();
+  BR_ASSERT_OK_AND_ASSIGN(std::string replay, protocol::CachingSha2RsaEncrypt(
+                                                  kPassword, "another-nonce-0123456", pem));
+  EXPECT_EQ(ErrCode(Send(replay, 3).at(0)), 1045);
+
+  NewRsaSession();
+  EXPECT_EQ(ErrCode(Send(std::string(256, 'x'), 3).at(0)), 1045);
+  NewRsaSession();
+  EXPECT_EQ(ErrCode(Send(std::string(7, 'x'), 3).at(0)), 1045);
+  EXPECT_FALSE(sha2_cache_.Contains(kUser));
+}
+
+// MySQL 9's client has no mysql_native_password: greeted with it, it
+// answers for caching_sha2_password with no token. binrelay switches it to
+// caching_sha2_password (it used to deny it, "using password: NO").
+TEST_F(SessionTest, ClientWithoutTheGreetingPluginIsSwitchedToItsOwn) {
+  sha2_cache_.Add(kUser);
+  NewSession();
+  ASSERT_EQ(greeting_.auth_plugin, "mysql_native_password");
+  auto r = Send(Response("caching_sha2_password", ""), 1);
+  ASSERT_EQ(r.size(), 1u);
+  BR_ASSERT_OK_AND_ASSIGN(protocol::AuthSwitchRequest sw,
+                          protocol::ParseAuthSwitchRequest(r[0].payload));
+  EXPECT_EQ(sw.plugin, "caching_sha2_password");
+  auto ok = Send(protocol::CachingSha2Scramble(kPassword, sw.nonce), 3);
+  ASSERT_EQ(ok.size(), 2u);
+  EXPECT_EQ(ok[0].payload, std::string("\x01\x03", 2));
+  EXPECT_EQ(protocol::ClassifyResponse(ok[1].payload), protocol::ResponseKind::kOk);
+}
+
+// The greeting's plugin follows the source: caching_sha2_password for MySQL
+// 8.0 and later, mysql_native_password for MariaDB (with or without the
+// 5.5.5- prefix) and MySQL 5.7.
+TEST(GreetingPluginTest, FollowsTheSourceFlavourAndVersion) {
+  EXPECT_EQ(GreetingPluginFor("9.7.4-2"), "caching_sha2_password");
+  EXPECT_EQ(GreetingPluginFor("8.0.36-binrelay"), "caching_sha2_password");
+  EXPECT_EQ(GreetingPluginFor("10.0.1"), "caching_sha2_password");
+  EXPECT_EQ(GreetingPluginFor("5.7.44-log"), "mysql_native_password");
+  EXPECT_EQ(GreetingPluginFor("5.5.5-10.11.6-MariaDB-log"), "mysql_native_password");
+  EXPECT_EQ(GreetingPluginFor("11.8.9-MariaDB-0+deb13u1 from Debian-log"),
+            "mysql_native_password");
+  EXPECT_EQ(GreetingPluginFor(""), "mysql_native_password");
 }
 
 // A client answering for an unknown plugin is switched to ours (as

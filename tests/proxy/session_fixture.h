@@ -19,6 +19,7 @@
 #include "protocol/server_error.h"
 #include "protocol/text_resultset.h"
 #include "proxy/server_session.h"
+#include "proxy/sha2_auth_cache.h"
 #include "tests/harness/status_matchers.h"
 #include "tests/proxy/fake_handlers.h"
 
@@ -70,6 +71,7 @@ class SessionTest : public ::testing::Test {
       auth.password = kPassword;
       auth.admin_user = kAdminUser;
       auth.admin_password = kAdminPassword;
+      auth.sha2_cache = &sha2_cache_;
     }
     ServerSessionOptions o = base_options_;
     o.auth = auth;
@@ -159,6 +161,9 @@ class SessionTest : public ::testing::Test {
   }
 
   ServerSessionOptions base_options_;  // NewSession() starts from these
+  // Accounts that may use caching_sha2 fast authentication (NewSession's
+  // default accounts use it; empty at first, as after a restart).
+  Sha2AuthCache sha2_cache_;
   fakes::FakeAdminHandler admin_;
   fakes::FakeDumpHandler dump_;
   std::unique_ptr<ServerSession> session_;

@@ -1,0 +1,54 @@
+#include "replication/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/status_macros.h"
+#include "replication/store_index.h"
+
+namespace binrelay::replication {
+namespace {
+
+absl::Status Failed(std::string_view what, const std::string& path, int err) {
+  return absl::UnknownError(absl::StrCat("cannot ", AV(what), " ", path, ": ", std::strerror(err)));
+}
+
+}  // namespace
+
+absl::Status WriteFileAtomically(const std::string& path, std::string_view data, mode_t mode) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return Failed("create", tmp, errno);
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Failed("write", tmp, err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return Failed("fsync", tmp, err);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return Failed(absl::StrCat("rename ", tmp, " to"), path, err);
+  }
+  const size_t slash = path.rfind('/');
+  return SyncDirectory(slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash));
+}
+
+}  // namespace binrelay::replication
