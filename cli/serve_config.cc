@@ -152,7 +152,6 @@ absl::Status ParseSource(const Section& s, ServeConfig* c) {
     if (!d.ok()) return s.Invalid("heartbeat", SV(d.status().message()));
     c->upstream.heartbeat_period = *d;
   }
-  c->upstream.annotate_rows = true;  // the store keeps the binlog byte for byte
   BR_ASSIGN_OR_RETURN(c->upstream.semi_sync, OnOff(s, "semi_sync", false));
   return absl::OkStatus();
 }

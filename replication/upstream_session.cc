@@ -155,14 +155,19 @@ absl::Status UpstreamSession::ResolveStart() {
 }
 
 absl::Status UpstreamSession::StartDump() {
-  // Flag 0x02: MariaDB sends ANNOTATE_ROWS; MySQL sends HEARTBEAT_V2.
-  uint16_t flags = (!info_.is_mariadb || options_.annotate_rows) ? kDumpFlag02 : 0;
+  // Flag 0x02: MariaDB sends ANNOTATE_ROWS; MySQL sends HEARTBEAT_V2. Always
+  // asked for: a store keeps the binlog byte for byte, and a MariaDB 11.4+
+  // source leaves end_log_pos 0 inside transactions, so every event of the
+  // file must arrive for positions to be counted (one skipped ANNOTATE_ROWS
+  // would shift every position after it in its transaction).
+  uint16_t flags = kDumpFlag02;
   if (options_.until_end) flags |= kDumpNonBlock;
   protocol::EventFramer::Options framing;
   framing.out_of_band_checksum = info_.checksum_crc32
                                      ? protocol::EventFramer::OutOfBandChecksum::kCrc32
                                      : protocol::EventFramer::OutOfBandChecksum::kOff;
   framer_ = protocol::EventFramer(framing);
+  counted_positions_ = false;
   semi_sync_active_ = false;
   conn_->set_check_sequence(true);
   if (options_.semi_sync) {
@@ -254,6 +259,7 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
                                              false}));
     }
     current_ = BinlogPosition{std::string(name), pos};
+    counted_positions_ = false;
     artificial_ = BinlogPosition{current_.file, 0};
     if (!boundary_.in_transaction()) boundary_.Reset(current_);
     return absl::OkStatus();
@@ -269,9 +275,21 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   const BinlogPosition* end = &artificial_;
   if (!header.artificial()) {
     if (header.log_pos != 0) {
+      // After counted positions, the next real one must agree: otherwise an
+      // event of the file did not reach us, and the positions counted since
+      // (printed by tail, stored) would be wrong.
+      if (counted_positions_ && current_.offset + header.event_size != header.log_pos) {
+        return absl::DataLossError(absl::StrCat(
+            AV(protocol::EventTypeName(header.type)), " event ending at ", current_.file, ":",
+            header.log_pos, " follows events whose end_log_pos 0 was counted up to ",
+            current_.offset, ": the source skipped an event of its binlog in the stream (",
+            Where(), "); set binlog_legacy_event_pos=ON on the source and report this"));
+      }
+      counted_positions_ = false;
       current_.offset = header.log_pos;
       end = &current_;
     } else if (boundary_.in_transaction() && current_.offset != 0) {
+      counted_positions_ = true;
       // MariaDB 11.4+ with binlog_legacy_event_pos=OFF (the default) writes
       // end_log_pos 0 in the events inside a transaction. They follow the
       // event before them in the file, so their end is counted, as the

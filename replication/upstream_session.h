@@ -47,9 +47,6 @@ struct UpstreamOptions {
   // (BinlogStore) must hold whole files from their first byte.
   bool whole_files = false;
   bool require_full_row_image = false;
-  // MariaDB: also stream ANNOTATE_ROWS events (the statement text). Needed
-  // for a byte-identical copy of the binlog; a row consumer does not need it.
-  bool annotate_rows = false;
   std::chrono::milliseconds heartbeat_period{2000};
   std::chrono::milliseconds reconnect_timeout{60000};  // give up after this long
   std::chrono::milliseconds max_backoff{5000};
@@ -139,6 +136,8 @@ class UpstreamSession {
   BinlogPosition artificial_;  // current file, offset 0: for artificial events
   TransactionBoundary boundary_;
   std::optional<BinlogPosition> end_;  // until_end target
+  // Positions were counted (end_log_pos 0) since the last real one.
+  bool counted_positions_ = false;
   bool position_trusted_ = false;      // last_boundary() may be used to resume
   bool semi_sync_active_ = false;      // this dump's events carry the semi-sync header
   bool force_durable_ = false;         // the event being handled needs an ACK

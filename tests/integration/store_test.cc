@@ -21,7 +21,7 @@
 #include "replication/binlog_store.h"
 #include "replication/store_index.h"
 #include "replication/upstream_session.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
@@ -44,7 +44,7 @@ std::string ReadAll(const std::string& path) {
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    BR_ASSERT_OK_AND_ASSIGN(sb_, MariaDbSandbox::Start());
+    BR_ASSERT_OK_AND_ASSIGN(sb_, ServerSandbox::Start());
     BR_ASSERT_OK(sb_->CreateUser(kUser, kPassword, "REPLICATION SLAVE, BINLOG MONITOR, SELECT"));
     std::string tmpl = ::testing::TempDir() + "/store_itest_XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
@@ -92,7 +92,6 @@ class StoreTest : public ::testing::Test {
     earliest.kind = StartSpec::Kind::kEarliest;
     BR_ASSIGN_OR_RETURN(o.start, store.StartFor(earliest));
     o.until_end = true;
-    o.annotate_rows = true;  // ANNOTATE_ROWS are part of the source's files
     o.whole_files = true;
     return o;
   }
@@ -138,7 +137,7 @@ class StoreTest : public ::testing::Test {
     }
   }
 
-  std::unique_ptr<MariaDbSandbox> sb_;
+  std::unique_ptr<ServerSandbox> sb_;
   std::string dir_;
 };
 
@@ -183,7 +182,6 @@ TEST_F(StoreTest, LiveFollowingThenStopAndResumeFromSeveralTornTails) {
     o.server_id = 4243;
     o.start.kind = StartSpec::Kind::kCurrent;
     BR_ASSERT_OK_AND_ASSIGN(o.start, store->StartFor(o.start));
-    o.annotate_rows = true;
     o.whole_files = true;  // the current file from its first byte
     o.heartbeat_period = std::chrono::milliseconds(200);
     replication::UpstreamSession session(o, store.get());
