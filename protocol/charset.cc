@@ -35,6 +35,12 @@ Charset BaseCharset(uint32_t id) {
   if (id >= 101 && id <= 124) return Charset::kUtf16;  // utf16_unicode_ci ..
   if (id >= 128 && id <= 151) return Charset::kUcs2;   // ucs2_unicode_ci ..
   if (id >= 160 && id <= 183) return Charset::kUtf32;  // utf32_unicode_ci ..
+  // MariaDB's croatian, myanmar and thai_520_w2 collations of each Unicode
+  // charset, 32 ids apart (strings/ctype-uca.c: utf8mb3 576, utf8mb4 608,
+  // ucs2 640, utf16 672, utf32 736).
+  if (id >= 640 && id <= 642) return Charset::kUcs2;
+  if (id >= 672 && id <= 674) return Charset::kUtf16;
+  if (id >= 736 && id <= 738) return Charset::kUtf32;
   return Charset::kUtf8;
 }
 

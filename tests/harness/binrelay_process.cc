@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 
 extern char** environ;
 
@@ -72,7 +72,7 @@ std::string ProcessResult::Describe() const {
       absl::StrJoin(lines.begin() + from, lines.end(), "\n"));
 }
 
-std::vector<std::string> TailArgs(const MariaDbSandbox& source, const std::string& user,
+std::vector<std::string> TailArgs(const ServerSandbox& source, const std::string& user,
                                   const std::string& tables,
                                   const std::vector<std::string>& extra) {
   std::vector<std::string> args = {"tail",   "--source", absl::StrCat(source.Host(), ":", source.Port()),
@@ -82,13 +82,10 @@ std::vector<std::string> TailArgs(const MariaDbSandbox& source, const std::strin
   return args;
 }
 
-absl::StatusOr<std::string> CurrentBinlogPosition(MariaDbSandbox& source) {
-  absl::StatusOr<SqlRows> rows = source.Query("SHOW MASTER STATUS");
-  if (!rows.ok()) return rows.status();
-  if (rows->size() != 1 || (*rows)[0].size() < 2 || !(*rows)[0][0] || !(*rows)[0][1]) {
-    return absl::FailedPreconditionError("SHOW MASTER STATUS returned no binlog position");
-  }
-  return absl::StrCat(*(*rows)[0][0], ":", *(*rows)[0][1]);
+absl::StatusOr<std::string> CurrentBinlogPosition(ServerSandbox& source) {
+  auto end = source.BinlogEnd();
+  if (!end.ok()) return end.status();
+  return absl::StrCat(end->first, ":", end->second);
 }
 
 std::string BinrelayPath() { return BINRELAY_BINARY; }

@@ -54,15 +54,15 @@ absl::StatusOr<ProcessResult> RunBinrelay(const std::vector<std::string>& args,
                                           const EnvVars& env,
                                           std::chrono::milliseconds timeout);
 
-class MariaDbSandbox;
+class ServerSandbox;
 
 // "tail --source 127.0.0.1:PORT --user USER --tables TABLES", then `extra`.
-std::vector<std::string> TailArgs(const MariaDbSandbox& source, const std::string& user,
+std::vector<std::string> TailArgs(const ServerSandbox& source, const std::string& user,
                                   const std::string& tables,
                                   const std::vector<std::string>& extra);
 
 // The source's binlog end as "FILE:POS" (SHOW MASTER STATUS), for --start.
-absl::StatusOr<std::string> CurrentBinlogPosition(MariaDbSandbox& source);
+absl::StatusOr<std::string> CurrentBinlogPosition(ServerSandbox& source);
 
 class BackgroundBinrelay {
  public:

@@ -1,13 +1,19 @@
-// The every-type table: one column of each MariaDB type with edge values
-// (minimums, maximums, odd cases, other values), shared by the tests that
-// prove a value survives decoding (tail) and applying (apply pipelines).
+// The every-type table: one column of each type with edge values (minimums,
+// maximums, odd cases, other values), shared by the tests that prove a value
+// survives decoding (tail) and applying (apply pipelines). Columns() and its
+// value lists are what MariaDB 10.11 and MySQL have in common;
+// EveryTypeColumns(flavour) adds the types only some releases have.
 #pragma once
 
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tests/harness/json_lite.h"
+#include "tests/harness/server_flavour.h"
 
 namespace binrelay::testing {
 
@@ -139,6 +145,119 @@ inline std::string EveryTypeTableDdl(const std::string& qualified) {
   for (const Column& c : Columns()) defs.push_back(absl::StrCat(c.name, " ", c.type));
   return absl::StrCat("CREATE TABLE ", qualified, " (", absl::StrJoin(defs, ", "),
                       ") ENGINE=InnoDB");
+}
+
+// Every column type of one release, each with four values (the lists
+// above, then the types only some releases have), for the live tests that
+// run against every flavour.
+struct LiveColumn {
+  Column column;
+  std::vector<std::string> values;  // minimum, maximum, odd case, other
+};
+
+inline std::vector<LiveColumn> EveryTypeColumns(const ServerFlavour& f) {
+  std::vector<LiveColumn> out;
+  const std::vector<Column> base = Columns();
+  for (size_t i = 0; i < base.size(); ++i) {
+    out.push_back({base[i], {kMins[i], kMaxes[i], kMisc[i], kOther[i]}});
+  }
+  auto add = [&out](Column c, std::vector<std::string> values) {
+    out.push_back({std::move(c), std::move(values)});
+  };
+  if (f.mysql) {
+    // MySQL 9.0: VECTOR(n), n float32 values; SELECT returns their bytes.
+    add({"vec", "VECTOR(3)", Kind::kBytes, "HEX(vec)"},
+        {"STRING_TO_VECTOR('[0,0,0]')", "STRING_TO_VECTOR('[3.0e38,-3.0e38,1e-30]')",
+         "STRING_TO_VECTOR('[1,2.5,-3]')", "STRING_TO_VECTOR('[0.1,0.2,0.3]')"});
+    return out;
+  }
+  // MariaDB's data-type plugins: SELECT prints their text.
+  add({"i6", "INET6", Kind::kText},
+      {"'::'", "'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'", "'::ffff:1.2.3.4'",
+       "'2001:db8::1:0:0:1'"});
+  if (f.AtLeast(10, 7)) {
+    add({"uu", "UUID", Kind::kText},
+        {"'00000000-0000-0000-0000-000000000000'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'",
+         // A time-based (v1) UUID, which MariaDB stores with its segments
+         // swapped, and a v7 one, which it stores as given.
+         "'123e4567-e89b-12d3-a456-426614174000'", "'01234567-89ab-7def-8123-456789abcdef'"});
+  }
+  if (f.AtLeast(10, 10)) {
+    add({"i4", "INET4", Kind::kText},
+        {"'0.0.0.0'", "'255.255.255.255'", "'10.0.0.1'", "'192.168.1.254'"});
+  }
+  if (f.AtLeast(11, 7)) {
+    add({"vec", "VECTOR(3)", Kind::kBytes, "HEX(vec)"},
+        {"VEC_FromText('[0,0,0]')", "VEC_FromText('[3.0e38,-3.0e38,1e-30]')",
+         "VEC_FromText('[1,2.5,-3]')", "VEC_FromText('[0.1,0.2,0.3]')"});
+  }
+  return out;
+}
+
+// (id, value `which` of every column).
+inline std::string LiveRowValues(int id, const std::vector<LiveColumn>& cols, size_t which) {
+  std::vector<std::string> v;
+  for (const LiveColumn& c : cols) v.push_back(which < c.values.size() ? c.values[which] : "NULL");
+  return absl::StrCat("(", id, ", ", absl::StrJoin(v, ", "), ")");
+}
+
+// col = value `which`, ... (NULL for every column when which is past the values).
+inline std::string LiveSetClause(const std::vector<LiveColumn>& cols, size_t which) {
+  std::vector<std::string> parts;
+  for (const LiveColumn& c : cols) {
+    parts.push_back(absl::StrCat(c.column.name, " = ",
+                                 which < c.values.size() ? c.values[which] : "NULL"));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+inline std::string LiveTableDdl(const std::string& qualified, const std::vector<LiveColumn>& cols) {
+  std::vector<std::string> defs = {"id INT PRIMARY KEY"};
+  for (const LiveColumn& c : cols) defs.push_back(absl::StrCat(c.column.name, " ", c.column.type));
+  return absl::StrCat("CREATE TABLE ", qualified, " (", absl::StrJoin(defs, ", "),
+                      ") ENGINE=InnoDB");
+}
+
+// Checks one JSON value of `binrelay tail` against SELECT's text for the
+// same column (its `select` expression); "" when they agree, else what
+// differs.
+inline std::string CompareWithSelect(const Column& col, const JsonValue& v,
+                                     const std::optional<std::string>& want) {
+  if (!want.has_value()) return v.is_null() ? "" : "expected null";
+  if (v.is_null()) return absl::StrCat("got null, expected ", *want);
+  switch (col.kind) {
+    case Kind::kInt:
+      if (!v.is_number()) return "not a JSON number";
+      return v.text == *want ? "" : absl::StrCat("got ", v.text, ", SELECT ", *want);
+    case Kind::kYear:
+      if (!v.is_number()) return "not a JSON number";
+      return std::strtoll(v.text.c_str(), nullptr, 10) == std::strtoll(want->c_str(), nullptr, 10)
+                 ? ""
+                 : absl::StrCat("got ", v.text, ", SELECT ", *want);
+    case Kind::kFloat:
+      if (!v.is_number()) return "not a JSON number";
+      return std::strtof(v.text.c_str(), nullptr) == std::strtof(want->c_str(), nullptr)
+                 ? ""
+                 : absl::StrCat("got ", v.text, ", SELECT ", *want, " (as float)");
+    case Kind::kDouble:
+      if (!v.is_number()) return "not a JSON number";
+      return std::strtod(v.text.c_str(), nullptr) == std::strtod(want->c_str(), nullptr)
+                 ? ""
+                 : absl::StrCat("got ", v.text, ", SELECT ", *want, " (as double)");
+    case Kind::kText:
+      if (!v.is_string()) return "not a JSON string";
+      return v.text == *want ? "" : absl::StrCat("got \"", v.text, "\", SELECT \"", *want, "\"");
+    case Kind::kBytes: {
+      if (!v.is_string()) return "not a JSON string";
+      absl::StatusOr<std::string> bytes = Base64Decode(v.text);
+      if (!bytes.ok()) return absl::StrCat("bad base64: ", bytes.status().message());
+      std::string hex = ToHex(*bytes);
+      if (hex == *want) return "";
+      return absl::StrCat("got hex ", hex.substr(0, 80), " (", bytes->size(), " bytes), SELECT ",
+                          want->substr(0, 80), " (", want->size() / 2, " bytes)");
+    }
+  }
+  return "unknown kind";
 }
 
 }  // namespace binrelay::testing

@@ -54,22 +54,23 @@ std::string LastLines(const std::string& text, size_t lines) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<MariaDbSandbox>> StartServeSource(
-    const std::vector<std::string>& extra_args) {
-  MariaDbSandboxOptions o;
+absl::StatusOr<std::unique_ptr<ServerSandbox>> StartServeSource(
+    const std::vector<std::string>& extra_args, const std::string& flavour) {
+  ServerSandboxOptions o;
+  o.flavour = flavour;
   o.server_id = kSourceServerId;
   // The workload's 20 MiB row is built server-side (REPEAT), bounded by
   // max_allowed_packet; its UPDATE logs a 40 MiB event.
   o.extra_args = {"--max-allowed-packet=256M"};
   o.extra_args.insert(o.extra_args.end(), extra_args.begin(), extra_args.end());
-  BR_ASSIGN_OR_RETURN(std::unique_ptr<MariaDbSandbox> sb, MariaDbSandbox::Start(o));
+  BR_ASSIGN_OR_RETURN(std::unique_ptr<ServerSandbox> sb, ServerSandbox::Start(o));
   BR_RETURN_IF_ERROR(sb->CreateUser(kRelayUser, kRelayPassword,
                                     "REPLICATION SLAVE, BINLOG MONITOR, SELECT"));
   BR_RETURN_IF_ERROR(sb->CreateUser(kReplUser, kReplPassword, "REPLICATION SLAVE"));
   return sb;
 }
 
-absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Create(const MariaDbSandbox& source,
+absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Create(const ServerSandbox& source,
                                                                    const ServeOptions& options) {
   std::unique_ptr<ServeProcess> p(new ServeProcess());
   std::string pattern = ::testing::TempDir() + "binrelay-serve-XXXXXX";
@@ -165,7 +166,7 @@ bool DirectReplicasRequested() {
   return v != nullptr && *v != '\0' && std::string_view(v) != "0";
 }
 
-MasterEndpoint ReplicaEndpoint(const ServeProcess& serve, const MariaDbSandbox& source) {
+MasterEndpoint ReplicaEndpoint(const ServeProcess& serve, const ServerSandbox& source) {
   if (DirectReplicasRequested()) return {source.Port(), kReplUser, kReplPassword};
   return {serve.listen_port(), kReplUser, kReplPassword};
 }
@@ -187,7 +188,7 @@ absl::Status WaitPortAccepts(uint16_t port, milliseconds timeout,
   }
 }
 
-absl::StatusOr<std::vector<std::string>> SourceBinlogFiles(MariaDbSandbox& source) {
+absl::StatusOr<std::vector<std::string>> SourceBinlogFiles(ServerSandbox& source) {
   BR_ASSIGN_OR_RETURN(SqlRows rows, source.Query("SHOW BINARY LOGS"));
   std::vector<std::string> files;
   for (const auto& row : rows) {
@@ -197,14 +198,11 @@ absl::StatusOr<std::vector<std::string>> SourceBinlogFiles(MariaDbSandbox& sourc
   return files;
 }
 
-absl::StatusOr<SourceEnd> WaitStoreReached(const ServeProcess& serve, MariaDbSandbox& source,
+absl::StatusOr<SourceEnd> WaitStoreReached(const ServeProcess& serve, ServerSandbox& source,
                                            milliseconds timeout) {
-  BR_ASSIGN_OR_RETURN(SqlRows rows, source.Query("SHOW MASTER STATUS"));
-  if (rows.size() != 1 || rows[0].size() < 2 || !rows[0][0] || !rows[0][1]) {
-    return absl::FailedPreconditionError("SHOW MASTER STATUS returned no binlog position");
-  }
-  const std::string file = *rows[0][0];
-  const uint64_t pos = std::stoull(*rows[0][1]);
+  BR_ASSIGN_OR_RETURN(auto end, source.BinlogEnd());
+  const std::string file = end.first;
+  const uint64_t pos = end.second;
   const std::string path = serve.store_dir() + "/" + file;
   const auto deadline = Clock::now() + timeout;
   uintmax_t size = 0;

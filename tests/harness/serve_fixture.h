@@ -29,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 
 namespace binrelay::testing {
 
@@ -46,10 +46,11 @@ inline constexpr char kAdminPassword[] = "admin-pw";
 // The server_id binrelay reports to its replicas: the source's own.
 inline constexpr uint32_t kSourceServerId = 1;
 
-// Starts a source (server_id 1) with room for the workload's 40 MiB row
-// events and creates both accounts. `extra_args` go to mariadbd.
-absl::StatusOr<std::unique_ptr<MariaDbSandbox>> StartServeSource(
-    const std::vector<std::string>& extra_args = {});
+// Starts a source (server_id 1) of `flavour` ("" = mariadb-10.11) with room
+// for the workload's 40 MiB row events and creates both accounts.
+// `extra_args` go to the server.
+absl::StatusOr<std::unique_ptr<ServerSandbox>> StartServeSource(
+    const std::vector<std::string>& extra_args = {}, const std::string& flavour = "");
 
 struct ServeOptions {
   std::string start = "earliest";   // [source] start
@@ -69,7 +70,7 @@ struct ServeOptions {
 class ServeProcess {
  public:
   // Writes the config; does not start binrelay.
-  static absl::StatusOr<std::unique_ptr<ServeProcess>> Create(const MariaDbSandbox& source,
+  static absl::StatusOr<std::unique_ptr<ServeProcess>> Create(const ServerSandbox& source,
                                                               const ServeOptions& options = {});
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;
@@ -123,7 +124,7 @@ struct MasterEndpoint {
 // True when BINRELAY_ITEST_DIRECT is set (see the file comment).
 bool DirectReplicasRequested();
 // binrelay's listener, or the source under BINRELAY_ITEST_DIRECT.
-MasterEndpoint ReplicaEndpoint(const ServeProcess& serve, const MariaDbSandbox& source);
+MasterEndpoint ReplicaEndpoint(const ServeProcess& serve, const ServerSandbox& source);
 
 // Polls connect() to 127.0.0.1:port every 20 ms until it succeeds, `alive`
 // returns false (error), or `timeout` passes (DeadlineExceeded).
@@ -131,7 +132,7 @@ absl::Status WaitPortAccepts(uint16_t port, std::chrono::milliseconds timeout,
                              const std::function<bool()>& alive);
 
 // SHOW BINARY LOGS: the source's files, oldest first (the last is open).
-absl::StatusOr<std::vector<std::string>> SourceBinlogFiles(MariaDbSandbox& source);
+absl::StatusOr<std::vector<std::string>> SourceBinlogFiles(ServerSandbox& source);
 
 // The source's binlog end (SHOW MASTER STATUS).
 struct SourceEnd {
@@ -142,7 +143,7 @@ struct SourceEnd {
 // copy of that file is at least that long. Returns the end waited for (the
 // source may append a BINLOG_CHECKPOINT later, so a later read of the
 // source's file can be longer).
-absl::StatusOr<SourceEnd> WaitStoreReached(const ServeProcess& serve, MariaDbSandbox& source,
+absl::StatusOr<SourceEnd> WaitStoreReached(const ServeProcess& serve, ServerSandbox& source,
                                            std::chrono::milliseconds timeout);
 
 enum class CopyCompare {

@@ -1,4 +1,4 @@
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 
 #include <fcntl.h>
 #include <mysql.h>
@@ -16,12 +16,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "protocol/status_macros.h"
 
 namespace binrelay::testing {
@@ -30,12 +32,24 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// InnoDB sizing shared by mariadb-install-db and mariadbd: a datadir must be
-// started with the data-file path it was created with.
-const std::vector<std::string>& InnoDbArgs() {
-  static const std::vector<std::string> args = {
-      "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=4M",
-      "--innodb-data-file-path=ibdata1:10M:autoextend", "--innodb-use-native-aio=0"};
+// InnoDB sizing shared by the datadir's initialisation and the server: a
+// datadir must be started with the data-file path it was created with.
+std::vector<std::string> InnoDbArgs(const ServerFlavour& f) {
+  if (f.mysql) {
+    // MySQL 8.0.30+ sizes its redo log by capacity (8M is its minimum).
+    return {"--innodb-buffer-pool-size=32M", "--innodb-redo-log-capacity=16M",
+            "--innodb-use-native-aio=0"};
+  }
+  return {"--innodb-buffer-pool-size=16M", "--innodb-log-file-size=4M",
+          "--innodb-data-file-path=ibdata1:10M:autoextend", "--innodb-use-native-aio=0"};
+}
+
+// Where the flavour keeps its files, for a server run from a folder.
+std::vector<std::string> PathArgs(const ServerFlavour& f) {
+  std::vector<std::string> args;
+  if (!f.basedir.empty()) args.push_back("--basedir=" + f.basedir);
+  if (!f.lc_messages_dir.empty()) args.push_back("--lc-messages-dir=" + f.lc_messages_dir);
+  if (!f.plugin_dir.empty()) args.push_back("--plugin-dir=" + f.plugin_dir);
   return args;
 }
 
@@ -92,8 +106,8 @@ absl::Status RunCommand(const std::vector<std::string>& argv, const std::string&
 
 bool IsRoot() { return geteuid() == 0; }
 
-// One initialised datadir and one certificate per test process; each sandbox
-// copies them (~20 MB) instead of re-running mariadb-install-db.
+// One initialised datadir and one certificate per flavour and test process;
+// each sandbox copies them instead of initialising again.
 struct Template {
   std::string dir;
   absl::Status status;
@@ -105,45 +119,58 @@ struct Template {
   }
 };
 
-const Template& GetTemplate() {
-  static Template t;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (const char* bin : {MariaDbSandbox::kServerBinary, MariaDbSandbox::kInstallDbBinary}) {
-      if (access(bin, X_OK) != 0) {
-        t.status = absl::FailedPreconditionError(absl::StrCat(
-            bin, " is missing: install MariaDB 10.11 with scripts/setup.sh (integration tests "
-                 "never skip)"));
-        return;
-      }
-    }
-    absl::StatusOr<std::string> dir = MakeTempDir("binrelay-mariadb-template-");
-    if (!dir.ok()) {
-      t.status = dir.status();
-      return;
-    }
-    t.dir = *dir;
-    std::string log = t.dir + "/setup.log";
-    std::vector<std::string> install = {MariaDbSandbox::kInstallDbBinary,
-                                        "--no-defaults",
-                                        "--auth-root-authentication-method=normal",
-                                        "--datadir=" + t.dir + "/data",
-                                        // Its own tmpdir: concurrent bootstraps in /tmp
-                                        // collide on temporary table names.
-                                        "--tmpdir=" + t.dir,
-                                        "--skip-test-db",
-                                        "--skip-name-resolve"};
-    if (IsRoot()) install.push_back("--user=root");
-    install.insert(install.end(), InnoDbArgs().begin(), InnoDbArgs().end());
-    t.status = RunCommand(install, log);
-    if (!t.status.ok()) return;
-    t.status = RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                           "-keyout", t.dir + "/key.pem", "-out", t.dir + "/cert.pem", "-days",
-                           "30", "-subj", "/CN=127.0.0.1", "-addext",
-                           "subjectAltName=IP:127.0.0.1,DNS:localhost"},
-                          log);
-  });
-  return t;
+absl::Status InitDataDir(const ServerFlavour& f, const std::string& dir, const std::string& log) {
+  std::vector<std::string> install;
+  if (f.mysql) {
+    install = {f.server, "--no-defaults", "--initialize-insecure", "--datadir=" + dir + "/data",
+               "--tmpdir=" + dir, "--secure-file-priv="};
+  } else {
+    install = {f.install_db,
+               "--no-defaults",
+               "--auth-root-authentication-method=normal",
+               "--datadir=" + dir + "/data",
+               // Its own tmpdir: concurrent bootstraps in /tmp
+               // collide on temporary table names.
+               "--tmpdir=" + dir,
+               "--skip-test-db",
+               "--skip-name-resolve"};
+    if (!f.install_basedir.empty()) install.push_back("--basedir=" + f.install_basedir);
+  }
+  if (IsRoot()) install.push_back("--user=root");
+  if (f.mysql) {
+    for (std::string& a : PathArgs(f)) install.push_back(std::move(a));
+  }
+  for (std::string& a : InnoDbArgs(f)) install.push_back(std::move(a));
+  return RunCommand(install, log);
+}
+
+const Template& GetTemplate(const ServerFlavour& f) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<Template>>* templates =
+      new std::map<std::string, std::unique_ptr<Template>>();
+  std::lock_guard<std::mutex> l(mu);
+  std::unique_ptr<Template>& t = (*templates)[f.name];
+  if (t) return *t;
+  t = std::make_unique<Template>();
+  absl::StatusOr<std::string> dir = MakeTempDir("binrelay-template-" + f.name + "-");
+  if (!dir.ok()) {
+    t->status = dir.status();
+    return *t;
+  }
+  t->dir = *dir;
+  std::string log = t->dir + "/setup.log";
+  t->status = InitDataDir(f, t->dir, log);
+  if (!t->status.ok()) return *t;
+  // MySQL keeps its server_uuid in auto.cnf: copies must each make their own
+  // (a replica refuses a source with its own uuid).
+  std::error_code ec;
+  fs::remove(t->dir + "/data/auto.cnf", ec);
+  t->status = RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                          "-keyout", t->dir + "/key.pem", "-out", t->dir + "/cert.pem", "-days",
+                          "30", "-subj", "/CN=127.0.0.1", "-addext",
+                          "subjectAltName=IP:127.0.0.1,DNS:localhost"},
+                         log);
+  return *t;
 }
 
 }  // namespace
@@ -193,12 +220,16 @@ absl::StatusOr<uint16_t> FindFreePort() {
       " (each is reserved by a lock file in /tmp/binrelay-test-ports)"));
 }
 
-absl::StatusOr<std::unique_ptr<MariaDbSandbox>> MariaDbSandbox::Start(
-    const MariaDbSandboxOptions& options) {
-  const Template& tmpl = GetTemplate();
+absl::StatusOr<std::unique_ptr<ServerSandbox>> ServerSandbox::Start(
+    const ServerSandboxOptions& options) {
+  BR_ASSIGN_OR_RETURN(ServerFlavour flavour,
+                      ServerFlavour::Find(options.flavour.empty() ? ServerFlavour::kDefault
+                                                                  : options.flavour));
+  const Template& tmpl = GetTemplate(flavour);
   BR_RETURN_IF_ERROR(tmpl.status);
-  std::unique_ptr<MariaDbSandbox> sb(new MariaDbSandbox());
+  std::unique_ptr<ServerSandbox> sb(new ServerSandbox());
   sb->options_ = options;
+  sb->flavour_ = std::move(flavour);
   BR_ASSIGN_OR_RETURN(sb->dir_, MakeTempDir("binrelay-mariadb-"));
   std::error_code ec;
   fs::copy(tmpl.dir + "/data", sb->DataDir(), fs::copy_options::recursive, ec);
@@ -210,13 +241,14 @@ absl::StatusOr<std::unique_ptr<MariaDbSandbox>> MariaDbSandbox::Start(
   return sb;
 }
 
-absl::Status MariaDbSandbox::Launch() {
+absl::Status ServerSandbox::Launch() {
+  const ServerFlavour& f = flavour_;
   std::vector<std::string> args = {
-      kServerBinary,
+      f.server,
       "--no-defaults",
       "--datadir=" + DataDir(),
       "--socket=" + SocketPath(),
-      "--pid-file=" + dir_ + "/mariadbd.pid",
+      "--pid-file=" + dir_ + "/server.pid",
       "--log-error=" + ErrorLogPath(),
       "--tmpdir=" + dir_,
       "--port=" + std::to_string(port_),
@@ -226,15 +258,21 @@ absl::Status MariaDbSandbox::Launch() {
       "--binlog-format=ROW",
       "--binlog-row-image=FULL",
       "--server-id=" + std::to_string(options_.server_id),
-      "--log-slave-updates",
       "--performance-schema=OFF",
       "--innodb-flush-log-at-trx-commit=2",
       "--sync-binlog=0",
       "--max-allowed-packet=64M",
       "--max-connections=64",
   };
+  for (std::string& a : PathArgs(f)) args.push_back(std::move(a));
+  if (f.mysql) {
+    // log_replica_updates is on by default; no X plugin port to collide on.
+    args.insert(args.end(), {"--mysqlx=OFF", "--secure-file-priv="});
+  } else {
+    args.push_back("--log-slave-updates");
+  }
   if (IsRoot()) args.push_back("--user=root");
-  args.insert(args.end(), InnoDbArgs().begin(), InnoDbArgs().end());
+  for (std::string& a : InnoDbArgs(f)) args.push_back(std::move(a));
   if (options_.tls) {
     args.push_back("--ssl-cert=" + dir_ + "/cert.pem");
     args.push_back("--ssl-key=" + dir_ + "/key.pem");
@@ -264,7 +302,7 @@ absl::Status MariaDbSandbox::Launch() {
   return WaitUntilReady();
 }
 
-absl::Status MariaDbSandbox::WaitUntilReady() {
+absl::Status ServerSandbox::WaitUntilReady() {
   const auto deadline = Clock::now() + options_.startup_timeout;
   std::string last_error;
   while (Clock::now() < deadline) {
@@ -272,7 +310,7 @@ absl::Status MariaDbSandbox::WaitUntilReady() {
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
       return absl::InternalError(absl::StrCat(
-          "mariadbd exited during startup (wait status ", status, "); error log tail:\n",
+          flavour_.name, " server exited during startup (wait status ", status, "); error log tail:\n",
           ErrorLogTail(), "\nstdout:\n", FileTail(dir_ + "/stdout.log", 10)));
     }
     MYSQL* m = mysql_init(nullptr);
@@ -289,12 +327,12 @@ absl::Status MariaDbSandbox::WaitUntilReady() {
   std::string tail = ErrorLogTail();
   Stop(std::chrono::seconds(5));
   return absl::DeadlineExceededError(absl::StrCat(
-      "mariadbd on port ", port_, " did not accept connections within ",
+      flavour_.name, " server on port ", port_, " did not accept connections within ",
       options_.startup_timeout.count(), " s (last error: ", last_error, "); error log tail:\n",
       tail));
 }
 
-MariaDbSandbox::~MariaDbSandbox() {
+ServerSandbox::~ServerSandbox() {
   Stop();
   if (!dir_.empty() && !std::getenv("BINRELAY_KEEP_SANDBOX")) {
     std::error_code ec;
@@ -302,7 +340,7 @@ MariaDbSandbox::~MariaDbSandbox() {
   }
 }
 
-void MariaDbSandbox::Stop(std::chrono::seconds timeout) {
+void ServerSandbox::Stop(std::chrono::seconds timeout) {
   if (root_) {
     mysql_close(root_);
     root_ = nullptr;
@@ -324,12 +362,12 @@ void MariaDbSandbox::Stop(std::chrono::seconds timeout) {
   pid_ = -1;
 }
 
-absl::Status MariaDbSandbox::Restart() {
+absl::Status ServerSandbox::Restart() {
   Stop();
   return Launch();
 }
 
-absl::StatusOr<MYSQL*> MariaDbSandbox::Root() {
+absl::StatusOr<MYSQL*> ServerSandbox::Root() {
   if (root_) return root_;
   if (pid_ <= 0) return absl::FailedPreconditionError("sandbox server is not running");
   MYSQL* m = mysql_init(nullptr);
@@ -342,7 +380,7 @@ absl::StatusOr<MYSQL*> MariaDbSandbox::Root() {
   return root_;
 }
 
-absl::Status MariaDbSandbox::Execute(std::string_view sql) {
+absl::Status ServerSandbox::Execute(std::string_view sql) {
   BR_ASSIGN_OR_RETURN(MYSQL * m, Root());
   if (mysql_real_query(m, sql.data(), sql.size()) != 0) {
     return absl::InternalError(absl::StrCat("sandbox query failed (", mysql_errno(m),
@@ -355,7 +393,7 @@ absl::Status MariaDbSandbox::Execute(std::string_view sql) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<SqlRows> MariaDbSandbox::Query(std::string_view sql) {
+absl::StatusOr<SqlRows> ServerSandbox::Query(std::string_view sql) {
   BR_ASSIGN_OR_RETURN(MYSQL * m, Root());
   if (mysql_real_query(m, sql.data(), sql.size()) != 0) {
     return absl::InternalError(absl::StrCat("sandbox query failed (", mysql_errno(m),
@@ -380,7 +418,7 @@ absl::StatusOr<SqlRows> MariaDbSandbox::Query(std::string_view sql) {
   return rows;
 }
 
-absl::Status MariaDbSandbox::CreateUser(std::string_view user, std::string_view password,
+absl::Status ServerSandbox::CreateUser(std::string_view user, std::string_view password,
                                         std::string_view grants) {
   BR_ASSIGN_OR_RETURN(MYSQL * m, Root());
   auto escape = [m](std::string_view s) {
@@ -391,10 +429,64 @@ absl::Status MariaDbSandbox::CreateUser(std::string_view user, std::string_view 
   std::string u = escape(user);
   BR_RETURN_IF_ERROR(Execute(absl::StrCat("CREATE USER '", u, "'@'%' IDENTIFIED BY '",
                                           escape(password), "'")));
-  return Execute(absl::StrCat("GRANT ", AV(grants), " ON *.* TO '", u, "'@'%'"));
+  // MariaDB 10.5+'s BINLOG MONITOR is MySQL's REPLICATION CLIENT.
+  std::string g(grants);
+  if (flavour_.mysql) g = absl::StrReplaceAll(g, {{"BINLOG MONITOR", "REPLICATION CLIENT"}});
+  return Execute(absl::StrCat("GRANT ", g, " ON *.* TO '", u, "'@'%'"));
 }
 
-protocol::ConnectOptions MariaDbSandbox::ClientOptions(std::string_view user,
+absl::StatusOr<std::pair<std::string, uint64_t>> ServerSandbox::BinlogEnd() {
+  BR_ASSIGN_OR_RETURN(SqlRows rows, Query(flavour_.ShowBinlogStatus()));
+  if (rows.empty() || rows[0].size() < 2 || !rows[0][0] || !rows[0][1]) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(flavour_.ShowBinlogStatus(), " returned no row: is log_bin on?"));
+  }
+  return std::make_pair(*rows[0][0], std::stoull(*rows[0][1]));
+}
+
+absl::Status ServerSandbox::StartReplicaOf(const std::string& host, uint16_t port,
+                                           std::string_view user, std::string_view password,
+                                           bool use_gtid, std::string_view file, uint64_t pos,
+                                           std::string_view extra) {
+  // MySQL 8.4 removed CHANGE MASTER; MariaDB has no CHANGE REPLICATION SOURCE.
+  const bool my = flavour_.mysql;
+  std::string sql = absl::StrCat(
+      my ? "CHANGE REPLICATION SOURCE TO SOURCE_HOST='" : "CHANGE MASTER TO MASTER_HOST='", host,
+      "', ", my ? "SOURCE_PORT=" : "MASTER_PORT=", port, ", ",
+      my ? "SOURCE_USER='" : "MASTER_USER='", AV(user), "', ",
+      my ? "SOURCE_PASSWORD='" : "MASTER_PASSWORD='", AV(password), "', ",
+      my ? "SOURCE_CONNECT_RETRY=1" : "MASTER_CONNECT_RETRY=1");
+  if (use_gtid) {
+    absl::StrAppend(&sql, my ? ", SOURCE_AUTO_POSITION=1" : ", MASTER_USE_GTID=slave_pos");
+  } else {
+    absl::StrAppend(&sql, my ? ", SOURCE_AUTO_POSITION=0, SOURCE_LOG_FILE='" : ", MASTER_USE_GTID=no, MASTER_LOG_FILE='",
+                    AV(file), "', ", my ? "SOURCE_LOG_POS=" : "MASTER_LOG_POS=", pos);
+  }
+  if (!extra.empty()) absl::StrAppend(&sql, ", ", AV(extra));
+  BR_RETURN_IF_ERROR(Execute(sql));
+  return Execute(my ? "START REPLICA" : "START SLAVE");
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ServerSandbox::ReplicaStatus() {
+  BR_ASSIGN_OR_RETURN(MYSQL * m, Root());
+  const std::string sql = flavour_.mysql ? "SHOW REPLICA STATUS" : "SHOW SLAVE STATUS";
+  if (mysql_real_query(m, sql.data(), sql.size()) != 0) {
+    return absl::InternalError(absl::StrCat(sql, " failed: ", mysql_error(m)));
+  }
+  std::map<std::string, std::string> out;
+  MYSQL_RES* res = mysql_store_result(m);
+  if (res == nullptr) return out;
+  if (MYSQL_ROW row = mysql_fetch_row(res)) {
+    MYSQL_FIELD* fields = mysql_fetch_fields(res);
+    for (unsigned int i = 0; i < mysql_num_fields(res); ++i) {
+      out[fields[i].name] = row[i] ? row[i] : "";
+    }
+  }
+  mysql_free_result(res);
+  return out;
+}
+
+protocol::ConnectOptions ServerSandbox::ClientOptions(std::string_view user,
                                                        std::string_view password) const {
   protocol::ConnectOptions o;
   o.host = Host();
@@ -406,7 +498,7 @@ protocol::ConnectOptions MariaDbSandbox::ClientOptions(std::string_view user,
   return o;
 }
 
-std::string MariaDbSandbox::ErrorLogTail(size_t lines) const {
+std::string ServerSandbox::ErrorLogTail(size_t lines) const {
   return FileTail(ErrorLogPath(), lines);
 }
 

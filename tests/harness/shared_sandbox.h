@@ -13,7 +13,7 @@
 // the suite in SetUp with the reason; it never skips.
 //
 // Thread safety: the sandbox is used from the test thread (see
-// MariaDbSandbox). Lifetime: sandbox_ lives from SetUpTestSuite to
+// ServerSandbox). Lifetime: sandbox_ lives from SetUpTestSuite to
 // TearDownTestSuite; each Suite type has its own.
 #pragma once
 
@@ -23,7 +23,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 
 namespace binrelay::testing {
 
@@ -40,7 +40,7 @@ template <typename Suite>
 class SharedSandboxTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<MariaDbSandbox>> sb = MariaDbSandbox::Start();
+    absl::StatusOr<std::unique_ptr<ServerSandbox>> sb = ServerSandbox::Start();
     if (!sb.ok()) {
       *start_error_ = sb.status();
       return;
@@ -55,7 +55,7 @@ class SharedSandboxTest : public ::testing::Test {
   }
   void SetUp() override { ASSERT_TRUE(start_error_->ok()) << *start_error_; }
 
-  static inline MariaDbSandbox* sandbox_ = nullptr;
+  static inline ServerSandbox* sandbox_ = nullptr;
   // Heap-allocated and never freed: no static destructor order to worry about.
   static inline absl::Status* start_error_ = new absl::Status();
 };
@@ -68,14 +68,14 @@ class SourceTargetSandboxTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     for (uint32_t id : {1u, 2u}) {
-      MariaDbSandboxOptions o;
+      ServerSandboxOptions o;
       o.server_id = id;
-      absl::StatusOr<std::unique_ptr<MariaDbSandbox>> sb = MariaDbSandbox::Start(o);
+      absl::StatusOr<std::unique_ptr<ServerSandbox>> sb = ServerSandbox::Start(o);
       if (!sb.ok()) {
         *start_error_ = sb.status();
         return;
       }
-      MariaDbSandbox*& slot = id == 1 ? source_ : target_;
+      ServerSandbox*& slot = id == 1 ? source_ : target_;
       slot = sb->release();
       absl::Status s = slot->CreateUser(Suite::kAccount.user, Suite::kAccount.password,
                                         Suite::kAccount.grants);
@@ -92,8 +92,8 @@ class SourceTargetSandboxTest : public ::testing::Test {
   }
   void SetUp() override { ASSERT_TRUE(start_error_->ok()) << *start_error_; }
 
-  static inline MariaDbSandbox* source_ = nullptr;
-  static inline MariaDbSandbox* target_ = nullptr;
+  static inline ServerSandbox* source_ = nullptr;
+  static inline ServerSandbox* target_ = nullptr;
   static inline absl::Status* start_error_ = new absl::Status();
 };
 

@@ -7,7 +7,7 @@
 
 namespace binrelay::testing {
 
-absl::StatusOr<std::unique_ptr<SqlConn>> SqlConn::Open(const MariaDbSandbox& sb) {
+absl::StatusOr<std::unique_ptr<SqlConn>> SqlConn::Open(const ServerSandbox& sb) {
   std::unique_ptr<SqlConn> c(new SqlConn());
   c->m_ = mysql_init(nullptr);
   unsigned int timeout = 10;

@@ -1,4 +1,4 @@
-// SqlConn: one more root session on a MariaDbSandbox (over its Unix socket),
+// SqlConn: one more root session on a ServerSandbox (over its Unix socket),
 // for work that must not share the sandbox's own session: a workload thread
 // running while the test thread kills or queries, or a query that needs the
 // result's column names (SHOW SLAVE STATUS).
@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 
 typedef struct st_mysql MYSQL;
 
@@ -29,7 +29,7 @@ using NamedRow = std::map<std::string, std::optional<std::string>>;
 class SqlConn {
  public:
   // Multi-statement SQL is allowed ("BEGIN; ...; COMMIT").
-  static absl::StatusOr<std::unique_ptr<SqlConn>> Open(const MariaDbSandbox& sb);
+  static absl::StatusOr<std::unique_ptr<SqlConn>> Open(const ServerSandbox& sb);
   ~SqlConn();
   SqlConn(const SqlConn&) = delete;
   SqlConn& operator=(const SqlConn&) = delete;

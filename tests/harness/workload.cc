@@ -35,7 +35,7 @@ class Values {
 
 class Mix {
  public:
-  Mix(MariaDbSandbox& sb, std::string db, const MixedWorkloadOptions& o)
+  Mix(ServerSandbox& sb, std::string db, const MixedWorkloadOptions& o)
       : sb_(sb), db_(std::move(db)), o_(o) {}
 
   absl::Status Run() {
@@ -179,7 +179,7 @@ class Mix {
     return back;
   }
 
-  MariaDbSandbox& sb_;
+  ServerSandbox& sb_;
   std::string db_;
   MixedWorkloadOptions o_;
   Values v_;
@@ -187,13 +187,13 @@ class Mix {
 
 }  // namespace
 
-absl::Status RunMixedWorkload(MariaDbSandbox& source, const std::string& db,
+absl::Status RunMixedWorkload(ServerSandbox& source, const std::string& db,
                               const MixedWorkloadOptions& options) {
   return Annotate(Mix(source, db, options).Run(), absl::StrCat("mixed workload in ", db));
 }
 
 absl::StatusOr<std::unique_ptr<SteadyWorkload>> SteadyWorkload::Start(
-    const MariaDbSandbox& source, const std::string& db, const SteadyWorkloadOptions& options) {
+    const ServerSandbox& source, const std::string& db, const SteadyWorkloadOptions& options) {
   std::unique_ptr<SteadyWorkload> w(new SteadyWorkload());
   w->db_ = db;
   w->options_ = options;

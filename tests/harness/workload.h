@@ -25,7 +25,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 
 namespace binrelay::testing {
 
@@ -41,7 +41,7 @@ struct MixedWorkloadOptions {
 };
 
 // Runs the mix in database `db` (created; must not exist).
-absl::Status RunMixedWorkload(MariaDbSandbox& source, const std::string& db,
+absl::Status RunMixedWorkload(ServerSandbox& source, const std::string& db,
                               const MixedWorkloadOptions& options = {});
 
 struct SteadyWorkloadOptions {
@@ -53,7 +53,7 @@ class SteadyWorkload {
  public:
   // Creates `db`.t and starts the thread.
   static absl::StatusOr<std::unique_ptr<SteadyWorkload>> Start(
-      const MariaDbSandbox& source, const std::string& db, const SteadyWorkloadOptions& options);
+      const ServerSandbox& source, const std::string& db, const SteadyWorkloadOptions& options);
   ~SteadyWorkload();
   SteadyWorkload(const SteadyWorkload&) = delete;
   SteadyWorkload& operator=(const SteadyWorkload&) = delete;

@@ -28,7 +28,7 @@
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/every_type_table.h"
 #include "tests/harness/json_lite.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/sql_conn.h"
@@ -48,7 +48,7 @@ struct Pipeline {
   std::string tables;
   std::string target_schema;  // "" = the same database
   std::vector<std::string> extra;  // "key = value" lines
-  const MariaDbSandbox* target = nullptr;  // nullptr: the test's target
+  const ServerSandbox* target = nullptr;  // nullptr: the test's target
   std::string password = kApplierPassword;
   bool expect_ready = true;  // StartServe waits until it has caught up
   std::string start;  // "" = the source's current end when the serve starts
@@ -62,9 +62,9 @@ class ApplyPipelineTest : public ::testing::Test {
     source_ = source->release();
     // Pipelines whose target is the source write there as the applier.
     ASSERT_TRUE(source_->CreateUser(kApplier, kApplierPassword).ok());
-    MariaDbSandboxOptions o;
+    ServerSandboxOptions o;
     o.server_id = 2;
-    auto target = MariaDbSandbox::Start(o);
+    auto target = ServerSandbox::Start(o);
     ASSERT_TRUE(target.ok()) << target.status();
     target_ = target->release();
     ASSERT_TRUE(target_->CreateUser(kApplier, kApplierPassword).ok());
@@ -77,7 +77,7 @@ class ApplyPipelineTest : public ::testing::Test {
   }
 
   // Runs `ddl` (CREATE DATABASE/TABLE ...) on the source and on `target`.
-  static void CreateOnBoth(const std::vector<std::string>& ddl, MariaDbSandbox* target = nullptr) {
+  static void CreateOnBoth(const std::vector<std::string>& ddl, ServerSandbox* target = nullptr) {
     for (const std::string& s : ddl) {
       BR_ASSERT_OK(source_->Execute(s));
       BR_ASSERT_OK((target ? target : target_)->Execute(s));
@@ -91,7 +91,7 @@ class ApplyPipelineTest : public ::testing::Test {
     if (!start.ok()) return nullptr;
     std::string extra;
     for (const Pipeline& p : pipelines) {
-      const MariaDbSandbox* t = p.target ? p.target : target_;
+      const ServerSandbox* t = p.target ? p.target : target_;
       absl::StrAppend(&extra, "[apply.", p.name, "]\ntarget_host = 127.0.0.1\ntarget_port = ",
                       t->Port(), "\ntarget_user = ", kApplier, "\ntarget_password = ",
                       p.password, "\ntables = ", p.tables, "\nstart = ",
@@ -120,8 +120,8 @@ class ApplyPipelineTest : public ::testing::Test {
   // `target_db` on `target`, polled until `timeout`.
   static ::testing::AssertionResult Converges(const std::string& db, const std::string& target_db,
                                               seconds timeout, ServeProcess* serve,
-                                              MariaDbSandbox* target = nullptr) {
-    MariaDbSandbox* t = target ? target : target_;
+                                              ServerSandbox* target = nullptr) {
+    ServerSandbox* t = target ? target : target_;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::string last;
     while (true) {
@@ -192,12 +192,12 @@ class ApplyPipelineTest : public ::testing::Test {
                                          << serve.StderrTail(20);
   }
 
-  static MariaDbSandbox* source_;
-  static MariaDbSandbox* target_;
+  static ServerSandbox* source_;
+  static ServerSandbox* target_;
 };
 
-MariaDbSandbox* ApplyPipelineTest::source_ = nullptr;
-MariaDbSandbox* ApplyPipelineTest::target_ = nullptr;
+ServerSandbox* ApplyPipelineTest::source_ = nullptr;
+ServerSandbox* ApplyPipelineTest::target_ = nullptr;
 
 // Guards: start = gtid:POS ignored (the pipeline would begin at the store's
 // end and miss what the source wrote after the copy was taken) or resolved
@@ -934,8 +934,8 @@ TEST_F(ApplyPipelineTest, XaPreparedBeforeThePipelinesStartIsReadBackAtItsCommit
 // process baseline, one 1 MiB event on ingest, and a statement of about
 // twice a row per flusher connection (hex).
 TEST_F(ApplyPipelineTest, BoundedMemoryWhileTheTargetIsDown) {
-  auto big_target = MariaDbSandbox::Start([] {
-    MariaDbSandboxOptions o;
+  auto big_target = ServerSandbox::Start([] {
+    ServerSandboxOptions o;
     o.server_id = 3;
     o.extra_args = {"--max-allowed-packet=64M"};
     return o;
@@ -994,8 +994,8 @@ TEST_F(ApplyPipelineTest, BoundedMemoryWhileTheTargetIsDown) {
 // its binlog (it must read binrelay's store), and binrelay's own retention
 // purging files a lagging pipeline's checkpoint needs across a restart.
 TEST_F(ApplyPipelineTest, FarBehindPipelineSurvivesSourcePurgeAndRetention) {
-  auto slow_target = MariaDbSandbox::Start([] {
-    MariaDbSandboxOptions o;
+  auto slow_target = ServerSandbox::Start([] {
+    ServerSandboxOptions o;
     o.server_id = 4;
     return o;
   }());

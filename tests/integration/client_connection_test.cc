@@ -1,4 +1,4 @@
-// ClientConnection against a real MariaDB 10.11 (MariaDbSandbox).
+// ClientConnection against a real MariaDB 10.11 (ServerSandbox).
 #include "protocol/client_connection.h"
 
 #include <gtest/gtest.h>
@@ -9,14 +9,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/server_error.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/shared_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::protocol {
 namespace {
 
-using testing::MariaDbSandbox;
+using testing::ServerSandbox;
 
 constexpr char kUser[] = "relay";
 constexpr char kPassword[] = "s3cret-pw";
@@ -260,9 +260,9 @@ TEST_F(ClientConnectionTest, ClosedPortIsUnavailableWithPeer) {
 
 // Guards TLS=required against a server without TLS: a clear FailedPrecondition.
 TEST(ClientConnectionNoTlsTest, TlsRequiredAgainstServerWithoutTlsFails) {
-  testing::MariaDbSandboxOptions so;
+  testing::ServerSandboxOptions so;
   so.tls = false;
-  BR_ASSERT_OK_AND_ASSIGN(auto sandbox, MariaDbSandbox::Start(so));
+  BR_ASSERT_OK_AND_ASSIGN(auto sandbox, ServerSandbox::Start(so));
   BR_ASSERT_OK(sandbox->CreateUser(kUser, kPassword));
   ConnectOptions o = sandbox->ClientOptions(kUser, kPassword);
   o.tls = ConnectOptions::Tls::kRequired;

@@ -22,7 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/fault_proxy.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/sql_conn.h"
@@ -38,7 +38,7 @@ using Mode = ReplicaOptions::Mode;
 constexpr char kApplier[] = "applier";
 constexpr char kApplierPassword[] = "applier-pw";
 
-::testing::AssertionResult SameTable(MariaDbSandbox& a, MariaDbSandbox& b, seconds timeout) {
+::testing::AssertionResult SameTable(ServerSandbox& a, ServerSandbox& b, seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last;
   while (true) {
@@ -62,11 +62,11 @@ TEST(FaultLaneTest, FaultsOnEveryHopLoseNothingAndEveryoneConverges) {
 
   BR_ASSERT_OK_AND_ASSIGN(auto source,
                           StartServeSource({"--binlog-format=ROW", "--binlog-row-image=FULL"}));
-  MariaDbSandboxOptions to;
+  ServerSandboxOptions to;
   to.server_id = 5;
-  BR_ASSERT_OK_AND_ASSIGN(auto target, MariaDbSandbox::Start(to));
+  BR_ASSERT_OK_AND_ASSIGN(auto target, ServerSandbox::Start(to));
   BR_ASSERT_OK(target->CreateUser(kApplier, kApplierPassword));
-  for (MariaDbSandbox* s : {source.get(), target.get()}) {
+  for (ServerSandbox* s : {source.get(), target.get()}) {
     BR_ASSERT_OK(s->Execute("CREATE DATABASE faulty"));
     BR_ASSERT_OK(s->Execute(
         "CREATE TABLE faulty.t (id INT PRIMARY KEY, v INT NOT NULL, pad VARCHAR(2000))"));

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "apply/table_shape.h"
 #include "replication/connection_sql_source.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/shared_sandbox.h"
 #include "tests/harness/status_matchers.h"
 

@@ -14,14 +14,14 @@
 #include "absl/strings/str_cat.h"
 #include "apply/table_shape.h"
 #include "replication/connection_sql_source.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/shared_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::apply {
 namespace {
 
-using testing::MariaDbSandbox;
+using testing::ServerSandbox;
 
 constexpr char kUser[] = "mover";
 constexpr char kPassword[] = "mover-pw";
@@ -108,7 +108,7 @@ TEST_F(MovePreflightTest, PlainIndexesAreAddedAfterTheCopyAndTheTableEndsIdentic
   replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
   const MoveTableName name{"mi", "t", "mi"};
   BR_ASSERT_OK(CreateTargetTable(src, dst, name, /*defer_indexes=*/true));
-  auto keys = [](MariaDbSandbox* s) {
+  auto keys = [](ServerSandbox* s) {
     auto rows = s->Query("SELECT GROUP_CONCAT(DISTINCT INDEX_NAME ORDER BY INDEX_NAME) FROM "
                          "information_schema.STATISTICS WHERE TABLE_SCHEMA = 'mi'");
     return rows.ok() && !rows->empty() ? (*rows)[0][0].value_or("") : std::string("?");

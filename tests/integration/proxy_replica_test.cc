@@ -1,4 +1,4 @@
-// A real MariaDB 10.11 replica (MariaDbSandbox) pointed at the proxy
+// A real MariaDB 10.11 replica (ServerSandbox) pointed at the proxy
 // listener with CHANGE MASTER TO: its IO thread must get through every
 // pre-dump statement (sql/slave.cc get_master_version_and_clock) and
 // COM_REGISTER_SLAVE, and send
@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proxy/listener.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/status_matchers.h"
 #include "tests/proxy/fake_handlers.h"
 
@@ -29,10 +29,10 @@ class ProxyReplicaTest : public ::testing::Test {
     BR_ASSERT_OK_AND_ASSIGN(listener_, Listener::Create(ioc_, o, &admin_, &dump_));
     listener_->Start();
     io_thread_ = std::thread([this] { ioc_.run(); });
-    binrelay::testing::MariaDbSandboxOptions so;
+    binrelay::testing::ServerSandboxOptions so;
     so.server_id = 2;
     so.tls = false;
-    BR_ASSERT_OK_AND_ASSIGN(replica_, binrelay::testing::MariaDbSandbox::Start(so));
+    BR_ASSERT_OK_AND_ASSIGN(replica_, binrelay::testing::ServerSandbox::Start(so));
   }
   void TearDown() override {
     if (replica_) (void)replica_->Execute("STOP SLAVE");
@@ -68,7 +68,7 @@ class ProxyReplicaTest : public ::testing::Test {
   fakes::FakeDumpHandler dump_;
   std::unique_ptr<Listener> listener_;
   std::thread io_thread_;
-  std::unique_ptr<binrelay::testing::MariaDbSandbox> replica_;
+  std::unique_ptr<binrelay::testing::ServerSandbox> replica_;
 };
 
 // File/position replication: the dump names the file and position given to

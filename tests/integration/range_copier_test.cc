@@ -19,7 +19,7 @@
 #include "apply/target_session.h"
 #include "replication/connection_sql_source.h"
 #include "tests/harness/every_type_table.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/shared_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/status_matchers.h"
@@ -27,7 +27,7 @@
 namespace binrelay::apply {
 namespace {
 
-using testing::MariaDbSandbox;
+using testing::ServerSandbox;
 
 constexpr char kUser[] = "copier";
 constexpr char kPassword[] = "copier-pw";
@@ -96,7 +96,7 @@ INSTANTIATE_TEST_SUITE_P(Writes, RangeCopierModes, ::testing::Bool(),
 TEST_P(RangeCopierModes, EveryColumnTypeArrivesExactly) {
   using testing::RowValues;
   const std::string db = Db("rc_types");
-  for (MariaDbSandbox* s : {source_, target_}) {
+  for (ServerSandbox* s : {source_, target_}) {
     BR_ASSERT_OK(s->Execute("CREATE DATABASE " + db + " CHARACTER SET utf8mb4"));
     BR_ASSERT_OK(s->Execute(testing::EveryTypeTableDdl(db + ".t")));
   }
@@ -165,7 +165,7 @@ TEST_P(RangeCopierModes, EveryColumnTypeArrivesExactly) {
 // and rows lost between statements cut by size.
 TEST_P(RangeCopierModes, RowsAlreadyOnTheTargetAreKept) {
   const std::string db = Db("rc_keep");
-  for (MariaDbSandbox* s : {source_, target_}) {
+  for (ServerSandbox* s : {source_, target_}) {
     BR_ASSERT_OK(s->Execute("CREATE DATABASE " + db));
     BR_ASSERT_OK(s->Execute("CREATE TABLE " + db + ".t (id INT PRIMARY KEY, v VARCHAR(100))"));
   }
@@ -187,7 +187,7 @@ TEST_P(RangeCopierModes, RowsAlreadyOnTheTargetAreKept) {
 // with the target's warning.
 TEST_P(RangeCopierModes, RowTheTargetRefusesOrChangesFailsTheCopy) {
   const std::string db = Db("rc_warn");
-  for (MariaDbSandbox* s : {source_, target_}) {
+  for (ServerSandbox* s : {source_, target_}) {
     BR_ASSERT_OK(s->Execute("CREATE DATABASE " + db));
   }
   BR_ASSERT_OK(source_->Execute("CREATE TABLE " + db +
@@ -216,7 +216,7 @@ TEST_P(RangeCopierModes, RowTheTargetRefusesOrChangesFailsTheCopy) {
 // next, a FLOAT's 8th digit) or that differs between identical copies; and a repair (delete the
 // target's range, copy it again) that does not restore the range.
 TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
-  for (MariaDbSandbox* s : {source_, target_}) {
+  for (ServerSandbox* s : {source_, target_}) {
     BR_ASSERT_OK(s->Execute("CREATE DATABASE rc_sum"));
     BR_ASSERT_OK(s->Execute(
         "CREATE TABLE rc_sum.t (id INT PRIMARY KEY, s VARCHAR(20) CHARACTER SET latin1, "

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/sql_conn.h"
 #include "tests/harness/status_matchers.h"
@@ -25,7 +25,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-int64_t Status(MariaDbSandbox& sb, const std::string& name) {
+int64_t Status(ServerSandbox& sb, const std::string& name) {
   auto rows = sb.Query(absl::StrCat("SHOW GLOBAL STATUS LIKE '", name, "'"));
   if (!rows.ok() || rows->empty() || !(*rows)[0][1]) return -1;
   const std::string& v = *(*rows)[0][1];
@@ -34,7 +34,7 @@ int64_t Status(MariaDbSandbox& sb, const std::string& name) {
   return std::stoll(v);
 }
 
-bool WaitStatus(MariaDbSandbox& sb, const std::string& name, int64_t want, seconds timeout) {
+bool WaitStatus(ServerSandbox& sb, const std::string& name, int64_t want, seconds timeout) {
   const auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
     if (Status(sb, name) == want) return true;

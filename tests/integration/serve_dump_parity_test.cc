@@ -21,7 +21,7 @@
 #include "protocol/client_connection.h"
 #include "protocol/status_macros.h"
 #include "replication/dump_commands.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/raw_dump_client.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/status_matchers.h"
@@ -44,12 +44,12 @@ struct Landmarks {
   uint64_t file1_size = 0;
 };
 
-absl::StatusOr<std::string> BinlogPos(MariaDbSandbox& source) {
+absl::StatusOr<std::string> BinlogPos(ServerSandbox& source) {
   BR_ASSIGN_OR_RETURN(SqlRows r, source.Query("SELECT @@gtid_binlog_pos"));
   return r.at(0).at(0).value_or("");
 }
 
-absl::StatusOr<std::pair<std::string, uint64_t>> MasterStatus(MariaDbSandbox& source) {
+absl::StatusOr<std::pair<std::string, uint64_t>> MasterStatus(ServerSandbox& source) {
   BR_ASSIGN_OR_RETURN(SqlRows r, source.Query("SHOW MASTER STATUS"));
   uint64_t pos = std::stoull(r.at(0).at(1).value_or("0"));
   return std::make_pair(r.at(0).at(0).value_or(""), pos);
@@ -60,7 +60,7 @@ absl::StatusOr<std::pair<std::string, uint64_t>> MasterStatus(MariaDbSandbox& so
 // GTIDs, a MyISAM statement (its group ends with a COMMIT query), a
 // skip_replication transaction, a second domain, a second server in domain
 // 0, a gap in the sequence numbers, BINLOG_CHECKPOINTs and GTID_LISTs.
-absl::StatusOr<Landmarks> RunWorkload(MariaDbSandbox& s) {
+absl::StatusOr<Landmarks> RunWorkload(ServerSandbox& s) {
   Landmarks l;
   for (const char* sql : {
            "CREATE DATABASE parity",
@@ -223,12 +223,12 @@ class ServeDumpParityTest : public ::testing::Test {
     return c ? absl::StrCat("capability ", *c) : std::string("no capability");
   }
 
-  static MariaDbSandbox* source_;
+  static ServerSandbox* source_;
   static ServeProcess* serve_;
   static Landmarks* landmarks_;
 };
 
-MariaDbSandbox* ServeDumpParityTest::source_ = nullptr;
+ServerSandbox* ServeDumpParityTest::source_ = nullptr;
 ServeProcess* ServeDumpParityTest::serve_ = nullptr;
 Landmarks* ServeDumpParityTest::landmarks_ = nullptr;
 

@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/fixtures.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/status_matchers.h"
 
@@ -34,7 +34,7 @@ std::string ReadAll(const std::string& path) {
 // source's, the open one a prefix, status visible over HTTP, and SIGTERM
 // making everything durable and exiting 0.
 TEST(ServeIngestTest, KeepsAByteIdenticalCopyAndStopsCleanly) {
-  BR_ASSERT_OK_AND_ASSIGN(auto sb, MariaDbSandbox::Start());
+  BR_ASSERT_OK_AND_ASSIGN(auto sb, ServerSandbox::Start());
   BR_ASSERT_OK(sb->CreateUser("relay", "relay-pw", "REPLICATION SLAVE, BINLOG MONITOR, SELECT"));
   BR_ASSERT_OK(sb->Execute("CREATE DATABASE s"));
   BR_ASSERT_OK(sb->Execute("CREATE TABLE s.t (id INT PRIMARY KEY, v TEXT)"));

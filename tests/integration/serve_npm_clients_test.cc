@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "protocol/status_macros.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/status_matchers.h"
 
@@ -95,12 +95,12 @@ class ServeNpmClientsTest : public ::testing::Test {
   }
 
   static constexpr int kRows = 56;  // what tests/clients/workload.sql changes
-  static MariaDbSandbox* source_;
+  static ServerSandbox* source_;
   static ServeProcess* serve_;
   static std::string file_;
   static std::string pos_;
 };
-MariaDbSandbox* ServeNpmClientsTest::source_ = nullptr;
+ServerSandbox* ServeNpmClientsTest::source_ = nullptr;
 ServeProcess* ServeNpmClientsTest::serve_ = nullptr;
 std::string ServeNpmClientsTest::file_;
 std::string ServeNpmClientsTest::pos_;

@@ -19,7 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
 #include "protocol/status_macros.h"
@@ -36,7 +36,7 @@ using Mode = ReplicaOptions::Mode;
 // PURGE BINARY LOGS TO `file`, repeated until the source really removed the
 // older files: MariaDB silently keeps a file whose binlog checkpoint InnoDB
 // has not reached yet (up to a second with innodb_flush_log_at_trx_commit=2).
-absl::Status PurgeSourceTo(MariaDbSandbox& source, const std::string& file) {
+absl::Status PurgeSourceTo(ServerSandbox& source, const std::string& file) {
   const auto deadline = std::chrono::steady_clock::now() + seconds(20);
   std::string warnings;
   while (true) {

@@ -24,7 +24,7 @@
 #include "protocol/client_connection.h"
 #include "protocol/server_error.h"
 #include "replication/dump_commands.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/status_matchers.h"
@@ -215,7 +215,7 @@ int DumpReplyCode(const MasterEndpoint& m, const std::string& file, uint32_t pos
 
 // How often the replica's IO thread has connected so far (its error log
 // notes every connect and reconnect).
-int ReplicaConnects(const MariaDbSandbox& replica) {
+int ReplicaConnects(const ServerSandbox& replica) {
   std::string log = ReadWholeFile(replica.ErrorLogPath());
   int n = 0;
   for (size_t at = log.find("connected to master"); at != std::string::npos;

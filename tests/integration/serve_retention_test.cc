@@ -14,7 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/sql_conn.h"
@@ -37,7 +37,7 @@ constexpr char kNothingToTestWhenDirect[] =
 
 // `rounds` times: 40 rows of 1 KiB in one transaction, then FLUSH BINARY
 // LOGS. Each round closes a file of about 45 KB on the source.
-absl::Status WriteAndRotate(MariaDbSandbox& source, int rounds) {
+absl::Status WriteAndRotate(ServerSandbox& source, int rounds) {
   BR_RETURN_IF_ERROR(source.Execute("CREATE DATABASE IF NOT EXISTS ret"));
   BR_RETURN_IF_ERROR(source.Execute(
       "CREATE TABLE IF NOT EXISTS ret.t (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(1024))"));
@@ -95,7 +95,7 @@ std::string Join(const std::vector<std::string>& v) {
 // A replica by file/position, caught up with the source, then STOP SLAVE:
 // it disconnects, and binrelay keeps its position as a lingering pin.
 // Returns the file it will ask for when it comes back.
-absl::StatusOr<std::string> CatchUpAndStop(MariaDbSandbox& source, MariaDbSandbox& replica) {
+absl::StatusOr<std::string> CatchUpAndStop(ServerSandbox& source, ServerSandbox& replica) {
   BR_ASSIGN_OR_RETURN(std::string gtid, GtidBinlogPos(source));
   BR_RETURN_IF_ERROR(WaitReplicaCaughtUp(replica, gtid, seconds(60)));
   BR_RETURN_IF_ERROR(replica.Execute("STOP SLAVE"));
@@ -112,9 +112,9 @@ absl::StatusOr<std::string> CatchUpAndStop(MariaDbSandbox& source, MariaDbSandbo
 // replica catches up and stops (STOP SLAVE): `held` is the file it will ask
 // for when it comes back.
 struct StoppedReplicaSetup {
-  std::unique_ptr<MariaDbSandbox> source;
+  std::unique_ptr<ServerSandbox> source;
   std::unique_ptr<ServeProcess> serve;
-  std::unique_ptr<MariaDbSandbox> replica;
+  std::unique_ptr<ServerSandbox> replica;
   std::string held;
 };
 

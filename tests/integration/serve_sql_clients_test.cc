@@ -19,7 +19,7 @@
 #include "protocol/status_macros.h"
 #include "replication/dump_commands.h"
 #include "tests/harness/json_lite.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/raw_dump_client.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
@@ -183,10 +183,10 @@ class ServeSqlClientsTest : public ::testing::Test {
     EXPECT_EQ(c->error(), "");
     return c;
   }
-  static MariaDbSandbox* source_;
+  static ServerSandbox* source_;
   static ServeProcess* serve_;
 };
-MariaDbSandbox* ServeSqlClientsTest::source_ = nullptr;
+ServerSandbox* ServeSqlClientsTest::source_ = nullptr;
 ServeProcess* ServeSqlClientsTest::serve_ = nullptr;
 
 // Guards: monitoring tools reading binrelay's SHOW SLAVE STATUS by column

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "protocol/status_macros.h"
 #include "tests/harness/binrelay_process.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/status_matchers.h"

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/status_matchers.h"

@@ -33,7 +33,7 @@
 #include "replication/connection_sql_source.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/status_matchers.h"
@@ -67,10 +67,10 @@ class TableMoveTest : public ::testing::Test {
     // A move into another schema of the source itself writes as this user.
     *start_error_ = source_->CreateUser(kMover, kMoverPassword);
     if (!start_error_->ok()) return;
-    MariaDbSandboxOptions o;
+    ServerSandboxOptions o;
     o.server_id = 2;
     o.extra_args = {"--innodb-buffer-pool-size=256M"};
-    auto target = MariaDbSandbox::Start(o);
+    auto target = ServerSandbox::Start(o);
     if (!target.ok()) {
       *start_error_ = target.status();
       return;
@@ -156,7 +156,7 @@ class TableMoveTest : public ::testing::Test {
                                          << "'\n" << serve.StderrTail(30);
   }
 
-  static std::string Checksum(MariaDbSandbox& server, const std::string& table) {
+  static std::string Checksum(ServerSandbox& server, const std::string& table) {
     auto rows = server.Query("CHECKSUM TABLE " + table);
     if (!rows.ok() || rows->empty() || (*rows)[0].size() < 2 || !(*rows)[0][1]) {
       return "unreadable: " + std::string(rows.ok() ? "no row" : rows.status().message());
@@ -164,8 +164,8 @@ class TableMoveTest : public ::testing::Test {
     return *(*rows)[0][1];
   }
 
-  static inline MariaDbSandbox* source_ = nullptr;
-  static inline MariaDbSandbox* target_ = nullptr;
+  static inline ServerSandbox* source_ = nullptr;
+  static inline ServerSandbox* target_ = nullptr;
   static inline absl::Status* start_error_ = new absl::Status();
 };
 
@@ -196,7 +196,7 @@ std::string RandomRowChange(const std::string& table, int id, std::mt19937& rng)
 // Random single-row writes on mv.t, mv.c and mv.s (inserts, updates,
 // deletes and primary key changes) until `stop`, counting those the source
 // took.
-void WriteRandomly(MariaDbSandbox* source, std::atomic<bool>* stop, std::atomic<uint64_t>* done) {
+void WriteRandomly(ServerSandbox* source, std::atomic<bool>* stop, std::atomic<uint64_t>* done) {
   std::mt19937 rng(7);
   while (!*stop) {
     const int id = static_cast<int>(rng() % 24000) + 1;
@@ -334,7 +334,7 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
   EXPECT_EQ(Checksum(*target_, "mv.u"), Checksum(*source_, "mv.u_old"));
   // mv.t's KEY (k), built after the copy, is there: the tables are the
   // source's, index for index (SHOW INDEX's name, position, column).
-  auto indexes = [](MariaDbSandbox& server, const std::string& table) {
+  auto indexes = [](ServerSandbox& server, const std::string& table) {
     auto rows = server.Query(
         "SELECT GROUP_CONCAT(INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE ORDER BY "
         "INDEX_NAME, SEQ_IN_INDEX) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = "
@@ -362,11 +362,11 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
 // rewrites row 7's value as it is inserted: `once` only for the first
 // insert (a copy the checksum must catch and repair), else every time (a
 // difference no repair can fix).
-void CorruptingTarget(MariaDbSandbox* source, MariaDbSandbox* target, const std::string& db,
+void CorruptingTarget(ServerSandbox* source, ServerSandbox* target, const std::string& db,
                       bool once) {
   const std::string create =
       absl::StrCat("CREATE TABLE ", db, ".t (id INT PRIMARY KEY, v VARCHAR(32))");
-  for (MariaDbSandbox* s : {source, target}) {
+  for (ServerSandbox* s : {source, target}) {
     BR_ASSERT_OK(s->Execute("CREATE DATABASE " + db));
     BR_ASSERT_OK(s->Execute(create));
   }
@@ -533,7 +533,7 @@ TEST_F(TableMoveTest, PreflightFailureNamesTheTableAndCreatesNothing) {
 
 // A `binrelay move` config in `dir` for `tables` (more [move] lines in
 // `extra`); returns its path.
-std::string WriteMoveConfig(const MariaDbSandbox& source, const MariaDbSandbox& target,
+std::string WriteMoveConfig(const ServerSandbox& source, const ServerSandbox& target,
                             const std::string& dir, const std::string& name,
                             const std::string& tables, const std::string& extra) {
   std::filesystem::create_directories(dir);
@@ -649,14 +649,14 @@ TEST_F(TableMoveTest, MoveCommandRunsToCutoverAndReportsJsonPhases) {
 }
 
 // The source's current binlog file.
-std::string SourceBinlogFile(MariaDbSandbox& source) {
+std::string SourceBinlogFile(ServerSandbox& source) {
   auto rows = source.Query("SHOW MASTER STATUS");
   if (!rows.ok() || rows->empty()) return "?";
   return (*rows)[0][0].value_or("?");
 }
 
 // The start_at a move recorded in its checkpoint on the target.
-std::string MoveStartAt(MariaDbSandbox& target, const std::string& move) {
+std::string MoveStartAt(ServerSandbox& target, const std::string& move) {
   auto rows = target.Query(
       absl::StrCat("SELECT start_at FROM binrelay.move_checkpoint WHERE move = '", move, "'"));
   if (!rows.ok() || rows->empty()) return "?";

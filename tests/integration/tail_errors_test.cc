@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
@@ -30,10 +30,10 @@ EnvVars Env(const char* password = kPassword) {
   return {{"BINRELAY_SOURCE_PASSWORD", password}};
 }
 
-absl::StatusOr<std::unique_ptr<MariaDbSandbox>> StartWithUser(std::vector<std::string> extra) {
-  MariaDbSandboxOptions o;
+absl::StatusOr<std::unique_ptr<ServerSandbox>> StartWithUser(std::vector<std::string> extra) {
+  ServerSandboxOptions o;
   o.extra_args = std::move(extra);
-  auto sb = MariaDbSandbox::Start(o);
+  auto sb = ServerSandbox::Start(o);
   if (!sb.ok()) return sb.status();
   BR_RETURN_IF_ERROR((*sb)->CreateUser(kUser, kPassword, kGrants));
   return sb;

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/shared_sandbox.h"
 #include "tests/harness/status_matchers.h"
 

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
@@ -72,9 +72,9 @@ std::string DecodedColumn(const JsonValue& line, const char* image, const char* 
 // chunks) and large LONGBLOB lengths, for a 20 MiB insert and a ~40 MiB
 // update event carrying both images.
 TEST(TailLargeEventTest, TwentyMebibyteLongblobDecodesToExactBytes) {
-  MariaDbSandboxOptions options;
+  ServerSandboxOptions options;
   options.extra_args = {"--max-allowed-packet=64M"};
-  BR_ASSERT_OK_AND_ASSIGN(std::unique_ptr<MariaDbSandbox> sb, MariaDbSandbox::Start(options));
+  BR_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ServerSandbox> sb, ServerSandbox::Start(options));
   BR_ASSERT_OK(sb->CreateUser(kUser, kPassword, "REPLICATION SLAVE, BINLOG MONITOR, SELECT"));
   BR_ASSERT_OK(sb->Execute("CREATE DATABASE big"));
   BR_ASSERT_OK(sb->Execute("CREATE TABLE big.t (id INT PRIMARY KEY, b LONGBLOB)"));

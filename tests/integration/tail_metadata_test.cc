@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
@@ -23,9 +23,9 @@ using std::chrono::seconds;
 // maximum, latin1 text, ENUM/SET names); a metadata parse that shifted one
 // field would misname or misread columns here.
 TEST(TailMetadataTest, FullRowMetadataNeedsNoSchemaLookups) {
-  MariaDbSandboxOptions o;
+  ServerSandboxOptions o;
   o.extra_args = {"--binlog-row-metadata=FULL"};
-  BR_ASSERT_OK_AND_ASSIGN(auto sb, MariaDbSandbox::Start(o));
+  BR_ASSERT_OK_AND_ASSIGN(auto sb, ServerSandbox::Start(o));
   BR_ASSERT_OK(sb->CreateUser("meta", "meta-pw", "REPLICATION SLAVE, BINLOG MONITOR, SELECT"));
   BR_ASSERT_OK(sb->Execute("CREATE DATABASE m"));
   BR_ASSERT_OK(sb->Execute(

@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
@@ -26,11 +26,11 @@ constexpr char kPassword[] = "settings-pw";
 std::vector<JsonValue> TailThreeRows(std::vector<std::string> extra_args,
                                      std::vector<std::string> tail_flags,
                                      std::string* stderr_out = nullptr,
-                                     const std::function<void(MariaDbSandbox&)>& before = {},
-                                     const std::function<void(MariaDbSandbox&)>& after = {}) {
-  MariaDbSandboxOptions o;
+                                     const std::function<void(ServerSandbox&)>& before = {},
+                                     const std::function<void(ServerSandbox&)>& after = {}) {
+  ServerSandboxOptions o;
   o.extra_args = std::move(extra_args);
-  auto sb = MariaDbSandbox::Start(o);
+  auto sb = ServerSandbox::Start(o);
   EXPECT_TRUE(sb.ok()) << sb.status();
   if (!sb.ok()) return {};
   EXPECT_TRUE((*sb)->CreateUser(kUser, kPassword, "REPLICATION SLAVE, BINLOG MONITOR, SELECT").ok());
@@ -70,7 +70,7 @@ void ExpectThreeRows(const std::vector<JsonValue>& lines) {
   }
 }
 
-std::string Scalar(MariaDbSandbox& sb, std::string_view sql, size_t column = 0) {
+std::string Scalar(ServerSandbox& sb, std::string_view sql, size_t column = 0) {
   auto rows = sb.Query(sql);
   EXPECT_TRUE(rows.ok()) << sql << ": " << rows.status();
   if (!rows.ok() || rows->empty() || (*rows)[0].size() <= column) return "";
@@ -78,7 +78,7 @@ std::string Scalar(MariaDbSandbox& sb, std::string_view sql, size_t column = 0) 
 }
 
 // The event types of the source's binlog, as SHOW BINLOG EVENTS names them.
-std::vector<std::string> EventTypes(MariaDbSandbox& sb) {
+std::vector<std::string> EventTypes(ServerSandbox& sb) {
   std::vector<std::string> out;
   const std::string file = Scalar(sb, "SHOW MASTER STATUS");
   auto rows = sb.Query(absl::StrCat("SHOW BINLOG EVENTS IN '", file, "'"));
@@ -99,7 +99,7 @@ int Count(const std::vector<std::string>& v, std::string_view what) {
 TEST(TailSettingsTest, SourceWithoutChecksums) {
   std::string checksum;
   ExpectThreeRows(TailThreeRows({"--binlog-checksum=NONE"}, {}, nullptr, {},
-                                [&](MariaDbSandbox& sb) {
+                                [&](ServerSandbox& sb) {
                                   checksum = Scalar(sb, "SELECT @@global.binlog_checksum");
                                 }));
   EXPECT_EQ(checksum, "NONE");
@@ -113,7 +113,7 @@ TEST(TailSettingsTest, MariadbCompressedBinlogEvents) {
   std::vector<std::string> types;
   ExpectThreeRows(TailThreeRows({"--log-bin-compress=ON", "--log-bin-compress-min-len=10"}, {},
                                 nullptr, {},
-                                [&](MariaDbSandbox& sb) { types = EventTypes(sb); }));
+                                [&](ServerSandbox& sb) { types = EventTypes(sb); }));
   EXPECT_EQ(Count(types, "Write_rows_compressed_v1"), 3) << absl::StrJoin(types, ",");
   EXPECT_EQ(Count(types, "Write_rows_v1"), 0) << absl::StrJoin(types, ",");
 }
@@ -123,17 +123,17 @@ TEST(TailSettingsTest, MariadbCompressedBinlogEvents) {
 // source's count of TLS handshakes shows tail's connections used TLS, and
 // the same run with --tls disabled shows the flag is what decides.
 TEST(TailSettingsTest, DumpOverRequiredTls) {
-  auto tls_accepts = [](MariaDbSandbox& sb) {
+  auto tls_accepts = [](ServerSandbox& sb) {
     return std::stoll(Scalar(sb, "SHOW GLOBAL STATUS LIKE 'Ssl_accepts'", 1));
   };
   long long before = 0, after = 0;
   ExpectThreeRows(TailThreeRows({}, {"--tls", "required"}, nullptr,
-                                [&](MariaDbSandbox& sb) { before = tls_accepts(sb); },
-                                [&](MariaDbSandbox& sb) { after = tls_accepts(sb); }));
+                                [&](ServerSandbox& sb) { before = tls_accepts(sb); },
+                                [&](ServerSandbox& sb) { after = tls_accepts(sb); }));
   EXPECT_GE(after - before, 1) << "tail's connections were not TLS";
   ExpectThreeRows(TailThreeRows({}, {"--tls", "disabled"}, nullptr,
-                                [&](MariaDbSandbox& sb) { before = tls_accepts(sb); },
-                                [&](MariaDbSandbox& sb) { after = tls_accepts(sb); }));
+                                [&](ServerSandbox& sb) { before = tls_accepts(sb); },
+                                [&](ServerSandbox& sb) { after = tls_accepts(sb); }));
   EXPECT_EQ(after - before, 0) << "--tls disabled still used TLS";
 }
 

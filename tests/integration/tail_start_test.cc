@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
@@ -28,7 +28,7 @@ EnvVars Env() { return {{"BINRELAY_SOURCE_PASSWORD", kPassword}}; }
 class TailStartTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    BR_ASSERT_OK_AND_ASSIGN(sb_, MariaDbSandbox::Start());
+    BR_ASSERT_OK_AND_ASSIGN(sb_, ServerSandbox::Start());
     BR_ASSERT_OK(sb_->CreateUser(kUser, kPassword, "REPLICATION SLAVE, BINLOG MONITOR, SELECT"));
     BR_ASSERT_OK(sb_->Execute("CREATE DATABASE s"));
     BR_ASSERT_OK(sb_->Execute("CREATE TABLE s.t (id INT PRIMARY KEY, v VARCHAR(10))"));
@@ -58,7 +58,7 @@ class TailStartTest : public ::testing::Test {
     return ids;
   }
 
-  std::unique_ptr<MariaDbSandbox> sb_;
+  std::unique_ptr<ServerSandbox> sb_;
 };
 
 // Guards: a GTID start re-sending or skipping transactions around the given

@@ -18,7 +18,7 @@
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
 #include "tests/harness/every_type_table.h"
-#include "tests/harness/mariadb_sandbox.h"
+#include "tests/harness/server_sandbox.h"
 #include "tests/harness/shared_sandbox.h"
 #include "tests/harness/status_matchers.h"
 
@@ -51,47 +51,6 @@ class TailTypesTest : public SharedSandboxTest<TailTypesTest> {
   }
 };
 
-// Checks one JSON value against SELECT's text for the same column; returns a
-// description of the mismatch or "".
-std::string CompareValue(const Column& col, const JsonValue& v,
-                         const std::optional<std::string>& want) {
-  if (!want.has_value()) return v.is_null() ? "" : "expected null";
-  if (v.is_null()) return absl::StrCat("got null, expected ", *want);
-  switch (col.kind) {
-    case Kind::kInt:
-      if (!v.is_number()) return "not a JSON number";
-      return v.text == *want ? "" : absl::StrCat("got ", v.text, ", SELECT ", *want);
-    case Kind::kYear:
-      if (!v.is_number()) return "not a JSON number";
-      return std::strtoll(v.text.c_str(), nullptr, 10) == std::strtoll(want->c_str(), nullptr, 10)
-                 ? ""
-                 : absl::StrCat("got ", v.text, ", SELECT ", *want);
-    case Kind::kFloat:
-      if (!v.is_number()) return "not a JSON number";
-      return std::strtof(v.text.c_str(), nullptr) == std::strtof(want->c_str(), nullptr)
-                 ? ""
-                 : absl::StrCat("got ", v.text, ", SELECT ", *want, " (as float)");
-    case Kind::kDouble:
-      if (!v.is_number()) return "not a JSON number";
-      return std::strtod(v.text.c_str(), nullptr) == std::strtod(want->c_str(), nullptr)
-                 ? ""
-                 : absl::StrCat("got ", v.text, ", SELECT ", *want, " (as double)");
-    case Kind::kText:
-      if (!v.is_string()) return "not a JSON string";
-      return v.text == *want ? "" : absl::StrCat("got \"", v.text, "\", SELECT \"", *want, "\"");
-    case Kind::kBytes: {
-      if (!v.is_string()) return "not a JSON string";
-      absl::StatusOr<std::string> bytes = Base64Decode(v.text);
-      if (!bytes.ok()) return absl::StrCat("bad base64: ", bytes.status().message());
-      std::string hex = ToHex(*bytes);
-      if (hex == *want) return "";
-      return absl::StrCat("got hex ", hex.substr(0, 80), " (", bytes->size(), " bytes), SELECT ",
-                          want->substr(0, 80), " (", want->size() / 2, " bytes)");
-    }
-  }
-  return "unknown kind";
-}
-
 // Compares a before/after image with a snapshot row; every column present,
 // nothing else present.
 void ExpectImage(const JsonValue* image, const std::vector<std::optional<std::string>>& want,
@@ -109,7 +68,7 @@ void ExpectImage(const JsonValue* image, const std::vector<std::optional<std::st
       ADD_FAILURE() << what << " id " << id << ": column " << cols[i].name << " missing";
       continue;
     }
-    std::string diff = CompareValue(cols[i], *v, want[i]);
+    std::string diff = CompareWithSelect(cols[i], *v, want[i]);
     EXPECT_EQ(diff, "") << what << " id " << id << " column " << cols[i].name << " ("
                         << cols[i].type << ")";
   }

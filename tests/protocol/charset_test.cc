@@ -91,6 +91,18 @@ namespace {
 // information_schema's charset names map to an id of that charset: MariaDB
 // 10.10+ lists its uca1400 collations without a charset in COLLATIONS, so
 // the schema cache falls back to these (a 0 there read text as binary).
+// MariaDB's extra UCA collations (croatian, myanmar, thai_520_w2) of the
+// wide charsets: read as UTF-8 they printed NULs and U+FFFD (found live).
+TEST(CharsetTest, MariaDbExtraUcaCollationsOfWideCharsets) {
+  EXPECT_EQ(CharsetForCollation(576), Charset::kUtf8);   // utf8mb3_croatian_ci
+  EXPECT_EQ(CharsetForCollation(610), Charset::kUtf8);   // utf8mb4_thai_520_w2
+  EXPECT_EQ(CharsetForCollation(640), Charset::kUcs2);   // ucs2_croatian_ci
+  EXPECT_EQ(CharsetForCollation(642), Charset::kUcs2);   // ucs2_thai_520_w2
+  EXPECT_EQ(CharsetForCollation(673), Charset::kUtf16);  // utf16_myanmar_ci
+  EXPECT_EQ(CharsetForCollation(738), Charset::kUtf32);  // utf32_thai_520_w2
+  EXPECT_EQ(CharsetForCollation(1024 + 641), Charset::kUcs2);  // its NO PAD twin
+}
+
 TEST(CharsetTest, DefaultCollationForCharsetNames) {
   EXPECT_EQ(CharsetForCollation(DefaultCollationForCharset("utf8mb4")), Charset::kUtf8);
   EXPECT_EQ(CharsetForCollation(DefaultCollationForCharset("utf8mb3")), Charset::kUtf8);
