@@ -173,8 +173,11 @@ absl::Status BinlogStore::OnEvent(const StreamEvent& e) {
   if (state_ != FileState::kOpen || e.end.file != files_.back().name) {
     BR_RETURN_IF_ERROR(StartFileLocked(e));
   }
+  // end_log_pos is 0 inside MariaDB 11.4+ transactions (the session counted
+  // the end); otherwise it must be the end.
   if (e.end.offset < n || e.end.offset - n != size_ ||
-      e.event.header.log_pos != (e.end.offset & 0xFFFFFFFFull)) {
+      (e.event.header.log_pos != 0 &&
+       e.event.header.log_pos != (e.end.offset & 0xFFFFFFFFull))) {
     return absl::DataLossError(absl::StrCat(
         "store: ", AV(protocol::EventTypeName(e.event.type())), " event of ", n,
         " bytes ending at ",

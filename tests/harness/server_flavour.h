@@ -76,4 +76,15 @@ std::string ServersDir();
 // CI=true: a missing flavour fails the test instead of skipping it.
 bool FlavourMissingIsFailure();
 
+// For INSTANTIATE_TEST_SUITE_P over ServerFlavour::All(): "mysql-9.7" ->
+// "mysql_9_7" (test names allow no '-' or '.').
+template <typename ParamInfo>
+std::string FlavourTestName(const ParamInfo& info) {
+  std::string name = info.param;
+  for (char& c : name) {
+    if (c == '-' || c == '.') c = '_';
+  }
+  return name;
+}
+
 }  // namespace binrelay::testing

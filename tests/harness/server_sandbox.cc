@@ -230,7 +230,7 @@ absl::StatusOr<std::unique_ptr<ServerSandbox>> ServerSandbox::Start(
   std::unique_ptr<ServerSandbox> sb(new ServerSandbox());
   sb->options_ = options;
   sb->flavour_ = std::move(flavour);
-  BR_ASSIGN_OR_RETURN(sb->dir_, MakeTempDir("binrelay-mariadb-"));
+  BR_ASSIGN_OR_RETURN(sb->dir_, MakeTempDir("binrelay-server-"));
   std::error_code ec;
   fs::copy(tmpl.dir + "/data", sb->DataDir(), fs::copy_options::recursive, ec);
   if (!ec) fs::copy(tmpl.dir + "/cert.pem", sb->dir_ + "/cert.pem", ec);

@@ -46,7 +46,8 @@ class Mix {
     BR_RETURN_IF_ERROR(Phase(&Mix::Transactions));
     BR_RETURN_IF_ERROR(Phase(&Mix::LargeTransaction));
     BR_RETURN_IF_ERROR(Phase(&Mix::BigRow));
-    if (o_.second_domain) BR_RETURN_IF_ERROR(Phase(&Mix::SecondDomain));
+    // GTID domains are MariaDB's.
+    if (o_.second_domain && !sb_.IsMysql()) BR_RETURN_IF_ERROR(Phase(&Mix::SecondDomain));
     return absl::OkStatus();
   }
 
@@ -58,6 +59,16 @@ class Mix {
                         " (id, qty, name, price, created, note) VALUES ");
   }
   std::string T(std::string_view table) const { return absl::StrCat("`", db_, "`.", AV(table)); }
+  // SELECT `columns` over seq = 1..n: MariaDB's sequence engine, a
+  // recursive CTE on MySQL (which has no seq_1_to_N tables).
+  std::string SelectSeq(int n, std::string_view columns) const {
+    if (!sb_.IsMysql()) {
+      return absl::StrCat("SELECT ", AV(columns), " FROM ", T("seq_1_to_"), n);
+    }
+    return absl::StrCat("SELECT ", AV(columns), " FROM (WITH RECURSIVE seq_cte (seq) AS (SELECT 1 "
+                        "UNION ALL SELECT seq + 1 FROM seq_cte WHERE seq < ", n,
+                        ") SELECT seq FROM seq_cte) AS d");
+  }
 
   absl::Status Phase(absl::Status (Mix::*phase)()) {
     if (o_.rotate_between_phases) BR_RETURN_IF_ERROR(X("FLUSH BINARY LOGS"));
@@ -65,6 +76,8 @@ class Mix {
   }
 
   absl::Status Schema() {
+    // The recursive CTE of SelectSeq goes as deep as the largest insert.
+    if (sb_.IsMysql()) BR_RETURN_IF_ERROR(X("SET SESSION cte_max_recursion_depth = 10000000"));
     BR_RETURN_IF_ERROR(X(absl::StrCat("CREATE DATABASE `", db_, "`")));
     BR_RETURN_IF_ERROR(X(absl::StrCat(
         "CREATE TABLE ", T("items"),
@@ -85,8 +98,8 @@ class Mix {
       BR_RETURN_IF_ERROR(
           X(absl::StrCat(ItemsInsert(), absl::StrJoin(rows, ", "))));
     }
-    BR_RETURN_IF_ERROR(X(absl::StrCat("INSERT INTO ", T("nopk"), " SELECT seq % 50, CONCAT('b', ",
-                                      "seq) FROM ", T("seq_1_to_"), o_.rows / 4)));
+    BR_RETURN_IF_ERROR(X(absl::StrCat("INSERT INTO ", T("nopk"), " ",
+                                      SelectSeq(o_.rows / 4, "seq % 50, CONCAT('b', seq)"))));
     for (int i = 0; i < 50; ++i) {  // autocommit single-row statements
       BR_RETURN_IF_ERROR(X(absl::StrCat(ItemsInsert(),
                                         v_.ItemRow(o_.rows + 1 + i))));
@@ -151,8 +164,9 @@ class Mix {
   absl::Status LargeTransaction() {
     if (o_.large_transaction_rows <= 0) return absl::OkStatus();
     BR_RETURN_IF_ERROR(X("BEGIN"));
-    BR_RETURN_IF_ERROR(X(absl::StrCat("INSERT INTO ", T("bulk"), " SELECT seq, seq * 7, MD5(seq) ",
-                                      "FROM ", T("seq_1_to_"), o_.large_transaction_rows)));
+    BR_RETURN_IF_ERROR(X(absl::StrCat("INSERT INTO ", T("bulk"), " ",
+                                      SelectSeq(o_.large_transaction_rows,
+                                                "seq, seq * 7, LEFT(SHA2(seq, 256), 32)"))));
     BR_RETURN_IF_ERROR(X(absl::StrCat("UPDATE ", T("bulk"), " SET v = v + 1 WHERE id % 10 = 0")));
     return X("COMMIT");
   }

@@ -4,7 +4,7 @@
 //    ALTER, RENAME, TRUNCATE, DROP), a multi-table and a rolled-back
 //    transaction, one large transaction (50k rows), a 20 MiB LONGBLOB row
 //    and its UPDATE (one 40 MiB rows event with the FULL row image), and a
-//    few transactions in a second GTID domain.
+//    few transactions in a second GTID domain (MariaDB). Any flavour.
 //  - SteadyWorkload: small transactions on a thread of its own, until
 //    stopped, optionally rotating the binlog every N transactions; usable
 //    while binrelay is killed and restarted (the source stays up, so any

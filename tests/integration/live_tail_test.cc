@@ -5,6 +5,8 @@
 // Every value is compared with what SELECT returns for the same row.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,14 +31,6 @@ namespace {
 constexpr char kUser[] = "tailer";
 constexpr char kPassword[] = "tail-pw";
 using Row = std::vector<std::optional<std::string>>;
-
-std::string FlavourTestName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name = info.param;
-  for (char& c : name) {
-    if (c == '-' || c == '.') c = '_';
-  }
-  return name;
-}
 
 class LiveTailTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -111,8 +105,10 @@ class LiveTailTest : public ::testing::TestWithParam<std::string> {
     return out;
   }
 
+
+ public:
   // Every column of `image` agrees with `want` (SELECT's row).
-  void ExpectImage(const JsonValue* image, const Row& want, const std::vector<LiveColumn>& cols,
+  void CheckImage(const JsonValue* image, const Row& want, const std::vector<LiveColumn>& cols,
                    const std::string& what) {
     ASSERT_NE(image, nullptr) << what;
     ASSERT_TRUE(image->is_object()) << what;
@@ -128,6 +124,8 @@ class LiveTailTest : public ::testing::TestWithParam<std::string> {
     }
   }
 
+
+ protected:
   std::unique_ptr<ServerSandbox> source_;
 };
 
@@ -182,12 +180,12 @@ TEST_P(LiveTailTest, EveryTypeOfTheReleaseMatchesSelectAtRealPositions) {
     ASSERT_TRUE(image->is_object() && image->Find("id")) << where;
     const int id = std::atoi(image->Find("id")->text.c_str());
     if (op == "insert") {
-      ExpectImage(after, inserted[id], cols, where + " insert after");
+      CheckImage(after, inserted[id], cols, where + " insert after");
     } else if (op == "update") {
-      ExpectImage(before, inserted[id], cols, where + " update before");
-      ExpectImage(after, updated[id], cols, where + " update after");
+      CheckImage(before, inserted[id], cols, where + " update before");
+      CheckImage(after, updated[id], cols, where + " update after");
     } else {
-      ExpectImage(before, updated[id], cols, where + " delete before");
+      CheckImage(before, updated[id], cols, where + " delete before");
     }
   }
   // The same file read from disk gives the offsets the file really has.
@@ -302,8 +300,197 @@ TEST_P(LiveTailTest, TextInEveryCollationOfTheReleaseDecodesAsText) {
   }
 }
 
+
+// One statement of a workload and the rows it changes, by id.
+struct Step {
+  std::string sql;
+  std::string op;
+  std::vector<int> ids;
+};
+
+// A small workload on v.t (id, j JSON, s VARCHAR, n INT) with JSON updates
+// a server may log as diffs (MySQL PARTIAL_JSON).
+std::vector<Step> JsonWorkload(const std::string& table) {
+  return {
+      {absl::StrCat("INSERT INTO ", table, " VALUES (1, '{\"a\": 1, \"b\": [1, 2, 3], \"c\": "
+                                           "\"long text value to patch\"}', 'one', 1), (2, "
+                                           "'[1, 2]', 'two', 2), (3, NULL, NULL, NULL)"),
+       "insert",
+       {1, 2, 3}},
+      {absl::StrCat("UPDATE ", table, " SET j = JSON_SET(j, '$.a', 42, '$.d', 'new') WHERE id = 1"),
+       "update",
+       {1}},
+      {absl::StrCat("UPDATE ", table,
+                    " SET j = JSON_REPLACE(j, '$.b[1]', 'two'), s = 'uno' WHERE id = 1"),
+       "update",
+       {1}},
+      {absl::StrCat("UPDATE ", table, " SET j = JSON_REMOVE(j, '$.c') WHERE id = 1"), "update", {1}},
+      {absl::StrCat("UPDATE ", table, " SET j = JSON_ARRAY_APPEND(j, '$', 3), n = 20 WHERE id = 2"),
+       "update",
+       {2}},
+      {absl::StrCat("UPDATE ", table, " SET j = '{}', s = 'three' WHERE id = 3"), "update", {3}},
+      {absl::StrCat("DELETE FROM ", table, " WHERE id = 2"), "delete", {2}},
+  };
+}
+
+// Runs `steps`, then checks tail's lines from `start`: one per changed row,
+// in order, each image equal to SELECT's row before/after its statement, and
+// each GTID matching `gtid_pattern` (a prefix, e.g. "0-1-" or "uuid:tag:").
+void RunAndCompare(ServerSandbox& source, LiveTailTest* test, const std::string& table,
+                   const std::vector<Step>& steps, const std::string& gtid_prefix,
+                   const std::function<std::vector<JsonValue>(const std::string&)>& tail,
+                   const std::string& what) {
+  const std::vector<LiveColumn> cols = {
+      {{"j", "JSON", Kind::kText}, {}},
+      {{"s", "VARCHAR(20)", Kind::kText}, {}},
+      {{"n", "INT", Kind::kInt}, {}}};
+  auto snapshot = [&]() {
+    std::map<int, Row> out;
+    auto rows = source.Query(absl::StrCat("SELECT id, j, s, n FROM ", table, " ORDER BY id"));
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    if (!rows.ok()) return out;
+    for (auto& r : *rows) {
+      int id = std::atoi(r[0]->c_str());
+      r.erase(r.begin());
+      out[id] = std::move(r);
+    }
+    return out;
+  };
+  BR_ASSERT_OK_AND_ASSIGN(std::string start, CurrentBinlogPosition(source));
+  std::vector<std::map<int, Row>> states = {snapshot()};
+  for (const Step& st : steps) {
+    BR_ASSERT_OK(source.Execute(st.sql)) << what;
+    states.push_back(snapshot());
+  }
+  std::vector<JsonValue> lines = tail(start);
+  size_t n = 0;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    for (int id : steps[k].ids) {
+      const std::string where = absl::StrCat(what, ": statement ", k + 1, " id ", id);
+      ASSERT_LT(n, lines.size()) << where << ": line missing";
+      const JsonValue& l = lines[n++];
+      ASSERT_NE(l.Find("op"), nullptr) << where;
+      EXPECT_EQ(l.Find("op")->text, steps[k].op) << where;
+      const JsonValue* gtid = l.Find("gtid");
+      ASSERT_NE(gtid, nullptr) << where;
+      if (gtid_prefix.empty()) {
+        EXPECT_TRUE(gtid->is_null()) << where << ": gtid " << gtid->text;
+      } else {
+        EXPECT_TRUE(absl::StartsWith(gtid->text, gtid_prefix))
+            << where << ": gtid " << gtid->text << ", want " << gtid_prefix << "N";
+      }
+      EXPECT_EQ(l.Find("image"), nullptr) << where << ": a FULL image must not be partial";
+      if (steps[k].op != "insert") {
+        ASSERT_NO_FATAL_FAILURE(test->CheckImage(l.Find("before"), states[k][id], cols,
+                                                 where + " before"));
+      }
+      if (steps[k].op != "delete") {
+        ASSERT_NO_FATAL_FAILURE(test->CheckImage(l.Find("after"), states[k + 1][id], cols,
+                                                 where + " after"));
+      }
+    }
+  }
+  EXPECT_EQ(n, lines.size()) << what << ": more lines than changed rows";
+}
+
+// Guards each setting users turn on against a decoder that only knows the
+// defaults: MySQL zstd TRANSACTION_PAYLOAD, PARTIAL_JSON diffs applied to the
+// before image, tagged GTIDs (uuid:tag:n); MariaDB gtid_strict_mode, and on
+// 11.4+ binlog_legacy_event_pos (both position styles agree).
+TEST_P(LiveTailTest, SettingsUsersTurnOnDecodeLikeTheDefaults) {
+  BINRELAY_REQUIRE_FLAVOUR(GetParam());
+  ASSERT_NO_FATAL_FAILURE(StartSource());
+  const ServerFlavour& f = source_->Flavour();
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE v"));
+  BR_ASSERT_OK_AND_ASSIGN(SqlRows uuid, source_->Query(f.mysql ? "SELECT @@server_uuid"
+                                                                : "SELECT @@gtid_domain_id"));
+  struct Variant {
+    std::string name;
+    std::vector<std::string> setup;
+    std::string gtid_prefix;
+  };
+  std::vector<Variant> variants;
+  if (f.mysql) {
+    const std::string u = *uuid[0][0];
+    variants = {
+        {"defaults", {}, u + ":"},
+        {"binlog_transaction_compression",
+         {"SET SESSION binlog_transaction_compression = ON"}, u + ":"},
+        {"PARTIAL_JSON", {"SET SESSION binlog_row_value_options = 'PARTIAL_JSON'"}, u + ":"},
+        {"compression and PARTIAL_JSON",
+         {"SET SESSION binlog_transaction_compression = ON",
+          "SET SESSION binlog_row_value_options = 'PARTIAL_JSON'"},
+         u + ":"},
+        {"tagged GTIDs", {"SET gtid_next = 'AUTOMATIC:binrelay_tag'"}, u + ":binrelay_tag:"},
+    };
+  } else {
+    variants = {{"defaults", {}, "0-1-"},
+                {"gtid_strict_mode", {"SET GLOBAL gtid_strict_mode = 1"}, "0-1-"}};
+    if (f.AtLeast(11, 4)) {
+      variants.push_back(
+          {"binlog_legacy_event_pos", {"SET GLOBAL binlog_legacy_event_pos = 1"}, "0-1-"});
+    }
+  }
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const Variant& v = variants[i];
+    const std::string table = absl::StrCat("v.t", i);
+    BR_ASSERT_OK(source_->Execute(absl::StrCat(
+        "CREATE TABLE ", table, " (id INT PRIMARY KEY, j JSON, s VARCHAR(20), n INT)")));
+    for (const std::string& sql : v.setup) BR_ASSERT_OK(source_->Execute(sql)) << v.name;
+    ASSERT_NO_FATAL_FAILURE(RunAndCompare(
+        *source_, this, table, JsonWorkload(table), v.gtid_prefix,
+        [&](const std::string& start) { return Tail(table, start); },
+        absl::StrCat(GetParam(), " with ", v.name)));
+    if (f.mysql) {
+      for (const char* reset : {"SET SESSION binlog_transaction_compression = OFF",
+                                "SET SESSION binlog_row_value_options = ''",
+                                "SET gtid_next = 'AUTOMATIC'"}) {
+        BR_ASSERT_OK(source_->Execute(reset));
+      }
+    }
+  }
+}
+
+// Guards the GTID start of each flavour (MariaDB domain-server-seq, MySQL
+// uuid sets, with a tagged GTID among them): tail prints exactly what came
+// after the set, and MySQL with gtid_mode OFF prints null GTIDs.
+TEST_P(LiveTailTest, StartsAfterAGtidSetAndRunsWithGtidsOff) {
+  BINRELAY_REQUIRE_FLAVOUR(GetParam());
+  ASSERT_NO_FATAL_FAILURE(StartSource());
+  const ServerFlavour& f = source_->Flavour();
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE g"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE g.t (id INT PRIMARY KEY, j JSON, s VARCHAR(20), n INT)"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO g.t VALUES (100, '1', 'before', 0)"));
+  if (f.mysql) {
+    BR_ASSERT_OK(source_->Execute("SET gtid_next = 'AUTOMATIC:early'"));
+    BR_ASSERT_OK(source_->Execute("INSERT INTO g.t VALUES (101, '2', 'tagged', 0)"));
+    BR_ASSERT_OK(source_->Execute("SET gtid_next = 'AUTOMATIC'"));
+  }
+  BR_ASSERT_OK_AND_ASSIGN(SqlRows pos, source_->Query(f.mysql ? "SELECT @@gtid_executed"
+                                                               : "SELECT @@gtid_binlog_pos"));
+  std::string gtid_set = *pos[0][0];
+  gtid_set.erase(std::remove(gtid_set.begin(), gtid_set.end(), '\n'), gtid_set.end());
+  BR_ASSERT_OK_AND_ASSIGN(SqlRows uuid, source_->Query(f.mysql ? "SELECT @@server_uuid"
+                                                                : "SELECT 1"));
+  const std::string prefix = f.mysql ? *uuid[0][0] + ":" : "0-1-";
+  ASSERT_NO_FATAL_FAILURE(RunAndCompare(
+      *source_, this, "g.t", JsonWorkload("g.t"), prefix,
+      [&](const std::string&) { return Tail("g.t", "gtid:" + gtid_set); },
+      absl::StrCat(GetParam(), " from gtid:", gtid_set)));
+  if (!f.mysql) return;
+  // MySQL with GTIDs off: anonymous transactions, gtid null.
+  source_.reset();
+  ASSERT_NO_FATAL_FAILURE(StartSource({"--gtid-mode=OFF", "--enforce-gtid-consistency=OFF"}));
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE g"));
+  BR_ASSERT_OK(source_->Execute("CREATE TABLE g.t (id INT PRIMARY KEY, j JSON, s VARCHAR(20), n INT)"));
+  ASSERT_NO_FATAL_FAILURE(RunAndCompare(
+      *source_, this, "g.t", JsonWorkload("g.t"), "",
+      [&](const std::string& start) { return Tail("g.t", start); },
+      absl::StrCat(GetParam(), " with gtid_mode OFF")));
+}
+
 INSTANTIATE_TEST_SUITE_P(Flavours, LiveTailTest, ::testing::ValuesIn(ServerFlavour::All()),
-                         FlavourTestName);
+                         FlavourTestName<::testing::TestParamInfo<std::string>>);
 
 }  // namespace
 }  // namespace binrelay::testing
