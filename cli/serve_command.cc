@@ -620,6 +620,8 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
     if (!keys.ssl_cert.empty()) {
       BR_ASSIGN_OR_RETURN(listen.tls_context,
                           proxy::MakeServerTlsContext(keys.ssl_cert, keys.ssl_key));
+      BR_ASSIGN_OR_RETURN(listen.session.auth.tls_cert_sha256,
+                          proxy::CertificateSha256(keys.ssl_cert));
     }
     BR_ASSIGN_OR_RETURN(listen.session.auth.rsa_key,
                         proxy::RsaKeyPair::FromPrivateKeyFile(keys.rsa_private_key));

@@ -44,6 +44,22 @@ std::string NativePasswordScramble(std::string_view password, std::string_view n
   return Xor(s1, Digest(EVP_sha1(), NonceOf(nonce), s2));
 }
 
+std::string MariaDbCertificateProof(std::string_view password, std::string_view nonce,
+                                    std::string_view cert_sha256) {
+  if (password.empty()) return {};
+  const std::string hash = Digest(EVP_sha1(), Digest(EVP_sha1(), password));
+  const std::string digest =
+      Digest(EVP_sha256(), absl::StrCat(AV(hash), AV(NonceOf(nonce))), cert_sha256);
+  // Uppercase: Connector/C compares with strcmp against mysql_hex_string's.
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out(1, '\x01');
+  for (unsigned char c : digest) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out;
+}
+
 std::string CachingSha2Scramble(std::string_view password, std::string_view nonce) {
   if (password.empty()) return std::string(1, '\0');
   std::string s1 = Digest(EVP_sha256(), password);

@@ -34,6 +34,18 @@ absl::StatusOr<std::string> CachingSha2RsaEncrypt(std::string_view password,
                                                   std::string_view nonce,
                                                   std::string_view public_key_pem);
 
+// MariaDB 11.4+ zero-configuration TLS (MDEV-31855): after a
+// mysql_native_password login over TLS a server proves it knows the
+// account's password hash, bound to the certificate the client saw, so a
+// client can trust a self-signed certificate: the OK packet's info is 0x01
+// then the uppercase hex of SHA256(SHA1(SHA1(password)) || nonce ||
+// SHA256(certificate DER)), where nonce is the greeting's (clients keep it
+// across an AuthSwitchRequest: plugins/auth/my_auth.c in Connector/C).
+// `cert_sha256` is the certificate's 32-byte digest. Empty for an empty
+// password (it proves nothing).
+std::string MariaDbCertificateProof(std::string_view password, std::string_view nonce,
+                                    std::string_view cert_sha256);
+
 struct AuthSwitchRequest {
   std::string plugin;
   std::string nonce;  // plugin data without the trailing NUL

@@ -105,6 +105,13 @@ std::string BuildOkPacket(uint64_t affected_rows, uint64_t last_insert_id, uint1
   return out;
 }
 
+std::string BuildOkPacketWithInfo(std::string_view info) {
+  std::string out = BuildOkPacket();
+  AppendLenenc(&out, info.size());
+  out.append(info);
+  return out;
+}
+
 std::string BuildErrPacket(uint16_t code, std::string_view sql_state, std::string_view message) {
   std::string out(1, '\xff');
   AppendFixed(&out, code, 2);

@@ -69,6 +69,9 @@ absl::StatusOr<ClientHandshake> ParseClientHandshake(std::string_view payload,
 std::string BuildOkPacket(uint64_t affected_rows = 0, uint64_t last_insert_id = 0,
                           uint16_t status_flags = server_status::kAutocommit,
                           uint16_t warnings = 0);
+// OK whose info is `info` as a length-encoded string (the form clients read
+// when session tracking is on, and MariaDB's connectors always).
+std::string BuildOkPacketWithInfo(std::string_view info);
 // ERR with the PROTOCOL_41 '#'+SQLSTATE marker. `sql_state` must be 5 chars
 // (anything else is replaced by HY000, the generic state).
 std::string BuildErrPacket(uint16_t code, std::string_view sql_state, std::string_view message);

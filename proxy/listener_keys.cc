@@ -83,6 +83,19 @@ absl::Status EnsureDir(const std::string& dir) {
 
 }  // namespace
 
+absl::StatusOr<std::string> CertificateSha256(const std::string& cert_file) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> in(BIO_new_file(cert_file.c_str(), "r"), BIO_free);
+  std::unique_ptr<X509, decltype(&X509_free)> cert(
+      in ? PEM_read_bio_X509(in.get(), nullptr, nullptr, nullptr) : nullptr, X509_free);
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (!cert || X509_digest(cert.get(), EVP_sha256(), md, &len) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("[listen] ssl_cert '", cert_file,
+                                                   "': no PEM certificate: ", OpenSslError()));
+  }
+  return std::string(reinterpret_cast<char*>(md), len);
+}
+
 absl::StatusOr<ListenerKeyFiles> EnsureListenerKeys(const std::string& dir,
                                                     ListenerKeyFiles configured, bool want_tls) {
   ListenerKeyFiles out = configured;

@@ -31,6 +31,10 @@ struct ListenerKeyFiles {
 // private_key.pem, generated when missing. A generated pair found half
 // present (a key without its certificate) is an error naming the file to
 // delete. `want_tls` false: no certificate is generated or returned.
+// SHA-256 of the first certificate in the PEM file `cert_file` (its DER
+// bytes): what a client's fingerprint of it is (MariaDbCertificateProof).
+absl::StatusOr<std::string> CertificateSha256(const std::string& cert_file);
+
 absl::StatusOr<ListenerKeyFiles> EnsureListenerKeys(const std::string& dir,
                                                     ListenerKeyFiles configured, bool want_tls);
 

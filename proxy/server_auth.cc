@@ -66,6 +66,7 @@ absl::StatusOr<std::string> ServerAuth::NewNonce() {
 absl::StatusOr<std::string> ServerAuth::Greeting(std::string server_version,
                                                  uint32_t connection_id, std::string nonce) {
   nonce_ = std::move(nonce);
+  greeting_nonce_ = nonce_;
   protocol::ServerGreeting g;
   g.server_version = std::move(server_version);
   g.connection_id = connection_id;
@@ -182,6 +183,13 @@ ServerAuth::Step ServerAuth::Verify(std::string_view plugin, std::string_view re
       return Deny(used_password);
     }
     state_ = State::kDone;
+    // Over TLS, the proof that lets a MariaDB 11.4+ client trust the
+    // self-signed certificate it was shown (as MariaDB's own server does).
+    if (tls_requested_ && !options_.tls_cert_sha256.empty() && !password.empty()) {
+      return Step{Step::Kind::kDone,
+                  {protocol::BuildOkPacketWithInfo(protocol::MariaDbCertificateProof(
+                      password, greeting_nonce_, options_.tls_cert_sha256))}};
+    }
     return Step{Step::Kind::kDone, {protocol::BuildOkPacket()}};
   }
   if (plugin != kCachingSha2Plugin) return Deny(used_password);

@@ -48,6 +48,10 @@ struct AuthOptions {
   // caching_sha2: accounts that may use fast authentication. Null: none
   // may, every caching_sha2 login authenticates in full.
   Sha2AuthCache* sha2_cache = nullptr;
+  // SHA-256 of the listener's TLS certificate (DER), for MariaDB 11.4+
+  // clients that verify a self-signed certificate by the password
+  // (MariaDbCertificateProof); "" without TLS.
+  std::string tls_cert_sha256;
   // caching_sha2 full authentication without TLS: the key a client may ask
   // for (0x02) and encrypt its password to. Null: refused with a message
   // that says to use TLS.
@@ -110,6 +114,7 @@ class ServerAuth {
 
   AuthOptions options_;
   std::string nonce_;
+  std::string greeting_nonce_;  // nonce_ before any AuthSwitchRequest
   State state_ = State::kHandshakeResponse;
   std::string user_;
   const std::string* password_ = nullptr;  // the account's, chosen by user name

@@ -4,6 +4,7 @@
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 #include <gtest/gtest.h>
+#include <openssl/sha.h>
 
 #include <fstream>
 #include <memory>
@@ -86,6 +87,19 @@ TEST(AuthTest, EmptyPasswordScrambles) {
 }
 
 // Guards AuthSwitchRequest parsing on real bytes (msmp auth-switch-request).
+// MariaDB 11.4+ clients trust a self-signed certificate when the OK packet
+// carries this proof; a wrong byte order, hash or hex case (Connector/C
+// compares with strcmp) makes them refuse the connection. The expected value
+// was computed independently: Python hashlib over the same inputs.
+TEST(AuthTest, MariaDbCertificateProofMatchesAnIndependentComputation) {
+  unsigned char fp[32];
+  SHA256(reinterpret_cast<const unsigned char*>("cert"), 4, fp);
+  const std::string cert_sha256(reinterpret_cast<char*>(fp), sizeof fp);
+  EXPECT_EQ(MariaDbCertificateProof("secret", "abcdefghijklmnopqrst", cert_sha256),
+            "\x01" "9E6374B92B00940BECA2BB9EEAA88ADA53EE4D0248861401488F5CE9DAE0DB57");
+  EXPECT_EQ(MariaDbCertificateProof("", "abcdefghijklmnopqrst", cert_sha256), "");
+}
+
 TEST(AuthTest, ParsesCapturedAuthSwitchRequest) {
   BINRELAY_REQUIRE_FIXTURE("msmp/auth-switch-request.terms");
   auto frames = testing::WirePacketsFromTerms("msmp/auth-switch-request.terms");
