@@ -128,11 +128,17 @@ absl::StatusOr<ListenerKeyFiles> EnsureListenerKeys(const std::string& dir,
   }
   if (gen_rsa) {
     out.rsa_private_key = dir + "/private_key.pem";
+    const std::string public_key = dir + "/public_key.pem";
     if (!Exists(out.rsa_private_key)) {
       BR_ASSIGN_OR_RETURN(std::string key, RsaKeyPair::GeneratePrivatePem());
+      BR_ASSIGN_OR_RETURN(auto pair, RsaKeyPair::FromPrivatePem(key, out.rsa_private_key));
       BR_RETURN_IF_ERROR(replication::WriteFileAtomically(out.rsa_private_key, key, 0600));
-      spdlog::info("[listen] generated an RSA key for caching_sha2_password in {}",
-                   out.rsa_private_key);
+      // For clients that pin it (mysql --server-public-key-path,
+      // SOURCE_PUBLIC_KEY_PATH), as mysqld writes public_key.pem.
+      BR_RETURN_IF_ERROR(
+          replication::WriteFileAtomically(public_key, pair->public_pem(), 0644));
+      spdlog::info("[listen] generated an RSA key for caching_sha2_password in {} (public "
+                   "half in {})", out.rsa_private_key, public_key);
     }
   }
   return out;

@@ -28,7 +28,8 @@ struct ListenerKeyFiles {
 
 // Returns `configured` with every empty path replaced by a file in `dir`
 // (created 0700 if absent): server-cert.pem, server-key.pem and
-// private_key.pem, generated when missing. A generated pair found half
+// private_key.pem (with public_key.pem beside it, for clients that pin the
+// key), generated when missing. A generated pair found half
 // present (a key without its certificate) is an error naming the file to
 // delete. `want_tls` false: no certificate is generated or returned.
 // SHA-256 of the first certificate in the PEM file `cert_file` (its DER

@@ -67,13 +67,17 @@ absl::StatusOr<std::unique_ptr<ServerSandbox>> StartReplicaOf(const MasterEndpoi
   BR_ASSIGN_OR_RETURN(std::unique_ptr<ServerSandbox> replica, ServerSandbox::Start(so));
   const bool my = flavour.mysql;
   std::string change = absl::StrCat(
-      my ? "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT="
-         : "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=",
+      my ? "CHANGE REPLICATION SOURCE TO SOURCE_HOST='" : "CHANGE MASTER TO MASTER_HOST='",
+      options.host, my ? "', SOURCE_PORT=" : "', MASTER_PORT=",
       master.port, my ? ", SOURCE_USER='" : ", MASTER_USER='", master.user,
       my ? "', SOURCE_PASSWORD='" : "', MASTER_PASSWORD='", master.password,
       my ? "', SOURCE_CONNECT_RETRY=" : "', MASTER_CONNECT_RETRY=", options.connect_retry_seconds,
       my ? ", SOURCE_HEARTBEAT_PERIOD=" : ", MASTER_HEARTBEAT_PERIOD=", options.heartbeat_seconds,
-      my ? ", SOURCE_SSL=0, " : ", MASTER_SSL=0, ");
+      ", ");
+  if (options.tls != ReplicaOptions::Tls::kReleaseDefault) {
+    absl::StrAppend(&change, my ? "SOURCE_SSL=" : "MASTER_SSL=",
+                    options.tls == ReplicaOptions::Tls::kOn ? "1, " : "0, ");
+  }
   if (options.mode == ReplicaOptions::Mode::kFilePosition) {
     absl::StrAppend(&change, my ? "SOURCE_LOG_FILE='" : "MASTER_LOG_FILE='", options.log_file,
                     my ? "', SOURCE_LOG_POS=" : "', MASTER_LOG_POS=", options.log_pos,

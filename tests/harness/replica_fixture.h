@@ -41,7 +41,14 @@ struct ReplicaOptions {
   // MASTER_CONNECT_RETRY: a replica reconnects on its own this often.
   int connect_retry_seconds = 1;
   int heartbeat_seconds = 1;
-  // More CHANGE MASTER / CHANGE REPLICATION SOURCE options ("SOURCE_SSL=1").
+  // MASTER_SSL / SOURCE_SSL: off (=0), on (=1), or left to the release's
+  // default (MariaDB 11.4+: on, with the certificate verified).
+  enum class Tls { kOff, kOn, kReleaseDefault } tls = Tls::kOff;
+  // The replica's host for the source ("127.0.0.1"; another address makes
+  // a MariaDB 11.4+ replica verify the certificate for real).
+  std::string host = "127.0.0.1";
+  // More CHANGE MASTER / CHANGE REPLICATION SOURCE options
+  // ("GET_SOURCE_PUBLIC_KEY=1").
   std::string extra;
   // More server arguments for the replica.
   std::vector<std::string> server_args;

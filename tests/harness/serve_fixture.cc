@@ -1,6 +1,8 @@
 #include "tests/harness/serve_fixture.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -87,7 +89,7 @@ absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Create(const ServerS
       << "\npassword = " << options.source_password << "\nserver_id = 4001\nstart = " << options.start
       << "\nheartbeat = " << options.heartbeat << "\n"
       << "[store]\ndir = " << p->store_dir() << "\nsync = " << options.sync << "\n"
-      << "[listen]\naddress = 127.0.0.1\nport = " << p->listen_port_
+      << "[listen]\naddress = " << options.listen_address << "\nport = " << p->listen_port_
       << "\nserver_id = " << kSourceServerId << "\nuser = " << kReplUser
       << "\npassword = " << kReplPassword << "\nadmin_user = " << kAdminUser
       << "\nadmin_password = " << kAdminPassword << "\n"
@@ -169,6 +171,24 @@ bool DirectReplicasRequested() {
 MasterEndpoint ReplicaEndpoint(const ServeProcess& serve, const ServerSandbox& source) {
   if (DirectReplicasRequested()) return {source.Port(), kReplUser, kReplPassword};
   return {serve.listen_port(), kReplUser, kReplPassword};
+}
+
+absl::StatusOr<std::string> NonLoopbackAddress() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return absl::InternalError("getifaddrs failed");
+  std::string found;
+  for (ifaddrs* a = list; a != nullptr && found.empty(); a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+    if ((a->ifa_flags & IFF_LOOPBACK) != 0 || (a->ifa_flags & IFF_UP) == 0) continue;
+    char text[INET_ADDRSTRLEN];
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    if (inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) != nullptr) found = text;
+  }
+  freeifaddrs(list);
+  if (found.empty()) {
+    return absl::NotFoundError("this host has no IPv4 address besides loopback");
+  }
+  return found;
 }
 
 absl::Status WaitPortAccepts(uint16_t port, milliseconds timeout,

@@ -65,6 +65,8 @@ struct ServeOptions {
   std::string extra_config;
   // Environment for every start (test hooks such as BINRELAY_TEST_HOLD_DIR).
   EnvVars env;
+  // [listen] address ("0.0.0.0" lets clients come from another address).
+  std::string listen_address = "127.0.0.1";
 };
 
 class ServeProcess {
@@ -125,6 +127,11 @@ struct MasterEndpoint {
 bool DirectReplicasRequested();
 // binrelay's listener, or the source under BINRELAY_ITEST_DIRECT.
 MasterEndpoint ReplicaEndpoint(const ServeProcess& serve, const ServerSandbox& source);
+
+// This host's first IPv4 address that is not loopback (a client connecting
+// there is not "local" to MariaDB 11.4+'s certificate checks); NotFound if
+// the host has none.
+absl::StatusOr<std::string> NonLoopbackAddress();
 
 // Polls connect() to 127.0.0.1:port every 20 ms until it succeeds, `alive`
 // returns false (error), or `timeout` passes (DeadlineExceeded).
