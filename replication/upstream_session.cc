@@ -172,9 +172,15 @@ absl::Status UpstreamSession::StartDump() {
   conn_->set_check_sequence(true);
   if (options_.semi_sync) {
     // sql/semisync_master.cc: the dump thread checks the connection's
-    // @rpl_semi_sync_slave (MySQL 8.0.26+ also @rpl_semi_sync_replica).
+    // @rpl_semi_sync_slave (MySQL 8.0.26+'s rpl_semi_sync_source plugin:
+    // @rpl_semi_sync_replica). MySQL's newer plugin names its switch
+    // rpl_semi_sync_source_enabled (the only one left in 8.4+); MariaDB's
+    // built-in one and MySQL's older plugin rpl_semi_sync_master_enabled.
     ConnectionSqlSource sql(conn_.get());
-    auto enabled = sql.Query("SELECT @@GLOBAL.rpl_semi_sync_master_enabled");
+    absl::StatusOr<std::vector<SqlRow>> enabled =
+        absl::NotFoundError("rpl_semi_sync_source_enabled");
+    if (!info_.is_mariadb) enabled = sql.Query("SELECT @@GLOBAL.rpl_semi_sync_source_enabled");
+    if (!enabled.ok()) enabled = sql.Query("SELECT @@GLOBAL.rpl_semi_sync_master_enabled");
     if (enabled.ok() && !enabled->empty() && (*enabled)[0][0] == "1") {
       BR_RETURN_IF_ERROR(
           sql.Query("SET @rpl_semi_sync_slave = 1, @rpl_semi_sync_replica = 1").status());
@@ -183,7 +189,8 @@ absl::Status UpstreamSession::StartDump() {
       // (net.pkt_nr_can_be_reset in MariaDB sql/semisync_master.cc).
       conn_->set_check_sequence(false);
     } else {
-      spdlog::warn("semi_sync = on but {} does not have rpl_semi_sync_master_enabled on; "
+      spdlog::warn("semi_sync = on but {} does not have semi-synchronous replication on "
+                   "(rpl_semi_sync_master_enabled, or MySQL's rpl_semi_sync_source_enabled); "
                    "streaming without acknowledgements", conn_->peer());
     }
   }
