@@ -51,9 +51,16 @@ absl::StatusOr<EventView> EventFramer::Frame(std::string_view event, uint64_t of
         "thread (which decrypts) instead"));
   }
   if (!IsKnownEventType(h.type) && !h.ignorable()) {
+    // Built only on this error path. The FDE names the release that wrote it.
     return absl::UnimplementedError(absl::StrCat(
-        "unknown event type ", h.type, " at offset ", offset, " (", h.event_size,
-        " bytes) without the IGNORABLE flag: it cannot be skipped safely"));
+        "unknown event type ", h.type, " (", h.event_size, " bytes) at offset ", offset,
+        " in a binlog written by ",
+        format_.has_value() && !format_->server_version.empty()
+            ? absl::StrCat("server ", format_->server_version)
+            : std::string("an unknown server (no FORMAT_DESCRIPTION yet)"),
+        ", without the IGNORABLE flag: binrelay cannot skip it safely and stops before it "
+        "(nothing from this event on is stored or passed on); run a binrelay that knows this "
+        "release's events"));
   }
   BR_ASSIGN_OR_RETURN(bool has_crc, HasChecksum(h, event, offset));
   // An FDE declaring checksums OFF still carries a CRC field, but servers

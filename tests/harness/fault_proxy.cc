@@ -109,6 +109,8 @@ void FaultProxy::Serve(int client, uint64_t seed) {
   bool delaying = false, half_closed = false;
   bool open[2] = {true, true};  // reading from client, from upstream
   std::vector<char> buf(64 * 1024);
+  std::unique_ptr<StreamRewriter> rewriter = options_.rewriter ? options_.rewriter() : nullptr;
+  std::string rewritten;
   auto finish = [&](bool reset) {
     if (reset) {
       Reset(client);
@@ -165,7 +167,13 @@ void FaultProxy::Serve(int client, uint64_t seed) {
       }
       if (half_closed) continue;
       if (delaying && enabled_) std::this_thread::sleep_for(options_.delay);
-      if (!WriteAll(to, buf.data(), static_cast<size_t>(r))) return finish(true);
+      if (i == 1 && rewriter) {
+        rewritten.clear();
+        rewriter->Feed(buf.data(), static_cast<size_t>(r), &rewritten);
+        if (!WriteAll(to, rewritten.data(), rewritten.size())) return finish(true);
+      } else if (!WriteAll(to, buf.data(), static_cast<size_t>(r))) {
+        return finish(true);
+      }
       forwarded += static_cast<uint64_t>(r);
     }
   }

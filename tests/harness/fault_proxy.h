@@ -7,7 +7,8 @@
 // can let everything converge at the end.
 //
 // The seed makes the offsets and the choice of faults repeatable per
-// connection order.
+// connection order. A StreamRewriter can change what the upstream sends
+// (a test's way to make a real server's stream carry something it does not).
 //
 // Thread safety: Start/destructor from one thread; SetEnabled and the
 // counters from any. Lifetime: the destructor closes every connection and
@@ -17,15 +18,26 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 
 namespace binrelay::testing {
+
+// Changes the bytes the upstream sends before they reach the client; one
+// per connection, fed every chunk in order. Returns what to forward now
+// (it may hold back an incomplete unit).
+class StreamRewriter {
+ public:
+  virtual ~StreamRewriter() = default;
+  virtual void Feed(const char* data, size_t n, std::string* out) = 0;
+};
 
 class FaultProxy {
  public:
@@ -37,6 +49,9 @@ class FaultProxy {
     uint64_t max_bytes = 256 * 1024;
     std::chrono::milliseconds stall{1500};
     std::chrono::milliseconds delay{20};  // per chunk, once a delay fault hit
+    // Set: every connection's upstream-to-client bytes go through a rewriter
+    // it makes.
+    std::function<std::unique_ptr<StreamRewriter>()> rewriter;
   };
   enum Fault { kReset, kHalfClose, kDrop, kStall, kDelay, kFaultKinds };
 

@@ -252,7 +252,7 @@ TEST(BinlogFileReaderTest, UnknownTypeWithoutIgnorableFlagIsUnimplemented) {
     ASSERT_TRUE(*more) << "walked past the unknown event";
   }
   EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(st.message().find("unknown event type 100 at offset 281"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("unknown event type 100 (928 bytes) at offset 281 in a binlog written by server 5.7.12-log"), std::string::npos) << st;
 }
 
 absl::Status WalkError(const std::string& data, const std::string& name = "f") {
