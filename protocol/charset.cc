@@ -1,6 +1,7 @@
 #include "protocol/charset.h"
 
 #include "protocol/json_writer.h"
+#include "protocol/legacy_charset.h"
 
 namespace binrelay::protocol {
 namespace {
@@ -113,6 +114,7 @@ void ForEachCodepoint(std::string_view s, Charset cs, Put put) {
       break;
     case Charset::kUtf8:
     case Charset::kBinary:
+    case Charset::kLegacy:
       return;  // handled by the callers
   }
   if (i < n) put(kReplacement);  // odd trailing bytes of a multi-byte unit
@@ -181,11 +183,28 @@ Charset CharsetForCollation(uint32_t id) {
       default: return Charset::kUtf8;  // utf8mb3, utf8mb4
     }
   }
+  if (LegacyCharsetForCollation(id) != nullptr) return Charset::kLegacy;
   // MariaDB NO PAD collations are their PAD SPACE twin's id + 1024.
   if (id >= 1024 && id < 2048) return BaseCharset(id - 1024) == Charset::kBinary
                                           ? Charset::kUtf8
                                           : BaseCharset(id - 1024);
   return BaseCharset(id);
+}
+
+void AppendCollationUtf8(std::string_view bytes, uint32_t collation_id, std::string* out) {
+  const Charset cs = CharsetForCollation(collation_id);
+  if (cs != Charset::kLegacy) return AppendUtf8(bytes, cs, out);
+  AppendLegacyUtf8(bytes, *LegacyCharsetForCollation(collation_id), out);
+}
+
+void AppendCollationTextJson(std::string_view bytes, uint32_t collation_id, std::string* out) {
+  const Charset cs = CharsetForCollation(collation_id);
+  if (cs != Charset::kLegacy) return AppendTextJson(bytes, cs, out);
+  // Converted first, then escaped; the buffer is reused per thread.
+  thread_local std::string utf8;
+  utf8.clear();
+  AppendLegacyUtf8(bytes, *LegacyCharsetForCollation(collation_id), &utf8);
+  AppendJsonString(utf8, out);
 }
 
 uint32_t DefaultCollationForCharset(std::string_view name) {
@@ -220,6 +239,7 @@ std::string_view CharsetName(Charset cs) {
     case Charset::kUtf16le: return "utf16le";
     case Charset::kUtf32: return "utf32";
     case Charset::kBinary: return "binary";
+    case Charset::kLegacy: return "legacy";
   }
   return "?";
 }

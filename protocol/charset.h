@@ -2,8 +2,9 @@
 // conversion of a value's bytes to UTF-8 (optionally JSON-escaped in the same
 // pass, so the hot path never builds an intermediate string).
 //
-// Only the charsets binrelay converts are distinguished; every other
-// collation id (including 0 = unknown) is treated as UTF-8, with invalid
+// The Unicode charsets, latin1 and ascii are converted here; the other
+// charsets both servers have (cp1251, sjis, ...) in legacy_charset.h. An
+// unknown collation id (including 0) is treated as UTF-8, with invalid
 // bytes becoming U+FFFD, so output is always valid UTF-8/JSON.
 // MySQL's `latin1` is Windows cp1252 with the five undefined bytes (0x81,
 // 0x8D, 0x8F, 0x90, 0x9D) mapped to the C1 controls U+0081.. as MySQL does
@@ -28,6 +29,7 @@ enum class Charset : uint8_t {
   kUtf16le,  // UTF-16 little-endian
   kUtf32,    // UTF-32 big-endian
   kBinary,   // collation 63: bytes, not text
+  kLegacy,   // cp1251, sjis, ... (legacy_charset.h): needs the collation id
 };
 
 // Charset of MySQL / MariaDB collation `collation_id` (including MariaDB's
@@ -48,5 +50,10 @@ void AppendUtf8(std::string_view bytes, Charset cs, std::string* out);
 
 // Appends `bytes` as a quoted JSON string after conversion to UTF-8 as above.
 void AppendTextJson(std::string_view bytes, Charset cs, std::string* out);
+
+// The same for text of collation `collation_id`, whatever its charset
+// (the legacy ones included).
+void AppendCollationUtf8(std::string_view bytes, uint32_t collation_id, std::string* out);
+void AppendCollationTextJson(std::string_view bytes, uint32_t collation_id, std::string* out);
 
 }  // namespace binrelay::protocol

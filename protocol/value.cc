@@ -163,7 +163,7 @@ std::string_view MemberUtf8(const ColumnDef& col, const std::string& name, std::
   Charset cs = CharsetForCollation(col.collation);
   if (cs == Charset::kUtf8 || cs == Charset::kBinary) return name;
   scratch->clear();
-  AppendUtf8(name, cs, scratch);
+  AppendCollationUtf8(name, col.collation, scratch);
   return *scratch;
 }
 
@@ -202,7 +202,7 @@ absl::Status DecodeSet(ByteCursor& in, const ColumnDef& col, std::string* scratc
     if (cs == Charset::kUtf8 || cs == Charset::kBinary) {
       scratch->append(col.members[i]);
     } else {
-      AppendUtf8(col.members[i], cs, scratch);
+      AppendCollationUtf8(col.members[i], col.collation, scratch);
     }
   }
   out->names_known = true;
@@ -464,7 +464,7 @@ void AppendValueJson(const ValueView& v, std::string* out) {
       AppendFloating(v.d, false, out);
       return;
     case ValueKind::kText:
-      AppendTextJson(v.bytes, CharsetForCollation(v.collation), out);
+      AppendCollationTextJson(v.bytes, v.collation, out);
       return;
     case ValueKind::kBinary:
       out->push_back('"');

@@ -168,6 +168,7 @@ absl::Status UpstreamSession::StartDump() {
                                      : protocol::EventFramer::OutOfBandChecksum::kOff;
   framer_ = protocol::EventFramer(framing);
   counted_positions_ = false;
+  positioned_since_dump_ = false;
   semi_sync_active_ = false;
   conn_->set_check_sequence(true);
   if (options_.semi_sync) {
@@ -293,9 +294,10 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
             Where(), "); set binlog_legacy_event_pos=ON on the source and report this"));
       }
       counted_positions_ = false;
+      positioned_since_dump_ = true;
       current_.offset = header.log_pos;
       end = &current_;
-    } else if (boundary_.in_transaction() && current_.offset != 0) {
+    } else if (boundary_.in_transaction() && positioned_since_dump_) {
       counted_positions_ = true;
       // MariaDB 11.4+ with binlog_legacy_event_pos=OFF (the default) writes
       // end_log_pos 0 in the events inside a transaction. They follow the
@@ -303,7 +305,9 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
       // replica's IO thread counts it (sql/slave.cc, queue_event: the master
       // position advances by each event's length). Outside a transaction a 0
       // still marks an event that is not in the file (the FDE resent at a
-      // dump's start, the fake GTID list).
+      // dump's start, the fake GTID list), and so does one before this
+      // dump's first real position (a dump resumed after a connection lost
+      // mid-transaction begins with such an FDE).
       current_.offset += header.event_size;
       end = &current_;
     }

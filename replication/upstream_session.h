@@ -138,6 +138,9 @@ class UpstreamSession {
   std::optional<BinlogPosition> end_;  // until_end target
   // Positions were counted (end_log_pos 0) since the last real one.
   bool counted_positions_ = false;
+  // This dump has delivered an event with a real end_log_pos: counting from
+  // current_ is sound only after one.
+  bool positioned_since_dump_ = false;
   bool position_trusted_ = false;      // last_boundary() may be used to resume
   bool semi_sync_active_ = false;      // this dump's events carry the semi-sync header
   bool force_durable_ = false;         // the event being handled needs an ACK

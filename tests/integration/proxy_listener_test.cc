@@ -4,6 +4,8 @@
 // --read-from-remote-server` up to its COM_BINLOG_DUMP; plus hostile raw
 // sockets next to a healthy connection.
 #include "proxy/listener.h"
+#include "proxy/rsa_key_pair.h"
+#include "proxy/sha2_auth_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -58,6 +60,7 @@ class ProxyListenerTest : public ::testing::Test {
     listener_->Start();
     io_thread_ = std::thread([this] { ioc_.run(); });
   }
+  Sha2AuthCache sha2_cache_;
   void TearDown() override {
     if (listener_) listener_->Stop();
     ioc_.stop();
@@ -130,21 +133,34 @@ TEST_F(ProxyListenerTest, WrongPasswordIs1045) {
   EXPECT_NE(msg.find("Access denied for user 'repl'@'127.0.0.1'"), std::string::npos) << msg;
 }
 
-// binrelay's own client against a caching_sha2_password listener: the
-// MySQL 8 fast path end to end.
-TEST_F(ProxyListenerTest, CachingSha2FastPathWithBinrelayClient) {
-  StartListener("caching_sha2_password");
+// binrelay's own client against a caching_sha2_password listener, as a
+// MySQL 8+ client meets mysqld: the first login authenticates in full (here
+// with the RSA key, no TLS), later ones by the fast path from the cache.
+TEST_F(ProxyListenerTest, CachingSha2FullThenFastPathWithBinrelayClient) {
+  auto pem = RsaKeyPair::GeneratePrivatePem();
+  ASSERT_TRUE(pem.ok()) << pem.status();
+  auto key = RsaKeyPair::FromPrivatePem(*pem, "test key");
+  ASSERT_TRUE(key.ok()) << key.status();
+  StartListener("caching_sha2_password", std::chrono::seconds(10), [&](ListenerOptions& l) {
+    l.session.auth.sha2_cache = &sha2_cache_;
+    l.session.auth.rsa_key = *key;
+  });
   protocol::ConnectOptions o;
   o.host = "127.0.0.1";
   o.port = listener_->port();
   o.user = kUser;
   o.password = kPassword;
   o.tls = protocol::ConnectOptions::Tls::kDisabled;
+  // Not cached and no key allowed: refused, as mysqld refuses it.
+  EXPECT_FALSE(protocol::ClientConnection::Connect(o).ok());
+  o.rsa.allow_retrieval = true;
   BR_ASSERT_OK_AND_ASSIGN(auto conn, protocol::ClientConnection::Connect(o));
   EXPECT_EQ(conn->server_info().auth_plugin, "caching_sha2_password");
   BR_ASSERT_OK_AND_ASSIGN(auto r, conn->Query("SHOW MASTER STATUS"));
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(r.rows[0][0], "mysql-bin.000003");
+  o.rsa.allow_retrieval = false;  // cached now: the fast path needs no key
+  BR_EXPECT_OK(protocol::ClientConnection::Connect(o).status());
   o.password = "bad";
   auto bad = protocol::ClientConnection::Connect(o);
   EXPECT_FALSE(bad.ok());

@@ -117,3 +117,42 @@ TEST(CharsetTest, DefaultCollationForCharsetNames) {
 
 }  // namespace
 }  // namespace binrelay::protocol
+
+namespace binrelay::protocol {
+namespace {
+
+std::string Collated(std::string_view bytes, uint32_t collation) {
+  std::string out;
+  AppendCollationUtf8(bytes, collation, &out);
+  return out;
+}
+
+// The legacy charsets both servers keep: single-byte ones by the servers'
+// own tables (a byte they do not define is '?', as SELECT shows it),
+// multi-byte ones through iconv (an invalid sequence is U+FFFD). Before,
+// every one of them was read as UTF-8 and printed U+FFFD for each byte.
+TEST(CharsetTest, LegacyCharsetsDecodeAsTheServerDoes) {
+  EXPECT_EQ(CharsetForCollation(51), Charset::kLegacy);  // cp1251_general_ci
+  EXPECT_EQ(Collated("\xCF\xF0\xE8\xE2\xE5\xF2", 51), "Привет");
+  EXPECT_EQ(Collated("\xCF\xF0\xE8\xE2\xE5\xF2", 1024 + 51), "Привет");  // MariaDB NO PAD
+  EXPECT_EQ(Collated("\xF0\xD2\xC9\xD7\xC5\xD4", 7), "Привет");           // koi8r
+  EXPECT_EQ(Collated("\x80\x81", 37), "Čü");                               // keybcs2
+  EXPECT_EQ(Collated("[\\]{|}", 10), "ÄÖÅäöå");                            // swe7
+  EXPECT_EQ(Collated("\x81", 26), "?");  // cp1250: 0x81 undefined
+  EXPECT_EQ(Collated("\x93\xFA\x96\x7B", 13), "日本");                     // sjis
+  EXPECT_EQ(Collated("\xC6\xFC\xCB\xDC", 12), "日本");                     // ujis
+  EXPECT_EQ(Collated("\xA4\xA4\xA4\xE5", 1), "中文");                      // big5
+  EXPECT_EQ(Collated("\xD6\xD0\xCE\xC4", 28), "中文");                     // gbk
+  EXPECT_EQ(Collated("\xC7\xD1\xB1\xB9", 19), "한국");                     // euckr
+  EXPECT_EQ(Collated("a\x93", 13), "a\xEF\xBF\xBD");  // a lead byte cut short
+  EXPECT_EQ(Collated("\x80x", 13), "\xEF\xBF\xBDx");  // not a lead byte
+}
+
+TEST(CharsetTest, LegacyTextIsJsonEscapedAfterConversion) {
+  std::string out;
+  AppendCollationTextJson("\"\xCF\\\n", 51, &out);
+  EXPECT_EQ(out, "\"\\\"П\\\\\\n\"");
+}
+
+}  // namespace
+}  // namespace binrelay::protocol
