@@ -164,6 +164,16 @@ inline std::vector<LiveColumn> EveryTypeColumns(const ServerFlavour& f) {
   auto add = [&out](Column c, std::vector<std::string> values) {
     out.push_back({std::move(c), std::move(values)});
   };
+  // Fractional seconds of every width class (the binlog packs 1-2, 3-4 and
+  // 5-6 digits into 1, 2 and 3 bytes).
+  add({"dt2", "DATETIME(2)", Kind::kText},
+      {"'1000-01-01 00:00:00.00'", "'9999-12-31 23:59:59.99'", "'2024-02-29 12:34:56.01'",
+       "'1970-01-01 00:00:00.50'"});
+  add({"tm3", "TIME(3)", Kind::kText},
+      {"'-838:59:59.000'", "'838:59:59.000'", "'-00:00:00.001'", "'12:34:56.789'"});
+  add({"ts5", "TIMESTAMP(5) NULL DEFAULT NULL", Kind::kText},
+      {"'1970-01-01 00:00:01.00000'", "'2038-01-19 03:14:07.99999'",
+       "'2024-02-29 12:34:56.00001'", "'2000-01-01 00:00:00.12345'"});
   if (f.mysql) {
     // MySQL 9.0: VECTOR(n), n float32 values; SELECT returns their bytes.
     add({"vec", "VECTOR(3)", Kind::kBytes, "HEX(vec)"},
@@ -186,6 +196,11 @@ inline std::vector<LiveColumn> EveryTypeColumns(const ServerFlavour& f) {
     add({"i4", "INET4", Kind::kText},
         {"'0.0.0.0'", "'255.255.255.255'", "'10.0.0.1'", "'192.168.1.254'"});
   }
+  // MariaDB 10.3+: columns compressed in the row and in the binlog.
+  add({"cvc", "VARCHAR(1000) COMPRESSED", Kind::kText},
+      {"''", "REPEAT('compressible ', 80)", "'short'", "REPEAT('\xC3\xA9', 300)"});
+  add({"cbl", "BLOB COMPRESSED", Kind::kBytes, "HEX(cbl)"},
+      {"''", "REPEAT(X'00FF', 4000)", "X'01'", "REPEAT('abc', 1000)"});
   if (f.AtLeast(11, 7)) {
     add({"vec", "VECTOR(3)", Kind::kBytes, "HEX(vec)"},
         {"VEC_FromText('[0,0,0]')", "VEC_FromText('[3.0e38,-3.0e38,1e-30]')",
