@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every dependency from Debian's packages and builds binrelay.
+# Installs every dependency from Debian's packages, fetches the other server
+# releases the tests run (scripts/fetch-servers.sh) and builds binrelay.
 # Usage: ./scripts/setup.sh            (release build in build/)
 #        BINRELAY_SANITIZE=1 ./scripts/setup.sh   (ASan/UBSan build in build-asan/)
 #        BINRELAY_FUZZ=1 ./scripts/setup.sh       (clang: libFuzzer targets and the
@@ -43,6 +44,13 @@ if [ ! -d tests/clients/node_modules/@vlasky/zongji ] ||
    [ tests/clients/package-lock.json -nt tests/clients/node_modules/.package-lock.json ]; then
   echo "setup: installing the npm test clients (tests/clients)"
   (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error </dev/null)
+fi
+
+# The other releases the integration tests run live (MySQL 9.7, MariaDB 10.5
+# and 11.8), unpacked from Debian's archive into .servers/ without installing
+# them (scripts/fetch-servers.sh; already fetched ones are left alone).
+if [ "${BINRELAY_SKIP_SERVERS:-0}" != 1 ]; then
+  ./scripts/fetch-servers.sh
 fi
 
 if [ "${BINRELAY_FUZZ:-0}" = 1 ]; then
