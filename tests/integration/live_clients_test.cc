@@ -95,6 +95,16 @@ TEST_P(LiveClientsTest, ReplicasOfTheReleaseFollowByPositionAndByGtid) {
   mix.big_row_bytes = 1u << 20;
   mix.rotate_between_phases = true;
   BR_ASSERT_OK(RunMixedWorkload(*source_, "mix", mix));
+  // Tagged GTIDs (MySQL 8.3+) in the stream, and later in the sets the
+  // replicas send when they reconnect by GTID.
+  auto tagged = [&](int id) -> absl::Status {
+    if (!Flavour().mysql) return absl::OkStatus();
+    BR_RETURN_IF_ERROR(source_->Execute("SET gtid_next = 'AUTOMATIC:relay_tag'"));
+    BR_RETURN_IF_ERROR(source_->Execute(
+        absl::StrCat("INSERT INTO mix.items (id, qty, name) VALUES (", id, ", 7, 'tagged')")));
+    return source_->Execute("SET gtid_next = 'AUTOMATIC'");
+  };
+  BR_ASSERT_OK(tagged(800001));
 
   const MasterEndpoint relay = ReplicaEndpoint(*serve_, *source_);
   ReplicaOptions by_position;
@@ -144,12 +154,20 @@ TEST_P(LiveClientsTest, ReplicasOfTheReleaseFollowByPositionAndByGtid) {
     BR_ASSERT_OK(replica_p->Execute("CHANGE REPLICATION SOURCE TO GET_SOURCE_PUBLIC_KEY=0"));
   }
   BR_ASSERT_OK(source_->Execute("UPDATE mix.items SET qty = qty + 5 WHERE id % 11 = 0"));
+  BR_ASSERT_OK(tagged(800002));
   for (ServerSandbox* r : {replica_p.get(), replica_g.get()}) {
     BR_ASSERT_OK(r->Execute(r->IsMysql() ? "START REPLICA" : "START SLAVE"));
   }
   for (ServerSandbox* r : {replica_p.get(), replica_g.get()}) {
     BR_ASSERT_OK(WaitReplicaExecuted(*r, *source_, seconds(120))) << serve_->StderrTail();
     EXPECT_TRUE(SameChecksums(*source_, *r, {"mix"}));
+  }
+  if (Flavour().mysql) {
+    // The GTID replica holds the source's whole set, tags included.
+    BR_ASSERT_OK_AND_ASSIGN(SqlRows want, source_->Query("SELECT @@GLOBAL.gtid_executed"));
+    BR_ASSERT_OK_AND_ASSIGN(SqlRows got, replica_g->Query("SELECT @@GLOBAL.gtid_executed"));
+    EXPECT_EQ(got[0][0], want[0][0]);
+    EXPECT_TRUE(absl::StrContains(want[0][0].value_or(""), "relay_tag")) << *want[0][0];
   }
 }
 
