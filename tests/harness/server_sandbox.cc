@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -218,6 +219,41 @@ absl::StatusOr<uint16_t> FindFreePort() {
   return absl::ResourceExhaustedError(absl::StrCat(
       "no free loopback port in ", kFirst, "-", kFirst + kCount - 1,
       " (each is reserved by a lock file in /tmp/binrelay-test-ports)"));
+}
+
+int64_t GlobalStatus(ServerSandbox& sb, const std::string& name) {
+  auto rows = sb.Query(absl::StrCat("SHOW GLOBAL STATUS LIKE '", name, "'"));
+  if (!rows.ok() || rows->empty() || !(*rows)[0][1]) return -1;
+  const std::string& v = *(*rows)[0][1];
+  if (v == "ON") return 1;
+  if (v == "OFF") return 0;
+  int64_t n = -1;
+  return absl::SimpleAtoi(v, &n) ? n : -1;
+}
+
+bool WaitGlobalStatus(ServerSandbox& sb, const std::string& name, int64_t want,
+                      std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (GlobalStatus(sb, name) == want) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+absl::StatusOr<std::map<int, std::vector<std::optional<std::string>>>> RowsById(
+    ServerSandbox& sb, std::string_view select) {
+  BR_ASSIGN_OR_RETURN(SqlRows rows, sb.Query(select));
+  std::map<int, std::vector<std::optional<std::string>>> out;
+  for (auto& r : rows) {
+    int id = 0;
+    if (r.empty() || !r[0] || !absl::SimpleAtoi(*r[0], &id)) {
+      return absl::InternalError(absl::StrCat("no integer id first in a row of: ", AV(select)));
+    }
+    r.erase(r.begin());
+    out[id] = std::move(r);
+  }
+  return out;
 }
 
 absl::StatusOr<std::unique_ptr<ServerSandbox>> ServerSandbox::Start(

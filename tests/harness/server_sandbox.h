@@ -123,6 +123,18 @@ class ServerSandbox {
   MYSQL* root_ = nullptr;
 };
 
+// SHOW GLOBAL STATUS value `name` as a number (ON 1, OFF 0); -1 when the
+// server has no such status or cannot be asked.
+int64_t GlobalStatus(ServerSandbox& sb, const std::string& name);
+// Polls GlobalStatus every 50 ms until it is `want`; false after `timeout`.
+bool WaitGlobalStatus(ServerSandbox& sb, const std::string& name, int64_t want,
+                      std::chrono::milliseconds timeout);
+
+// The rows of `select` (whose first column is an integer id) by that id,
+// the other columns in order.
+absl::StatusOr<std::map<int, std::vector<std::optional<std::string>>>> RowsById(
+    ServerSandbox& sb, std::string_view select);
+
 // Returns a free loopback TCP port below the ephemeral range, reserved for
 // this process's lifetime by a lock file in /tmp/binrelay-test-ports, so
 // tests running in parallel never race for one.

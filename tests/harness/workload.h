@@ -40,6 +40,17 @@ struct MixedWorkloadOptions {
   bool rotate_between_phases = false;
 };
 
+// A small mix for the live tests: `rows` items, ten times that in the large
+// transaction, a 1 MiB row, a rotation between phases.
+inline MixedWorkloadOptions CompactMix(int rows) {
+  MixedWorkloadOptions o;
+  o.rows = rows;
+  o.large_transaction_rows = rows * 10;
+  o.big_row_bytes = 1u << 20;
+  o.rotate_between_phases = true;
+  return o;
+}
+
 // Runs the mix in database `db` (created; must not exist).
 absl::Status RunMixedWorkload(ServerSandbox& source, const std::string& db,
                               const MixedWorkloadOptions& options = {});

@@ -89,11 +89,7 @@ TEST_P(LiveClientsTest, ReplicasOfTheReleaseFollowByPositionAndByGtid) {
   ServeOptions options;
   options.listen_address = "0.0.0.0";
   ASSERT_NO_FATAL_FAILURE(StartRelay(options));
-  MixedWorkloadOptions mix;
-  mix.rows = 300;
-  mix.large_transaction_rows = 3000;
-  mix.big_row_bytes = 1u << 20;
-  mix.rotate_between_phases = true;
+  const MixedWorkloadOptions mix = CompactMix(300);
   BR_ASSERT_OK(RunMixedWorkload(*source_, "mix", mix));
   // Tagged GTIDs (MySQL 8.3+) in the stream, and later in the sets the
   // replicas send when they reconnect by GTID.
@@ -178,11 +174,7 @@ TEST_P(LiveClientsTest, ReplicasOfTheReleaseFollowByPositionAndByGtid) {
 TEST_P(LiveClientsTest, BinlogToolDownloadsTheSourcesFilesAndFollows) {
   BINRELAY_REQUIRE_FLAVOUR(GetParam());
   ASSERT_NO_FATAL_FAILURE(StartRelay());
-  MixedWorkloadOptions mix;
-  mix.rows = 200;
-  mix.large_transaction_rows = 2000;
-  mix.big_row_bytes = 1u << 20;
-  mix.rotate_between_phases = true;
+  const MixedWorkloadOptions mix = CompactMix(200);
   BR_ASSERT_OK(RunMixedWorkload(*source_, "mix", mix));
   BR_ASSERT_OK(source_->Execute("FLUSH BINARY LOGS"));
   BR_ASSERT_OK_AND_ASSIGN(SourceEnd end, WaitStoreReached(*serve_, *source_, seconds(60)));

@@ -27,24 +27,6 @@ using Clock = std::chrono::steady_clock;
 
 class LiveSemiSyncTest : public ::testing::TestWithParam<std::string> {};
 
-int64_t GlobalStatus(ServerSandbox& sb, const std::string& name) {
-  auto rows = sb.Query(absl::StrCat("SHOW GLOBAL STATUS LIKE '", name, "'"));
-  if (!rows.ok() || rows->empty() || !(*rows)[0][1]) return -1;
-  const std::string& v = *(*rows)[0][1];
-  if (v == "ON") return 1;
-  if (v == "OFF") return 0;
-  return std::stoll(v);
-}
-
-bool WaitGlobalStatus(ServerSandbox& sb, const std::string& name, int64_t want, seconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (GlobalStatus(sb, name) == want) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return false;
-}
-
 // Guards: an ACK sent before the transaction is in the store (a crash of
 // binrelay then loses a commit the source reported done), or semi-sync not
 // engaging at all on a release (MySQL's plugin names its switch

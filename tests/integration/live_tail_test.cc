@@ -94,17 +94,10 @@ class LiveTailTest : public ::testing::TestWithParam<std::string> {
     for (const LiveColumn& c : cols) {
       exprs.push_back(c.column.select.empty() ? c.column.name : c.column.select);
     }
-    auto rows = source_->Query(
-        absl::StrCat("SELECT ", absl::StrJoin(exprs, ", "), " FROM ", table, " ORDER BY id"));
+    auto rows = RowsById(*source_, absl::StrCat("SELECT ", absl::StrJoin(exprs, ", "), " FROM ",
+                                                table, " ORDER BY id"));
     EXPECT_TRUE(rows.ok()) << rows.status();
-    std::map<int, Row> out;
-    if (!rows.ok()) return out;
-    for (auto& r : *rows) {
-      int id = std::atoi(r[0]->c_str());
-      r.erase(r.begin());
-      out[id] = std::move(r);
-    }
-    return out;
+    return rows.ok() ? *std::move(rows) : std::map<int, Row>{};
   }
 
 
@@ -406,16 +399,9 @@ void RunAndCompare(ServerSandbox& source, LiveTailTest* test, const std::string&
       {{"s", "VARCHAR(20)", Kind::kText}, {}},
       {{"n", "INT", Kind::kInt}, {}}};
   auto snapshot = [&]() {
-    std::map<int, Row> out;
-    auto rows = source.Query(absl::StrCat("SELECT id, j, s, n FROM ", table, " ORDER BY id"));
+    auto rows = RowsById(source, absl::StrCat("SELECT id, j, s, n FROM ", table, " ORDER BY id"));
     EXPECT_TRUE(rows.ok()) << rows.status();
-    if (!rows.ok()) return out;
-    for (auto& r : *rows) {
-      int id = std::atoi(r[0]->c_str());
-      r.erase(r.begin());
-      out[id] = std::move(r);
-    }
-    return out;
+    return rows.ok() ? *std::move(rows) : std::map<int, Row>{};
   };
   BR_ASSERT_OK_AND_ASSIGN(std::string start, CurrentBinlogPosition(source));
   std::vector<std::map<int, Row>> states = {snapshot()};

@@ -40,11 +40,7 @@ TEST_P(LiveTierTest, RelayOfARelayKeepsTheSourcesFilesAndServesItsReplica) {
   BR_ASSERT_OK_AND_ASSIGN(auto b, ServeProcess::Create(*source, second));
   BR_ASSERT_OK(b->Start()) << b->StderrTail();
 
-  MixedWorkloadOptions w;
-  w.rows = 300;
-  w.large_transaction_rows = 3000;
-  w.big_row_bytes = 1 << 20;
-  w.rotate_between_phases = true;
+  const MixedWorkloadOptions w = CompactMix(300);
   BR_ASSERT_OK(RunMixedWorkload(*source, "tier", w));
   BR_ASSERT_OK(source->Execute("FLUSH BINARY LOGS"));
   BR_ASSERT_OK(WaitStoreReached(*b, *source, seconds(120)).status()) << b->StderrTail();
@@ -79,11 +75,7 @@ TEST(LiveMixedReleasesTest, MariaDb118ReplicaFollowsA1011SourceThroughBinrelay) 
   BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource({}, "mariadb-10.11"));
   BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source));
   BR_ASSERT_OK(serve->Start());
-  MixedWorkloadOptions w;
-  w.rows = 300;
-  w.large_transaction_rows = 3000;
-  w.big_row_bytes = 1 << 20;
-  w.rotate_between_phases = true;
+  const MixedWorkloadOptions w = CompactMix(300);
   BR_ASSERT_OK(RunMixedWorkload(*source, "up", w));
 
   ReplicaOptions by_gtid;

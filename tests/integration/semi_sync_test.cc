@@ -25,24 +25,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-int64_t Status(ServerSandbox& sb, const std::string& name) {
-  auto rows = sb.Query(absl::StrCat("SHOW GLOBAL STATUS LIKE '", name, "'"));
-  if (!rows.ok() || rows->empty() || !(*rows)[0][1]) return -1;
-  const std::string& v = *(*rows)[0][1];
-  if (v == "ON") return 1;
-  if (v == "OFF") return 0;
-  return std::stoll(v);
-}
-
-bool WaitStatus(ServerSandbox& sb, const std::string& name, int64_t want, seconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (Status(sb, name) == want) return true;
-    std::this_thread::sleep_for(milliseconds(100));
-  }
-  return false;
-}
-
 TEST(SemiSyncTest, BinrelayAcksStoredTransactionsAndTheSourceFallsBackWithoutIt) {
   BR_ASSERT_OK_AND_ASSIGN(
       auto source, StartServeSource({"--rpl-semi-sync-master-enabled=ON",
@@ -57,17 +39,17 @@ TEST(SemiSyncTest, BinrelayAcksStoredTransactionsAndTheSourceFallsBackWithoutIt)
   o.overrides = {"--source.semi_sync=on"};
   BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source, o));
   BR_ASSERT_OK(serve->Start());
-  ASSERT_TRUE(WaitStatus(*source, "Rpl_semi_sync_master_clients", 1, seconds(30)))
+  ASSERT_TRUE(WaitGlobalStatus(*source, "Rpl_semi_sync_master_clients", 1, seconds(30)))
       << serve->StderrTail();
-  ASSERT_TRUE(WaitStatus(*source, "Rpl_semi_sync_master_status", 1, seconds(30)))
+  ASSERT_TRUE(WaitGlobalStatus(*source, "Rpl_semi_sync_master_status", 1, seconds(30)))
       << serve->StderrTail();
   // 60 s while binrelay runs, so a slow ACK (a sanitizer build, a busy
   // disk) is not a fallback; 3 s for the kill below.
   BR_ASSERT_OK(source->Execute("SET GLOBAL rpl_semi_sync_master_timeout = 60000"));
 
   BR_ASSERT_OK_AND_ASSIGN(auto conn, SqlConn::Open(*source));
-  const int64_t yes0 = Status(*source, "Rpl_semi_sync_master_yes_tx");
-  const int64_t no0 = Status(*source, "Rpl_semi_sync_master_no_tx");
+  const int64_t yes0 = GlobalStatus(*source, "Rpl_semi_sync_master_yes_tx");
+  const int64_t no0 = GlobalStatus(*source, "Rpl_semi_sync_master_no_tx");
   for (int id = 1; id <= 200; ++id) {
     BR_ASSERT_OK(conn->Exec(absl::StrCat("INSERT INTO semi.t VALUES (", id, ", 'acked')")));
     if (id % 50 == 0) {
@@ -81,8 +63,8 @@ TEST(SemiSyncTest, BinrelayAcksStoredTransactionsAndTheSourceFallsBackWithoutIt)
           << "a transaction committed before binrelay stored it";
     }
   }
-  EXPECT_GE(Status(*source, "Rpl_semi_sync_master_yes_tx") - yes0, 200);
-  EXPECT_EQ(Status(*source, "Rpl_semi_sync_master_no_tx") - no0, 0);
+  EXPECT_GE(GlobalStatus(*source, "Rpl_semi_sync_master_yes_tx") - yes0, 200);
+  EXPECT_EQ(GlobalStatus(*source, "Rpl_semi_sync_master_no_tx") - no0, 0);
 
   // Without its only semi-sync replica the source waits out its timeout,
   // then commits without an ACK.
@@ -91,25 +73,25 @@ TEST(SemiSyncTest, BinrelayAcksStoredTransactionsAndTheSourceFallsBackWithoutIt)
   const auto t0 = Clock::now();
   BR_ASSERT_OK(conn->Exec("INSERT INTO semi.t VALUES (1000, 'no ack')"));
   EXPECT_GE(Clock::now() - t0, milliseconds(2500)) << "the source did not wait for an ACK";
-  EXPECT_EQ(Status(*source, "Rpl_semi_sync_master_no_tx") - no0, 1);
-  EXPECT_EQ(Status(*source, "Rpl_semi_sync_master_status"), 0);
+  EXPECT_EQ(GlobalStatus(*source, "Rpl_semi_sync_master_no_tx") - no0, 1);
+  EXPECT_EQ(GlobalStatus(*source, "Rpl_semi_sync_master_status"), 0);
 
   // binrelay returns: it catches up and the source is semi-synchronous again.
   BR_ASSERT_OK(serve->Start());
   BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(60))) << serve->StderrTail();
-  ASSERT_TRUE(WaitStatus(*source, "Rpl_semi_sync_master_clients", 1, seconds(30)));
+  ASSERT_TRUE(WaitGlobalStatus(*source, "Rpl_semi_sync_master_clients", 1, seconds(30)));
   // The source switches back on only when an ACK reaches its latest commit
   // (try_switch_on in sql/semisync_master.cc); commits issued before that
   // keep moving the mark ahead of the ACKs and are not waited for.
-  ASSERT_TRUE(WaitStatus(*source, "Rpl_semi_sync_master_status", 1, seconds(30)))
+  ASSERT_TRUE(WaitGlobalStatus(*source, "Rpl_semi_sync_master_status", 1, seconds(30)))
       << serve->StderrTail();
   BR_ASSERT_OK(source->Execute("SET GLOBAL rpl_semi_sync_master_timeout = 60000"));
-  const int64_t yes1 = Status(*source, "Rpl_semi_sync_master_yes_tx");
+  const int64_t yes1 = GlobalStatus(*source, "Rpl_semi_sync_master_yes_tx");
   for (int id = 1001; id <= 1050; ++id) {
     BR_ASSERT_OK(conn->Exec(absl::StrCat("INSERT INTO semi.t VALUES (", id, ", 'acked again')")));
   }
-  EXPECT_EQ(Status(*source, "Rpl_semi_sync_master_status"), 1);
-  EXPECT_GE(Status(*source, "Rpl_semi_sync_master_yes_tx") - yes1, 49);
+  EXPECT_EQ(GlobalStatus(*source, "Rpl_semi_sync_master_status"), 1);
+  EXPECT_GE(GlobalStatus(*source, "Rpl_semi_sync_master_yes_tx") - yes1, 49);
   BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(60)));
   BR_ASSERT_OK_AND_ASSIGN(std::vector<std::string> files, SourceBinlogFiles(*source));
   for (size_t i = 0; i + 1 < files.size(); ++i) {

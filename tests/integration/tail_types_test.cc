@@ -37,17 +37,11 @@ class TailTypesTest : public SharedSandboxTest<TailTypesTest> {
   std::map<int, std::vector<std::optional<std::string>>> Snapshot() {
     std::vector<std::string> exprs = {"id"};
     for (const Column& c : Columns()) exprs.push_back(c.select.empty() ? c.name : c.select);
-    auto rows = sandbox_->Query(
-        absl::StrCat("SELECT ", absl::StrJoin(exprs, ", "), " FROM itest.types ORDER BY id"));
+    auto rows = RowsById(*sandbox_, absl::StrCat("SELECT ", absl::StrJoin(exprs, ", "),
+                                                 " FROM itest.types ORDER BY id"));
     EXPECT_TRUE(rows.ok()) << rows.status();
-    std::map<int, std::vector<std::optional<std::string>>> out;
-    if (!rows.ok()) return out;
-    for (auto& r : *rows) {
-      int id = std::atoi(r[0]->c_str());
-      r.erase(r.begin());
-      out[id] = std::move(r);
-    }
-    return out;
+    return rows.ok() ? *std::move(rows)
+                     : std::map<int, std::vector<std::optional<std::string>>>{};
   }
 };
 
