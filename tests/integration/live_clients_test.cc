@@ -53,8 +53,8 @@ std::string Cell(const std::string& output, size_t row, size_t col) {
 
 class LiveClientsTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void StartRelay(ServeOptions options = {}) {
-    auto source = StartServeSource({}, GetParam());
+  void StartRelay(ServeOptions options = {}, std::vector<std::string> source_args = {}) {
+    auto source = StartServeSource(source_args, GetParam());
     ASSERT_TRUE(source.ok()) << source.status();
     source_ = *std::move(source);
     auto serve = ServeProcess::Create(*source_, options);
@@ -88,7 +88,11 @@ TEST_P(LiveClientsTest, ReplicasOfTheReleaseFollowByPositionAndByGtid) {
   BINRELAY_REQUIRE_FLAVOUR(GetParam());
   ServeOptions options;
   options.listen_address = "0.0.0.0";
-  ASSERT_NO_FATAL_FAILURE(StartRelay(options));
+  // MariaDB users turn on gtid_strict_mode, on the source and its replicas.
+  const bool maria = GetParam().rfind("mariadb", 0) == 0;
+  std::vector<std::string> strict;
+  if (maria) strict = {"--gtid-strict-mode=ON"};
+  ASSERT_NO_FATAL_FAILURE(StartRelay(options, strict));
   const MixedWorkloadOptions mix = CompactMix(300);
   BR_ASSERT_OK(RunMixedWorkload(*source_, "mix", mix));
   // Tagged GTIDs (MySQL 8.3+) in the stream, and later in the sets the
@@ -110,6 +114,7 @@ TEST_P(LiveClientsTest, ReplicasOfTheReleaseFollowByPositionAndByGtid) {
   ReplicaOptions by_gtid = by_position;
   by_gtid.server_id = 12;
   by_gtid.mode = ReplicaOptions::Mode::kGtidSlavePos;
+  by_gtid.server_args = strict;
   // From an address that is not local: a MariaDB 11.4+ replica then
   // verifies binrelay's generated certificate by its default settings.
   BR_ASSERT_OK_AND_ASSIGN(by_gtid.host, NonLoopbackAddress());
@@ -126,6 +131,13 @@ TEST_P(LiveClientsTest, ReplicasOfTheReleaseFollowByPositionAndByGtid) {
   for (ServerSandbox* r : {replica_p.get(), replica_g.get()}) {
     BR_ASSERT_OK(WaitReplicaExecuted(*r, *source_, seconds(120))) << serve_->StderrTail();
     EXPECT_TRUE(SameChecksums(*source_, *r, {"mix"}));
+  }
+  if (maria) {
+    // The variant ran: strict mode on the source and the GTID replica.
+    for (ServerSandbox* s : {source_.get(), replica_g.get()}) {
+      BR_ASSERT_OK_AND_ASSIGN(SqlRows mode, s->Query("SELECT @@GLOBAL.gtid_strict_mode"));
+      EXPECT_EQ(mode[0][0].value_or(""), "1");
+    }
   }
   if (!Flavour().mysql && Flavour().AtLeast(11, 4)) {
     // Its defaults were TLS with the certificate verified: the path taken.
