@@ -267,12 +267,7 @@ void AppendTextJson(std::string_view bytes, Charset cs, std::string* out) {
     // only the other bytes (most text is mostly ASCII).
     size_t i = 0;
     while (i < bytes.size()) {
-      size_t run = i;
-      while (run < bytes.size()) {
-        uint8_t c = static_cast<uint8_t>(bytes[run]);
-        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
-        ++run;
-      }
+      const size_t run = i + PlainJsonPrefix(bytes.substr(i));
       out->append(bytes.data() + i, run - i);
       if (run == bytes.size()) break;
       ForEachCodepoint(bytes.substr(run, 1), cs,

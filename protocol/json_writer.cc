@@ -1,6 +1,7 @@
 #include "protocol/json_writer.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace binrelay::protocol {
 namespace {
@@ -38,17 +39,39 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
 
 }  // namespace
 
+size_t PlainJsonPrefix(std::string_view s) {
+  // Per 8-byte word, `special` is nonzero iff a byte is < 0x20, '"', '\\' or
+  // >= 0x80 (Sean Anderson's "Bit Twiddling Hacks": "Determine if a word has
+  // a zero byte" and "... a byte less than n"). A borrow can flag bytes after
+  // the first special one, never before it: the scalar loop then finds it.
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  const char* p = s.data();
+  const size_t n = s.size();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    const uint64_t quote = w ^ (kOnes * '"');
+    const uint64_t backslash = w ^ (kOnes * '\\');
+    const uint64_t special = (((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) |
+                              ((backslash - kOnes) & ~backslash) | w) &
+                             kHigh;
+    if (special != 0) break;
+  }
+  for (; i < n; ++i) {
+    const auto c = static_cast<uint8_t>(p[i]);
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+  }
+  return i;
+}
+
 void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
   size_t i = 0;
   while (i < s.size()) {
     // Copy the longest run of bytes that need no escaping in one go.
-    size_t run = i;
-    while (run < s.size()) {
-      uint8_t c = static_cast<uint8_t>(s[run]);
-      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
-      ++run;
-    }
+    const size_t run = i + PlainJsonPrefix(s.substr(i));
     out->append(s.data() + i, run - i);
     i = run;
     if (i >= s.size()) break;

@@ -11,6 +11,11 @@ namespace binrelay::protocol {
 // replaced by U+FFFD so the output is always valid JSON.
 void AppendJsonString(std::string_view s, std::string* out);
 
+// Length of the longest prefix of `s` that a JSON string can hold as is:
+// printable ASCII other than '"' and '\\'. Scans 8 bytes at a time; text
+// columns are mostly such bytes, and this scan is the tail's hottest loop.
+size_t PlainJsonPrefix(std::string_view s);
+
 // Appends the standard base64 (RFC 4648, with padding) of `bytes`.
 void AppendBase64(std::string_view bytes, std::string* out);
 

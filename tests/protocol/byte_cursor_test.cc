@@ -65,6 +65,38 @@ TEST(JsonWriterTest, EscapesControlAndReplacesInvalidUtf8) {
   EXPECT_EQ(out, "\"a\\\"\\\\\\n\\u0001\xF0\x9F\x98\x80\xEF\xBF\xBD\"");
 }
 
+// Guards the word-at-a-time scan: any byte value at any offset of a word
+// (and of the scalar tail) must end the plain prefix exactly where the
+// byte-by-byte definition does, or a quote or control byte escapes unescaped.
+TEST(JsonWriterTest, PlainPrefixStopsAtEverySpecialByteAtEveryOffset) {
+  auto reference = [](std::string_view s) {
+    size_t i = 0;
+    while (i < s.size()) {
+      auto c = static_cast<uint8_t>(s[i]);
+      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+      ++i;
+    }
+    return i;
+  };
+  for (size_t len : {0, 1, 7, 8, 9, 16, 23, 24}) {
+    for (size_t at = 0; at < len; ++at) {
+      for (int b = 0; b < 256; ++b) {
+        for (char fill : {'a', '!', '~', '[', ']'}) {
+          std::string s(len, fill);
+          s[at] = static_cast<char>(b);
+          ASSERT_EQ(PlainJsonPrefix(s), reference(s)) << "len " << len << " at " << at << " byte " << b;
+        }
+      }
+    }
+  }
+  // Two special bytes: the first one ends the prefix.
+  std::string two(16, 'x');
+  two[11] = '"';
+  two[3] = '\x1f';
+  EXPECT_EQ(PlainJsonPrefix(two), 3u);
+  EXPECT_EQ(PlainJsonPrefix(std::string(40, ' ')), 40u);
+}
+
 TEST(JsonWriterTest, Base64Padding) {
   std::string out;
   AppendBase64("", &out);
