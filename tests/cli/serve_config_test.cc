@@ -174,7 +174,7 @@ namespace {
 
 // The documented sample must stay valid: every key in it is read and parses.
 TEST(ServeConfigTest, DocumentedSampleParses) {
-  auto ini = IniFile::Load(std::string(BINRELAY_SOURCE_DIR) + "/conf/binrelay.cnf");
+  auto ini = IniFile::Load(absl::StrCat(BINRELAY_SOURCE_DIR, "/conf/binrelay.cnf"));
   ASSERT_TRUE(ini.ok()) << ini.status();
   // The sample points at password files that exist only on a real host.
   // A name of this process's own: a fixed /tmp/pw may be anything on a
@@ -311,7 +311,7 @@ TEST(ServeConfigTest, MoveSectionsWithDefaultsAndErrors) {
 // The `binrelay move` sample parses: [listen] is optional there, [move] is
 // the one move and `name` names it.
 TEST(ServeConfigTest, MoveSampleParsesWithoutAListener) {
-  auto ini = IniFile::Load(std::string(BINRELAY_SOURCE_DIR) + "/conf/move.cnf");
+  auto ini = IniFile::Load(absl::StrCat(BINRELAY_SOURCE_DIR, "/conf/move.cnf"));
   ASSERT_TRUE(ini.ok()) << ini.status();
   std::string pw = absl::StrCat(::testing::TempDir(), "/binrelay-move-pw-", getpid());
   std::ofstream(pw) << "secret\n";

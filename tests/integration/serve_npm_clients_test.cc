@@ -29,7 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kClients = std::string(BINRELAY_SOURCE_DIR) + "/tests/clients";
+const std::string kClients = absl::StrCat(BINRELAY_SOURCE_DIR, "/tests/clients");
 
 class ServeNpmClientsTest : public ::testing::Test {
  protected:

@@ -1,3 +1,4 @@
+#include "absl/strings/str_cat.h"
 #include "protocol/auth.h"
 
 #include <openssl/evp.h>
@@ -31,8 +32,8 @@ using Conversation = std::vector<CapturedPacket>;
 // README there): [0..2] zeek/caching_sha2_password.pcap, [3] the
 // after-auth-switch pcapng.
 std::vector<Conversation> ZeekConversations() {
-  std::string text = testing::ReadFileOrDie(std::string(BINRELAY_SOURCE_DIR) +
-                                            "/tests/protocol/testdata/zeek_mysql_packets.txt");
+  std::string text = testing::ReadFileOrDie(absl::StrCat(
+      BINRELAY_SOURCE_DIR, "/tests/protocol/testdata/zeek_mysql_packets.txt"));
   std::vector<Conversation> out;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     if (absl::StartsWith(line, "# connection")) {
