@@ -1,5 +1,7 @@
 #include "apply/change_decoder.h"
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/column_type.h"
 #include "protocol/event_type.h"
@@ -55,6 +57,21 @@ absl::Status ChangeDecoder::OnEvent(const replication::StreamEvent& e) {
   BR_RETURN_IF_ERROR(Dispatch(e.event, e.format, e.end));
   if (!e.ends_transaction) return absl::OkStatus();
   ++stats_.transactions;
+  if (rolled_back_ && delivered_in_transaction_ > 0) {
+    // The server logs a transaction it rolled back only when it also
+    // changed a non-transactional table (MySQL manual, "Binary Logging
+    // Options": mixing transactional and nontransactional tables); its rows
+    // are then a mix of kept and undone ones, and the ones passed on cannot
+    // be taken back.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the transaction ending at ", e.end.ToString(), " was rolled back after ",
+        delivered_in_transaction_, " of its rows of subscribed tables were passed on (the "
+        "server logs a rolled-back transaction when it also changed a non-transactional "
+        "table): which of them the source kept cannot be told from the binlog; compare the "
+        "tables with the source"));
+  }
+  if (!rolled_back_) BR_RETURN_IF_ERROR(DeliverStaged());
+  ResetTransaction();
   if (tables_.size() > kCachedTablesAfterCommit) tables_.clear();
   gtid_kind_ = GtidKind::kNone;
   gtid_.clear();
@@ -63,8 +80,162 @@ absl::Status ChangeDecoder::OnEvent(const replication::StreamEvent& e) {
 
 void ChangeDecoder::OnStreamRestart(const replication::BinlogPosition&) {
   sink_->OnRestart();
+  ResetTransaction();
   gtid_kind_ = GtidKind::kNone;
   gtid_.clear();
+}
+
+void ChangeDecoder::ResetTransaction() {
+  savepoints_.clear();
+  staged_.clear();
+  staged_bytes_ = 0;
+  delivered_in_transaction_ = 0;
+  rolled_back_ = false;
+}
+
+absl::Status ChangeDecoder::Deliver(uint64_t table_id, const RowChange& change) {
+  if (savepoints_.empty() && staged_.empty()) {
+    ++delivered_in_transaction_;
+    ++stats_.rows;
+    return sink_->OnRow(change);
+  }
+  // After a SAVEPOINT (and, to keep the order, for the rest of the
+  // transaction): held until the transaction ends.
+  const bool images = sink_->wants_images();
+  StagedRow& r = staged_.emplace_back();
+  r.op = change.op;
+  r.table_id = table_id;
+  r.file.assign(change.file);
+  r.pos = change.pos;
+  r.timestamp = change.timestamp;
+  r.partial = change.partial;
+  r.before.assign(images ? change.before_image : change.before);
+  r.after.assign(images ? change.after_image : change.after);
+  r.has_before = !r.before.empty();
+  r.has_after = !r.after.empty();
+  staged_bytes_ += sizeof(StagedRow) + r.file.size() + r.before.size() + r.after.size();
+  if (staged_bytes_ <= kMaxStagedBytes) return absl::OkStatus();
+  BR_RETURN_IF_ERROR(DeliverStaged());
+  for (Savepoint& sp : savepoints_) sp.staged = kPassedOn;
+  return absl::OkStatus();
+}
+
+absl::Status ChangeDecoder::DeliverStaged() {
+  const bool images = sink_->wants_images();
+  for (const StagedRow& r : staged_) {
+    auto it = tables_.find(r.table_id);
+    if (it == tables_.end()) {
+      return absl::InternalError(absl::StrCat("a row staged after a savepoint at ", r.file, ":",
+                                              r.pos, " lost its TABLE_MAP"));
+    }
+    RowChange change;
+    change.op = r.op;
+    change.table = &it->second.map.def;
+    change.file = r.file;
+    change.pos = r.pos;
+    change.gtid = GtidText();
+    change.timestamp = r.timestamp;
+    change.partial = r.partial;
+    std::string_view before = r.has_before ? std::string_view(r.before) : std::string_view();
+    std::string_view after = r.has_after ? std::string_view(r.after) : std::string_view();
+    if (images) {
+      change.before_image = before;
+      change.after_image = after;
+    } else {
+      change.before = before;
+      change.after = after;
+    }
+    ++delivered_in_transaction_;
+    ++stats_.rows;
+    BR_RETURN_IF_ERROR(sink_->OnRow(change));
+  }
+  staged_.clear();
+  staged_bytes_ = 0;
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The savepoint name that ends `query` (SAVEPOINT `s`, ROLLBACK TO `s`,
+// RELEASE SAVEPOINT `s`): unquoted, `` as `.
+std::string SavepointName(std::string_view query) {
+  std::string_view q = query;
+  while (!q.empty() && (absl::ascii_isspace(static_cast<unsigned char>(q.back())) || q.back() == ';')) {
+    q.remove_suffix(1);
+  }
+  std::string name;
+  if (!q.empty() && q.back() == '`') {
+    // Walk back to the opening quote, `` being a quote inside the name.
+    size_t i = q.size() - 1;
+    while (i > 0) {
+      --i;
+      if (q[i] == '`') {
+        if (i > 0 && q[i - 1] == '`') {
+          --i;
+          continue;
+        }
+        break;
+      }
+    }
+    for (size_t k = i + 1; k + 1 < q.size(); ++k) {
+      name.push_back(q[k]);
+      if (q[k] == '`') ++k;  // the second quote of ``
+    }
+    return name;
+  }
+  const size_t space = q.find_last_of(" \t\n\r");
+  return std::string(space == std::string_view::npos ? q : q.substr(space + 1));
+}
+
+}  // namespace
+
+absl::Status ChangeDecoder::OnSavepointStatement(std::string_view query,
+                                                 const replication::BinlogPosition& end) {
+  // MariaDB and MySQL log SAVEPOINT and ROLLBACK TO inside a transaction
+  // whose rows after the savepoint stay in the binlog although undone (the
+  // transaction also touched a non-transactional table). Semantics as in
+  // sql/transaction.cc: a name set again moves; ROLLBACK TO keeps the
+  // savepoint and drops later ones; RELEASE drops it and later ones.
+  // Savepoint names are case-insensitive.
+  const std::string name = SavepointName(query);
+  auto find = [&]() -> std::vector<Savepoint>::iterator {
+    for (auto it = savepoints_.end(); it != savepoints_.begin();) {
+      --it;
+      if (absl::EqualsIgnoreCase(it->name, name)) return it;
+    }
+    return savepoints_.end();
+  };
+  const absl::string_view text = absl::StripLeadingAsciiWhitespace(AV(query));
+  if (absl::StartsWithIgnoreCase(text, "SAVEPOINT")) {
+    if (auto it = find(); it != savepoints_.end()) savepoints_.erase(it);
+    savepoints_.push_back(Savepoint{name, staged_.size()});
+    return absl::OkStatus();
+  }
+  auto it = find();
+  if (it == savepoints_.end()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", AV(query.substr(0, 200)), "' at ", end.ToString(), " names a savepoint no "
+        "SAVEPOINT of this transaction set: which rows it undid cannot be told; compare the "
+        "tables with the source"));
+  }
+  if (absl::StartsWithIgnoreCase(text, "RELEASE")) {
+    savepoints_.erase(it, savepoints_.end());
+    return absl::OkStatus();
+  }
+  // ROLLBACK [WORK] TO [SAVEPOINT] name
+  if (it->staged == kPassedOn) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", AV(query.substr(0, 200)), "' at ", end.ToString(), " undoes rows that were "
+        "already passed on (more than ", kMaxStagedBytes >> 20, " MiB of rows followed the "
+        "savepoint, and rows are held that long only): compare the tables with the source"));
+  }
+  for (size_t k = it->staged; k < staged_.size(); ++k) {
+    const StagedRow& r = staged_[k];
+    staged_bytes_ -= sizeof(StagedRow) + r.file.size() + r.before.size() + r.after.size();
+  }
+  staged_.resize(it->staged);
+  savepoints_.erase(it + 1, savepoints_.end());
+  return absl::OkStatus();
 }
 
 absl::Status ChangeDecoder::Dispatch(const protocol::EventView& event,
@@ -169,8 +340,7 @@ absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
       change.before_image = r.before;
       change.after_image = r.after;
       change.partial = !r.before_full || !r.after_full;
-      ++stats_.rows;
-      return sink_->OnRow(change);
+      return Deliver(table_id, change);
     });
   }
   // Decode errors already name the event type, offset, table and column.
@@ -178,8 +348,7 @@ absl::Status ChangeDecoder::OnRows(const protocol::EventView& event,
     change.before = r.has_before ? r.before_json : std::string_view();
     change.after = r.has_after ? r.after_json : std::string_view();
     change.partial = r.before_partial || r.after_partial;
-    ++stats_.rows;
-    return sink_->OnRow(change);
+    return Deliver(table_id, change);
   });
   if (!s.ok() && fde.is_mariadb && HasUnsizedMariaTemporal(def)) {
     return Annotate(s, absl::StrCat(
@@ -195,6 +364,11 @@ absl::Status ChangeDecoder::OnQuery(const protocol::EventView& event,
                                     const replication::BinlogPosition& end) {
   BR_ASSIGN_OR_RETURN(protocol::QueryEvent q, protocol::ParseQueryEvent(event, fde, &scratch_));
   protocol::StatementKind kind = protocol::ClassifyStatement(q.query);
+  if (kind == protocol::StatementKind::kSavepoint) return OnSavepointStatement(q.query, end);
+  if (kind == protocol::StatementKind::kRollback &&
+      absl::StartsWithIgnoreCase(absl::StripLeadingAsciiWhitespace(AV(q.query)), "ROLLBACK")) {
+    rolled_back_ = true;  // not XA ROLLBACK: the sink follows XA itself
+  }
   if (kind != protocol::StatementKind::kDdl && kind != protocol::StatementKind::kOther) {
     return absl::OkStatus();
   }

@@ -15,6 +15,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "apply/change_sink.h"
@@ -72,6 +74,13 @@ class ChangeDecoder : public replication::StreamConsumer {
                        const replication::BinlogPosition& end);
   absl::Status OnPayload(const protocol::EventView& event, const protocol::FormatDescription& fde,
                          const replication::BinlogPosition& end);
+  // Savepoints (see the .cc): a row after one is staged until the
+  // transaction ends, so that ROLLBACK TO can drop it.
+  absl::Status OnSavepointStatement(std::string_view query,
+                                    const replication::BinlogPosition& end);
+  absl::Status Deliver(uint64_t table_id, const RowChange& change);
+  absl::Status DeliverStaged();
+  void ResetTransaction();
 
   const Subscription* subscription_;
   replication::SchemaCache* schema_;
@@ -88,6 +97,34 @@ class ChangeDecoder : public replication::StreamConsumer {
   DecoderStats stats_;
   protocol::RowDecoder row_decoder_;  // reuses its buffers across events
   protocol::RowImageSplitter image_splitter_;  // for sinks that want raw images
+  struct StagedRow {
+    RowOp op;
+    uint64_t table_id;
+    std::string file;
+    uint64_t pos;
+    uint32_t timestamp;
+    bool partial;
+    std::string before;  // JSON, or the raw image for a sink that wants_images()
+    std::string after;
+    bool has_before;
+    bool has_after;
+  };
+  struct Savepoint {
+    std::string name;
+    size_t staged;  // staged_.size() when it was set; kPassedOn: rows after it went on
+  };
+  // Rows held after savepoints are bounded: past this many bytes they are
+  // passed on, and a ROLLBACK TO across them is refused. ORMs set a
+  // SAVEPOINT in many transactions, and the server logs it even when the
+  // transaction touches only InnoDB (a ROLLBACK TO then cuts the undone rows
+  // out of the log itself).
+  static constexpr size_t kMaxStagedBytes = 64 << 20;
+  static constexpr size_t kPassedOn = static_cast<size_t>(-1);  // Savepoint::staged
+  std::vector<Savepoint> savepoints_;  // of the open transaction, oldest first
+  std::vector<StagedRow> staged_;
+  size_t staged_bytes_ = 0;
+  uint64_t delivered_in_transaction_ = 0;  // rows handed to the sink directly
+  bool rolled_back_ = false;  // the open transaction ends with ROLLBACK
   std::string payload_;  // decompressed TRANSACTION_PAYLOAD, reused
   std::string scratch_;  // inflated QUERY_COMPRESSED text, reused
 };

@@ -2,6 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace binrelay::apply {
 namespace {
@@ -98,9 +99,27 @@ bool ReadName(const std::vector<Token>& t, size_t* i, std::string_view default_d
   return true;
 }
 
+// Within an ADD ... FOREIGN KEY clause [from, to): the first referential
+// action InnoDB carries out without logging it (MySQL manual, "FOREIGN KEY
+// Constraints": "cascading foreign key actions do not activate triggers"
+// and are not written to the binary log as row events), as written; empty
+// if none (RESTRICT, NO ACTION or no ON clause).
+std::string UnloggedAction(const std::vector<Token>& t, size_t from, size_t to) {
+  for (size_t j = from; j < to; ++j) {
+    if (!Is(t, j, "ON") || !(Is(t, j + 1, "DELETE") || Is(t, j + 1, "UPDATE"))) continue;
+    const std::string on = absl::StrCat("ON ", absl::AsciiStrToUpper(t[j + 1].text));
+    if (Is(t, j + 2, "CASCADE")) return absl::StrCat(on, " CASCADE");
+    if (Is(t, j + 2, "SET") && (Is(t, j + 3, "NULL") || Is(t, j + 3, "DEFAULT"))) {
+      return absl::StrCat(on, " SET ", absl::AsciiStrToUpper(t[j + 3].text));
+    }
+  }
+  return "";
+}
+
 // ALTER TABLE t <clauses>: true if every top-level clause is
-// ADD [CONSTRAINT [name]] FOREIGN KEY ... or DROP FOREIGN KEY name.
-bool OnlyForeignKeyClauses(const std::vector<Token>& t, size_t i) {
+// ADD [CONSTRAINT [name]] FOREIGN KEY ... or DROP FOREIGN KEY name. The
+// first unlogged referential action of an added key goes to *action.
+bool OnlyForeignKeyClauses(const std::vector<Token>& t, size_t i, std::string* action) {
   if (i >= t.size()) return false;
   bool any = false;
   while (i < t.size()) {
@@ -125,6 +144,7 @@ bool OnlyForeignKeyClauses(const std::vector<Token>& t, size_t i) {
       if (t[i].punct == ')') --depth;
       if (depth == 0 && (t[i].punct == ',' || t[i].punct == ';')) break;
     }
+    if (action->empty() && Is(t, clause, "ADD")) *action = UnloggedAction(t, clause, i);
     if (i < t.size()) ++i;
   }
   return any;
@@ -181,7 +201,14 @@ std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view q
     ++i;
     if (Is(t, i, "IF") && Is(t, i + 1, "EXISTS")) i += 2;
     if (!ReadName(t, &i, default_db, &name)) return out;
-    if (OnlyForeignKeyClauses(t, i)) return out;
+    std::string action;
+    if (OnlyForeignKeyClauses(t, i, &action)) {
+      if (!action.empty()) {
+        name.unlogged_action = std::move(action);
+        out.push_back(std::move(name));
+      }
+      return out;
+    }
     name.redefines = true;
     out.push_back(name);
     // ALTER TABLE a RENAME [TO|AS] b: the new name is changed too; so is
@@ -271,6 +298,30 @@ std::vector<DdlTarget> DdlTables(std::string_view default_db, std::string_view q
     if (Is(t, i, "TABLE")) ++i;
     if (ReadName(t, &i, default_db, &name)) out.push_back(name);
     return out;
+  }
+  return out;
+}
+
+std::vector<UnloggedForeignKey> UnloggedForeignKeys(std::string_view create_table) {
+  const std::vector<Token> t = Tokenise(create_table);
+  std::vector<UnloggedForeignKey> out;
+  int depth = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i].punct == '(') ++depth;
+    if (t[i].punct == ')') --depth;
+    if (depth != 1 || !Is(t, i, "FOREIGN") || !Is(t, i + 1, "KEY")) continue;
+    UnloggedForeignKey key;
+    if (i >= 2 && Is(t, i - 2, "CONSTRAINT") && IsName(t, i - 1)) key.name = t[i - 1].text;
+    // The clause runs to the next comma of the column list, or its end.
+    size_t end = i;
+    for (int d = 1; end < t.size(); ++end) {
+      if (t[end].punct == '(') ++d;
+      if (t[end].punct == ')' && --d == 0) break;
+      if (d == 1 && t[end].punct == ',') break;
+    }
+    key.action = UnloggedAction(t, i, end);
+    if (!key.action.empty()) out.push_back(std::move(key));
+    i = end > i ? end - 1 : i;
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -96,13 +97,30 @@ class ApplyPipeline::Sink : public ChangeSink {
       if (t.db == p_->options_.checkpoint_schema) continue;
       bool ours = false;
       if (t.table.empty()) {
-        for (const auto& [key, table] : p_->tables_) ours = ours || table->source.db == t.db;
+        for (const auto& [key, table] : p_->tables_) {
+          ours = ours || (p_->lower_case_table_names_ != 0
+                              ? absl::EqualsIgnoreCase(table->source.db, t.db)
+                              : table->source.db == t.db);
+        }
       } else {
-        ours = p_->pattern_.Matches(t.db, t.table);
+        ours = p_->DdlNamesOurs(t.db, t.table);
       }
       if (!ours) continue;
       // Quoted in /status and the log: a credential in it is hidden.
       std::string text = protocol::RedactedStatement(s.query, 300);
+      if (!t.unlogged_action.empty()) {
+        // Adds a foreign key only: rows keep their shape, but from here on
+        // the source changes this table without logging it.
+        if (!p_->cascades_unlogged_) continue;
+        p_->ddl_stop_ = absl::FailedPreconditionError(absl::StrCat(
+            "subscribed table ", t.db, ".", t.table, " gained a foreign key with ",
+            t.unlogged_action, " at ", AV(s.file), ":", s.pos, ": ", text,
+            "; the source makes those changes without logging them, so the target would "
+            "keep rows the source removes or changes. Drop the key or make it RESTRICT on the "
+            "source, compare the table with the target (rows its actions changed since are "
+            "not in the binlog), then restart binrelay; or leave the table out of `tables`"));
+        return absl::OkStatus();
+      }
       if (t.dml) {
         p_->ddl_stop_ = absl::FailedPreconditionError(absl::StrCat(
             "a row change to subscribed table ", t.db, ".", t.table, " was logged as a "
@@ -703,6 +721,23 @@ absl::Status ApplyPipeline::Prepare() {
   // source no longer has (dropped or renamed since). Where the two agree,
   // either reads the rows alike.
   replication::ConnectionSqlSource source(source_);
+  // InnoDB carries out referential actions below the binlog (MariaDB's
+  // "Replication and Foreign Keys": cascaded changes are not logged). MySQL
+  // 9.7 can carry them out in the server instead, innodb_native_foreign_keys
+  // = OFF: the child table's changes are then logged as row events (MySQL
+  // 9.7 manual, "Replication and Foreign Keys").
+  {
+    auto native = source.Query("SHOW GLOBAL VARIABLES LIKE 'innodb_native_foreign_keys'");
+    if (!native.ok()) return Annotate(native.status(), "reading the source's foreign key handling");
+    cascades_unlogged_ = native->empty() || native->front().size() < 2 ||
+                         !absl::EqualsIgnoreCase(native->front()[1].value_or("ON"), "OFF");
+    auto lctn = source.Query("SELECT @@GLOBAL.lower_case_table_names");
+    if (!lctn.ok()) return Annotate(lctn.status(), "reading the source's lower_case_table_names");
+    lower_case_table_names_ = 0;
+    if (!lctn->empty() && !lctn->front().empty() && lctn->front()[0].has_value()) {
+      (void)absl::SimpleAtoi(*lctn->front()[0], &lower_case_table_names_);
+    }
+  }
   std::optional<absl::flat_hash_map<std::string, DdlAhead>> ddl_ahead;
   auto ddl_at = [&](const std::string& db,
                     const std::string& table) -> absl::StatusOr<const DdlAhead*> {
@@ -733,8 +768,8 @@ absl::Status ApplyPipeline::Prepare() {
       BR_ASSIGN_OR_RETURN(auto found, FindDdlAhead(position_));
       ddl_ahead = std::move(found);
     }
-    auto it = ddl_ahead->find(TableKey(db, table));
-    if (it == ddl_ahead->end()) it = ddl_ahead->find(TableKey(db, ""));
+    auto it = ddl_ahead->find(DdlKey(db, table));
+    if (it == ddl_ahead->end()) it = ddl_ahead->find(DdlKey(db, ""));
     return it == ddl_ahead->end() ? nullptr : &it->second;
   };
   auto listed = ListTables(source);
@@ -812,23 +847,25 @@ absl::Status ApplyPipeline::Prepare() {
       BR_RETURN_IF_ERROR(CheckTargetShape(src, *tgt, target_name));
     }
     // ON DELETE/UPDATE CASCADE or SET NULL: InnoDB makes those changes
-    // below the binlog, so they would never reach the target.
-    std::string fk_sql =
-        "SELECT CONSTRAINT_NAME, DELETE_RULE, UPDATE_RULE FROM "
-        "information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ";
-    AppendQuotedString(db, &fk_sql);
-    fk_sql.append(" AND TABLE_NAME = ");
-    AppendQuotedString(table, &fk_sql);
-    fk_sql.append(" AND (DELETE_RULE <> 'RESTRICT' AND DELETE_RULE <> 'NO ACTION' OR "
-                  "UPDATE_RULE <> 'RESTRICT' AND UPDATE_RULE <> 'NO ACTION')");
-    BR_ASSIGN_OR_RETURN(auto cascades, source.Query(fk_sql));
-    if (!cascades.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "apply pipeline ", options_.name, ": source table ", db, ".", table,
-          " has foreign key ", cascades[0][0].value_or("?"), " with ON DELETE ",
-          cascades[0][1].value_or("?"), " / ON UPDATE ", cascades[0][2].value_or("?"),
-          ": the server makes those changes without logging them, so the target would keep "
-          "rows the source removed; leave the table out of `tables` or make the key RESTRICT"));
+    // below the binlog, so they would never reach the target. (A table the
+    // source no longer has is read only up to the DDL that removed it.)
+    if (cascades_unlogged_ && on_source.contains(TableKey(db, table))) {
+      std::string show = "SHOW CREATE TABLE ";
+      AppendIdentifier(db, &show);
+      show.push_back('.');
+      AppendIdentifier(table, &show);
+      BR_ASSIGN_OR_RETURN(auto created, source.Query(show));
+      const std::string text =
+          !created.empty() && created[0].size() >= 2 ? created[0][1].value_or("") : "";
+      std::vector<UnloggedForeignKey> keys = UnloggedForeignKeys(text);
+      if (!keys.empty()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "apply pipeline ", options_.name, ": source table ", db, ".", table,
+            " has foreign key ", keys[0].name, " with ", keys[0].action,
+            ": the server makes those changes without logging them, so the target would keep "
+            "rows the source removed or changed; leave the table out of `tables` or make the "
+            "key RESTRICT"));
+      }
     }
     const std::string target_key = TableKey(target_db, table);
     for (const auto& [key, other] : tables_) {
@@ -891,6 +928,17 @@ absl::Status ApplyPipeline::Prepare() {
   return absl::OkStatus();
 }
 
+bool ApplyPipeline::DdlNamesOurs(std::string_view db, std::string_view table) const {
+  return lower_case_table_names_ != 0 ? pattern_.MatchesIgnoringCase(db, table)
+                                      : pattern_.Matches(db, table);
+}
+
+std::string ApplyPipeline::DdlKey(std::string_view db, std::string_view table) const {
+  std::string key = TableKey(db, table);
+  if (lower_case_table_names_ != 0) absl::AsciiStrToLower(&key);
+  return key;
+}
+
 absl::StatusOr<absl::flat_hash_map<std::string, ApplyPipeline::DdlAhead>>
 ApplyPipeline::FindDdlAhead(const replication::BinlogPosition& from) {
   absl::flat_hash_map<std::string, DdlAhead> found;
@@ -920,9 +968,11 @@ ApplyPipeline::FindDdlAhead(const replication::BinlogPosition& from) {
     const protocol::StatementKind kind = protocol::ClassifyStatement(q.query);
     if (kind != protocol::StatementKind::kDdl && kind != protocol::StatementKind::kOther) continue;
     for (const DdlTarget& t : DdlTables(q.db, q.query)) {
-      if (t.dml || t.db == options_.checkpoint_schema) continue;
-      if (!t.table.empty() && !pattern_.Matches(t.db, t.table)) continue;
-      found.try_emplace(TableKey(t.db, t.table),
+      // A foreign key added: no row's shape changed (the reader stops there
+      // live, when it meets the statement).
+      if (t.dml || !t.unlogged_action.empty() || t.db == options_.checkpoint_schema) continue;
+      if (!t.table.empty() && !DdlNamesOurs(t.db, t.table)) continue;
+      found.try_emplace(DdlKey(t.db, t.table),
                         DdlAhead{absl::StrCat(reader->position().file, ":",
                                               reader->position().offset),
                                  t.redefines, t.appears});

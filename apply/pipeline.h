@@ -235,6 +235,16 @@ class ApplyPipeline {
   // flush_interval: see the definition.
   bool WorthDrainingEarly() const;
   absl::Status ddl_stop_;  // set by a DDL on a subscribed table
+  // Whether the source carries out ON DELETE/UPDATE CASCADE and SET NULL
+  // without logging the changes (set by Prepare).
+  bool cascades_unlogged_ = true;
+  // The source's lower_case_table_names (set by Prepare): nonzero, a DDL may
+  // name a subscribed table in another letter case.
+  int lower_case_table_names_ = 0;
+  // Whether a table named by a DDL is one of ours, and its key among
+  // DdlAhead entries, by the source's rule for letter case.
+  bool DdlNamesOurs(std::string_view db, std::string_view table) const;
+  std::string DdlKey(std::string_view db, std::string_view table) const;
   XaHolds xa_;             // prepared XA transactions' rows, until decided
   std::atomic<uint64_t> xa_held_{0};  // xa_.held(), for status
 

@@ -1,5 +1,6 @@
 #include "apply/subscription.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -48,8 +49,10 @@ absl::StatusOr<Subscription> Subscription::Parse(std::string_view spec) {
       sub.all_ = true;
     } else if (table == "*") {
       sub.schemas_.insert(std::string(db));
+      sub.lower_schemas_.insert(absl::AsciiStrToLower(AV(db)));
     } else {
       sub.tables_.insert(TableKey(db, table));
+      sub.lower_tables_.insert(absl::AsciiStrToLower(TableKey(db, table)));
     }
     ++entries;
   }
@@ -64,6 +67,14 @@ bool Subscription::Matches(std::string_view db, std::string_view table) const {
   if (all_) return true;
   if (!schemas_.empty() && schemas_.contains(AV(db))) return true;
   return tables_.contains(TableKey(db, table));
+}
+
+bool Subscription::MatchesIgnoringCase(std::string_view db, std::string_view table) const {
+  if (all_) return true;
+  if (!lower_schemas_.empty() && lower_schemas_.contains(absl::AsciiStrToLower(AV(db)))) {
+    return true;
+  }
+  return lower_tables_.contains(absl::AsciiStrToLower(TableKey(db, table)));
 }
 
 std::string Subscription::ToString() const {

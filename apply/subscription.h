@@ -23,6 +23,11 @@ class Subscription {
   static absl::StatusOr<Subscription> Parse(std::string_view spec);
 
   bool Matches(std::string_view db, std::string_view table) const;
+  // The same with ASCII letters compared without case: for a server with
+  // lower_case_table_names = 1 or 2, where a statement may name a table in
+  // another case than its TABLE_MAP (MySQL manual, "Identifier Case
+  // Sensitivity").
+  bool MatchesIgnoringCase(std::string_view db, std::string_view table) const;
   // Human form for logs, e.g. "shop.orders, crm.*".
   std::string ToString() const;
 
@@ -30,6 +35,8 @@ class Subscription {
   bool all_ = false;
   absl::flat_hash_set<std::string> schemas_;  // db.* entries
   absl::flat_hash_set<std::string> tables_;   // "db\0table" keys
+  absl::flat_hash_set<std::string> lower_schemas_;  // the same, ASCII-lowercased
+  absl::flat_hash_set<std::string> lower_tables_;
 };
 
 }  // namespace binrelay::apply

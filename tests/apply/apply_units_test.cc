@@ -351,8 +351,67 @@ TEST(DdlTablesTest, FindsTheTablesAStatementChanges) {
   EXPECT_EQ(names("app", "ALTER TABLE t DROP FOREIGN KEY fk, ADD FOREIGN KEY (p) REFERENCES q(id)"),
             V{});
   EXPECT_EQ(names("app", "ALTER TABLE t DROP FOREIGN KEY fk, ADD COLUMN z INT"), V{"app.t"});
+  EXPECT_EQ(names("app", "ALTER TABLE t ADD FOREIGN KEY (p) REFERENCES q (id) ON DELETE RESTRICT "
+                         "ON UPDATE NO ACTION"),
+            V{});
   EXPECT_EQ(names("app", "GRANT SELECT ON t TO u"), V{});
   EXPECT_EQ(names("app", "CREATE DATABASE x"), V{});
+}
+
+// Guards: a foreign key whose referential action the server carries out
+// without logging it (CASCADE, SET NULL, SET DEFAULT) added to a subscribed
+// table by a later ALTER passing as "no change": the target would then keep
+// rows the source's cascades removed, silently.
+TEST(DdlTablesTest, ForeignKeyWithAnUnloggedActionYieldsItsTable) {
+  auto action = [](std::string_view q) -> std::string {
+    std::vector<DdlTarget> out = DdlTables("app", q);
+    if (out.size() != 1) return absl::StrCat(out.size(), " tables");
+    EXPECT_FALSE(out[0].redefines) << q;
+    return absl::StrCat(out[0].db, ".", out[0].table, " ", out[0].unlogged_action);
+  };
+  EXPECT_EQ(action("ALTER TABLE t ADD CONSTRAINT fk FOREIGN KEY (p) REFERENCES q (id) "
+                   "ON DELETE CASCADE"),
+            "app.t ON DELETE CASCADE");
+  EXPECT_EQ(action("alter table `x`.`t` add foreign key (p) references q (id) on delete restrict "
+                   "on update set null"),
+            "x.t ON UPDATE SET NULL");
+  EXPECT_EQ(action("ALTER TABLE t DROP FOREIGN KEY old, ADD FOREIGN KEY (p) REFERENCES q (id) "
+                   "ON UPDATE SET DEFAULT"),
+            "app.t ON UPDATE SET DEFAULT");
+  EXPECT_EQ(action("ALTER TABLE t ADD FOREIGN KEY (a) REFERENCES q (id), ADD FOREIGN KEY (b) "
+                   "REFERENCES r (id) ON DELETE CASCADE"),
+            "app.t ON DELETE CASCADE");
+  // With another change the table is redefined anyway (the usual DDL stop).
+  std::vector<DdlTarget> mixed =
+      DdlTables("app", "ALTER TABLE t ADD COLUMN z INT, ADD FOREIGN KEY (p) REFERENCES q (id) "
+                       "ON DELETE CASCADE");
+  ASSERT_EQ(mixed.size(), 1u);
+  EXPECT_TRUE(mixed[0].redefines);
+}
+
+// Guards: the start's check missing a cascading key in the text SHOW CREATE
+// TABLE prints (MariaDB and MySQL forms), or taking a RESTRICT one for it.
+TEST(DdlTablesTest, UnloggedForeignKeysOfShowCreateTable) {
+  const std::string maria =
+      "CREATE TABLE `child` (\n  `id` int(11) NOT NULL,\n  `p` int(11) DEFAULT NULL,\n"
+      "  `q` int(11) DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  KEY `p` (`p`),\n"
+      "  CONSTRAINT `keep` FOREIGN KEY (`q`) REFERENCES `other` (`id`),\n"
+      "  CONSTRAINT `child_parent` FOREIGN KEY (`p`) REFERENCES `parent` (`id`) ON DELETE "
+      "CASCADE\n) ENGINE=InnoDB DEFAULT CHARSET=latin1 COMMENT='ON DELETE CASCADE'";
+  std::vector<UnloggedForeignKey> keys = UnloggedForeignKeys(maria);
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0].name, "child_parent");
+  EXPECT_EQ(keys[0].action, "ON DELETE CASCADE");
+  const std::string mysql =
+      "CREATE TABLE `c` (\n  `id` int NOT NULL,\n  `p` int DEFAULT NULL,\n  PRIMARY KEY "
+      "(`id`),\n  CONSTRAINT `c_ibfk_1` FOREIGN KEY (`p`) REFERENCES `parent` (`id`) ON DELETE "
+      "RESTRICT ON UPDATE SET NULL\n) ENGINE=InnoDB";
+  keys = UnloggedForeignKeys(mysql);
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0].name, "c_ibfk_1");
+  EXPECT_EQ(keys[0].action, "ON UPDATE SET NULL");
+  EXPECT_TRUE(UnloggedForeignKeys("CREATE TABLE `t` (\n  `id` int NOT NULL\n) ENGINE=InnoDB")
+                  .empty());
 }
 
 TableShape Shape(std::vector<ShapeColumn> cols, std::vector<uint32_t> pk) {

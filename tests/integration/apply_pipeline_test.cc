@@ -84,9 +84,12 @@ class ApplyPipelineTest : public ::testing::Test {
     }
   }
 
-  // A serve config with `pipelines`, all starting at the source's current end.
-  std::unique_ptr<ServeProcess> StartServe(const std::vector<Pipeline>& pipelines) {
-    auto start = CurrentBinlogPosition(*source_);
+  // A serve config with `pipelines`, all starting at the source's current end
+  // (`source`, or the suite's).
+  std::unique_ptr<ServeProcess> StartServe(const std::vector<Pipeline>& pipelines,
+                                           ServerSandbox* source = nullptr) {
+    if (source == nullptr) source = source_;
+    auto start = CurrentBinlogPosition(*source);
     EXPECT_TRUE(start.ok()) << start.status();
     if (!start.ok()) return nullptr;
     std::string extra;
@@ -102,7 +105,7 @@ class ApplyPipelineTest : public ::testing::Test {
     }
     ServeOptions o;
     o.extra_config = extra;
-    auto serve = ServeProcess::Create(*source_, o);
+    auto serve = ServeProcess::Create(*source, o);
     EXPECT_TRUE(serve.ok()) << serve.status();
     if (!serve.ok()) return nullptr;
     absl::Status s = (*serve)->Start();
@@ -532,6 +535,108 @@ TEST_F(ApplyPipelineTest, DdlStopsThePipelineAndARestartResumesAfterIt) {
   BR_ASSERT_OK(serve->Stop());
   BR_ASSERT_OK(serve->Start());
   EXPECT_TRUE(Converges("ddl1", "ddl1", seconds(60), serve.get()));
+}
+
+// Guards: an ALTER that only adds a foreign key with ON DELETE CASCADE to a
+// subscribed table passing as "no change". InnoDB's cascades are not in the
+// binlog, so the pipeline went on while the target kept the child rows the
+// source's cascade deleted, silently. It must stop at the ALTER, naming the
+// table, the action and the position; and a restart, with the key still
+// there, must refuse to start (it did not: the start's check read
+// information_schema, where MariaDB shows foreign keys only to accounts with
+// more than SELECT on the table, and binrelay's has SELECT).
+TEST_F(ApplyPipelineTest, ForeignKeyCascadeAddedLaterStopsThePipelineAtTheAlter) {
+  CreateOnBoth({"CREATE DATABASE fkc", "CREATE TABLE fkc.parent (id INT PRIMARY KEY)",
+                "CREATE TABLE fkc.child (id INT PRIMARY KEY, p INT, KEY (p))"});
+  auto serve = StartServe({{"fkc", "fkc.child", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK(source_->Execute("INSERT INTO fkc.parent VALUES (1), (2)"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO fkc.child VALUES (1, 1), (2, 2)"));
+  // The parent is not subscribed: wait for the child's rows only.
+  SqlRows rows;
+  for (int i = 0; i < 150; ++i) {
+    BR_ASSERT_OK_AND_ASSIGN(rows, target_->Query("SELECT COUNT(*) FROM fkc.child"));
+    if (rows[0][0].value_or("") == "2") break;
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  ASSERT_EQ(rows[0][0].value_or(""), "2") << serve->StderrTail(20);
+  BR_ASSERT_OK(source_->Execute("ALTER TABLE fkc.child ADD CONSTRAINT child_parent FOREIGN KEY "
+                                "(p) REFERENCES fkc.parent (id) ON DELETE CASCADE"));
+  // Deletes child row 1 on the source; only the parent's row is logged.
+  BR_ASSERT_OK(source_->Execute("DELETE FROM fkc.parent WHERE id = 1"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO fkc.child VALUES (3, 2)"));
+  EXPECT_TRUE(StatusShows(*serve, "fkc", "state", "error"));
+  EXPECT_TRUE(StatusShows(*serve, "fkc", "last_error",
+                          "fkc.child gained a foreign key with ON DELETE CASCADE at "));
+  // Nothing after the ALTER was applied.
+  BR_ASSERT_OK_AND_ASSIGN(rows, target_->Query("SELECT COUNT(*) FROM fkc.child"));
+  EXPECT_EQ(rows[0][0].value_or(""), "2");
+  BR_ASSERT_OK(serve->Stop());
+  BR_ASSERT_OK(serve->Start());
+  EXPECT_TRUE(StatusShows(*serve, "fkc", "last_error",
+                          "has foreign key child_parent with ON DELETE CASCADE"));
+}
+
+// Guards: rows a ROLLBACK TO SAVEPOINT undid being applied. When the
+// transaction also changed a non-transactional table after the savepoint,
+// MariaDB keeps the undone rows in the binlog, followed by the ROLLBACK TO
+// statement; the decoder ignored that statement and the target got rows
+// the source never committed (here id 2, and v = 10 for id 1).
+TEST_F(ApplyPipelineTest, RowsUndoneByRollbackToSavepointAreNotApplied) {
+  CreateOnBoth({"CREATE DATABASE sp", "CREATE TABLE sp.i (id INT PRIMARY KEY, v INT) ENGINE=InnoDB",
+                "CREATE TABLE sp.m (id INT PRIMARY KEY) ENGINE=MyISAM"});
+  auto serve = StartServe({{"sp", "sp.*", "", {}}});
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqlConn> session, SqlConn::Open(*source_));
+  BR_ASSERT_OK(session->Exec(
+      "BEGIN; INSERT INTO sp.i VALUES (1, 1); SAVEPOINT s1; INSERT INTO sp.i VALUES (2, 2); "
+      "UPDATE sp.i SET v = 10 WHERE id = 1; INSERT INTO sp.m VALUES (2); "
+      "ROLLBACK TO SAVEPOINT s1; INSERT INTO sp.i VALUES (3, 3); COMMIT"));
+  // The premise: the undone rows and the ROLLBACK TO are in the binlog.
+  BR_ASSERT_OK_AND_ASSIGN(SqlRows status, source_->Query("SHOW MASTER STATUS"));
+  BR_ASSERT_OK_AND_ASSIGN(SqlRows events, source_->Query(absl::StrCat(
+      "SHOW BINLOG EVENTS IN '", status[0][0].value_or(""), "'")));
+  bool logged = false;
+  for (const auto& e : events) {
+    logged = logged || absl::StartsWith(e.back().value_or(""), "ROLLBACK TO");
+  }
+  ASSERT_TRUE(logged) << "the server did not log the ROLLBACK TO: the test proves nothing";
+  EXPECT_TRUE(Converges("sp", "sp", seconds(30), serve.get()));
+  BR_ASSERT_OK_AND_ASSIGN(SqlRows rows,
+                          target_->Query("SELECT GROUP_CONCAT(id, ':', v ORDER BY id) FROM sp.i"));
+  EXPECT_EQ(rows[0][0].value_or(""), "1:1,3:3");
+  // And a later transaction with a savepoint that was released, not used.
+  BR_ASSERT_OK(session->Exec(
+      "BEGIN; SAVEPOINT a; UPDATE sp.i SET v = 5 WHERE id = 3; INSERT INTO sp.m VALUES (5); "
+      "RELEASE SAVEPOINT a; COMMIT"));
+  EXPECT_TRUE(Converges("sp", "sp", seconds(30), serve.get()));
+}
+
+// Guards: on a source with lower_case_table_names=1 a DDL may name a
+// subscribed table in another letter case than its TABLE_MAPs (always lower
+// case there). Matched exactly, "ALTER TABLE LcT.Items ..." was no DDL of
+// lct.items: the pipeline did not stop at the statement, for the operator to
+// change the target, and met rows of the new shape unprepared.
+TEST_F(ApplyPipelineTest, DdlNamingTheTableInAnotherCaseStopsThePipeline) {
+  auto source = StartServeSource({"--binlog-format=ROW", "--binlog-row-image=FULL",
+                                  "--lower-case-table-names=1"});
+  ASSERT_TRUE(source.ok()) << source.status();
+  ServerSandbox& src = **source;
+  BR_ASSERT_OK_AND_ASSIGN(SqlRows lctn, src.Query("SELECT @@lower_case_table_names"));
+  ASSERT_EQ(lctn[0][0].value_or(""), "1") << "the setting under test did not take effect";
+  for (const char* sql : {"CREATE DATABASE lct", "CREATE TABLE lct.items (id INT PRIMARY KEY, v INT)"}) {
+    BR_ASSERT_OK(src.Execute(sql));
+    BR_ASSERT_OK(target_->Execute(sql));
+  }
+  auto serve = StartServe({{"lct", "lct.items", "", {}}}, &src);
+  ASSERT_NE(serve, nullptr);
+  BR_ASSERT_OK(src.Execute("INSERT INTO lct.items VALUES (1, 1)"));
+  BR_ASSERT_OK(src.Execute("ALTER TABLE LcT.Items ADD COLUMN w INT DEFAULT 7"));
+  BR_ASSERT_OK(src.Execute("INSERT INTO LCT.ITEMS VALUES (2, 2, 2)"));
+  EXPECT_TRUE(StatusShows(*serve, "lct", "last_error", "DDL on subscribed table LcT.Items"));
+  BR_ASSERT_OK_AND_ASSIGN(SqlRows rows, target_->Query("SELECT COUNT(*) FROM lct.items"));
+  EXPECT_EQ(rows[0][0].value_or(""), "1");
+  BR_ASSERT_OK(serve->Stop());
 }
 
 // Guards: a pipeline resumed from a checkpoint older than a DDL reading the
