@@ -36,6 +36,9 @@ struct MoveOptions {
   // are applied; past either the lock is released and retried later.
   std::chrono::milliseconds cutover_lock_wait{2000};
   std::chrono::milliseconds cutover_timeout{5000};
+  // Cutover attempts, 5 s apart, before the move gives up (it keeps its
+  // checkpoint; the source's tables are never left locked).
+  size_t cutover_attempts = 60;
   // Plain secondary indexes of a table the move creates are built after
   // the copy (secondary_indexes.h); off: created with the table.
   bool indexes_after_copy = true;

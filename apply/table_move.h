@@ -131,6 +131,9 @@ class TableMove : public CopyGate {
   absl::Status Retry(std::string_view what, const std::function<absl::Status()>& step);
   absl::Status Cutover();
   // absl::OkStatus once cut over; Unavailable for a cutover to retry.
+  // Raises each target table's AUTO_INCREMENT to the source's (read on
+  // `locked_source`, the cutover's locked session).
+  absl::Status CarryAutoIncrement(replication::SqlSource& locked_source);
   absl::Status TryCutover();
   void SetPhase(std::string phase);
   bool Sleep(absl::Duration d);  // false if stopping

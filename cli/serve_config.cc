@@ -429,6 +429,8 @@ absl::StatusOr<apply::MoveOptions> ParseMoveSection(const IniFile& ini, const st
   BR_ASSIGN_OR_RETURN(m.cutover_lock_wait,
                       PositiveDuration(s, "cutover_lock_wait", m.cutover_lock_wait));
   BR_ASSIGN_OR_RETURN(m.cutover_timeout, PositiveDuration(s, "cutover_timeout", m.cutover_timeout));
+  BR_ASSIGN_OR_RETURN(m.cutover_attempts,
+                      s.Number<size_t>("cutover_attempts", m.cutover_attempts, 1, 100000));
   BR_ASSIGN_OR_RETURN(m.rename_source, OnOff(s, "rename_source", true));
   BR_ASSIGN_OR_RETURN(m.indexes_after_copy, OnOff(s, "indexes_after_copy", true));
   BR_ASSIGN_OR_RETURN(m.bulk_copy, OnOff(s, "bulk_copy", true));

@@ -36,6 +36,7 @@
 #include "tests/harness/server_sandbox.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
+#include "tests/harness/sql_conn.h"
 #include "tests/harness/status_matchers.h"
 
 namespace binrelay::testing {
@@ -648,6 +649,34 @@ TEST_F(TableMoveTest, MoveCommandRunsToCutoverAndReportsJsonPhases) {
   std::filesystem::remove_all(dir);
 }
 
+// Guards: writers moved to the target being handed ids the source already
+// gave out. The copy leaves the target's AUTO_INCREMENT at its largest id
+// + 1 (here 91); the source's is past 100 (ids 91-100 were handed out and
+// deleted, and references to them may live elsewhere; the bulk insert
+// reserved a few more); the cutover must carry the source's.
+TEST_F(TableMoveTest, CutoverCarriesTheSourcesAutoIncrementToTheTarget) {
+  BR_ASSERT_OK(source_->Execute("CREATE DATABASE mv_ai"));
+  BR_ASSERT_OK(source_->Execute(
+      "CREATE TABLE mv_ai.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT) COMMENT 'x AUTO_INCREMENT=7'"));
+  BR_ASSERT_OK(source_->Execute("INSERT INTO mv_ai.t (v) SELECT seq FROM mv_ai.seq_1_to_100"));
+  BR_ASSERT_OK(source_->Execute("DELETE FROM mv_ai.t WHERE id > 90"));
+  BR_ASSERT_OK_AND_ASSIGN(SqlRows counter, source_->Query(
+      "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'mv_ai' "
+      "AND TABLE_NAME = 't'"));
+  const std::string next = counter[0][0].value_or("");
+  ASSERT_GT(std::stoi(next), 100);
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/binrelay-move-ai-", getpid());
+  const std::string config = WriteMoveConfig(*source_, *target_, dir, "ai", "mv_ai.t", "");
+  BR_ASSERT_OK_AND_ASSIGN(
+      ProcessResult r, RunBinrelay({"move", "--config", config, "--json-status"}, {}, seconds(120)));
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  BR_ASSERT_OK(target_->Execute("INSERT INTO mv_ai.t (v) VALUES (0)"));
+  BR_ASSERT_OK_AND_ASSIGN(SqlRows rows, target_->Query("SELECT MAX(id) FROM mv_ai.t"));
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0][0].value_or(""), next) << r.err;
+  std::filesystem::remove_all(dir);
+}
+
 // The source's current binlog file.
 std::string SourceBinlogFile(ServerSandbox& source) {
   auto rows = source.Query("SHOW MASTER STATUS");
@@ -1035,6 +1064,97 @@ INSTANTIATE_TEST_SUITE_P(AfterTheCopy, TableMoveKillTest,
                            std::replace(n.begin(), n.end(), ' ', '_');
                            return n;
                          });
+
+// Guards: a binrelay frozen (host hung, network cut) while its cutover
+// session holds LOCK TABLES on the source. Nothing closes that connection,
+// so the lock lasted the server's wait_timeout: 8 hours by default, every
+// writer of the tables blocked. The locking session's wait_timeout is now
+// cutover_timeout + 5 s (10 s here): the source must take writes again
+// soon after, without binrelay's help.
+TEST_F(TableMoveTest, FrozenDuringCutoverTheSourceDropsTheLockAfterTheTimeout) {
+  const std::string db = "mv_frozen";
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("CREATE DATABASE ", db)));
+  BR_ASSERT_OK(source_->Execute(
+      absl::StrCat("CREATE TABLE ", db, ".t (id INT PRIMARY KEY, v VARCHAR(40))")));
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("INSERT INTO ", db, ".t SELECT seq, CONCAT('v', "
+                                             "seq) FROM ", db, ".seq_1_to_2000")));
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> writes{0};
+  std::thread writer([&] {
+    std::mt19937 rng(11);
+    while (!stop) {
+      const int id = static_cast<int>(rng() % 2000) + 1;
+      if (source_->Execute(RandomRowChange(db + ".t", id, rng)).ok()) ++writes;
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+  });
+  JoinOnExit join{&stop, &writer};
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/binrelay-move-", db, "-", getpid());
+  const std::string config =
+      WriteMoveConfig(*source_, *target_, dir, db, db + ".t", "cutover_timeout = 5s\n");
+  BR_ASSERT_OK_AND_ASSIGN(
+      auto frozen, BackgroundBinrelay::Start({"move", "--config", config, "--json-status"},
+                                             {{"BINRELAY_TEST_STALL_MOVE_AT", "cutover locked"}}));
+  const auto deadline = std::chrono::steady_clock::now() + seconds(90);
+  while (std::chrono::steady_clock::now() < deadline &&
+         !absl::StrContains(frozen->StderrSoFar(), "stalled at cutover locked") &&
+         !frozen->OutputClosed()) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_TRUE(absl::StrContains(frozen->StderrSoFar(), "stalled at cutover locked"))
+      << frozen->StderrSoFar();
+  frozen->Signal(SIGSTOP);
+  const auto stopped_at = std::chrono::steady_clock::now();
+  const uint64_t writes_at_stop = writes.load();
+  std::this_thread::sleep_for(seconds(2));
+  // Locked: at most the write that was under way when the lock came.
+  EXPECT_LE(writes.load(), writes_at_stop + 1) << "the tables were not locked";
+  while (writes.load() < writes_at_stop + 20 &&
+         std::chrono::steady_clock::now() < stopped_at + seconds(40)) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  const auto unlocked_after = std::chrono::steady_clock::now() - stopped_at;
+  EXPECT_GE(writes.load(), writes_at_stop + 20)
+      << "the source still holds the frozen binrelay's lock after 40 s";
+  EXPECT_LT(unlocked_after, seconds(25));
+  frozen->Signal(SIGKILL);
+  frozen->Wait(seconds(30));
+  std::cerr << "frozen cutover: the source took writes again after "
+            << std::chrono::duration_cast<milliseconds>(unlocked_after).count() << " ms\n";
+  std::filesystem::remove_all(dir);
+}
+
+// Guards: a cutover that can never take its lock (here another session's
+// READ lock, held for good) retried every 5 s forever, the move neither
+// done nor failed. After cutover_attempts it must stop with an error that
+// says so, the source's tables unlocked and the checkpoint kept.
+TEST_F(TableMoveTest, CutoverThatNeverGetsItsLockGivesUpAfterItsAttempts) {
+  const std::string db = "mv_nolock";
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("CREATE DATABASE ", db)));
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("CREATE TABLE ", db, ".t (id INT PRIMARY KEY)")));
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("INSERT INTO ", db, ".t SELECT seq FROM ", db,
+                                             ".seq_1_to_500")));
+  BR_ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqlConn> holder, SqlConn::Open(*source_));
+  BR_ASSERT_OK(holder->Exec(absl::StrCat("LOCK TABLES ", db, ".t READ")));
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/binrelay-move-", db, "-", getpid());
+  const std::string config = WriteMoveConfig(*source_, *target_, dir, db, db + ".t",
+                                             "cutover_lock_wait = 1s\ncutover_attempts = 2\n");
+  BR_ASSERT_OK_AND_ASSIGN(
+      ProcessResult r, RunBinrelay({"move", "--config", config, "--json-status"}, {}, seconds(120)));
+  EXPECT_NE(r.exit_code, 0) << r.Describe();
+  EXPECT_TRUE(absl::StrContains(r.err, "cutover failed 2 times (cutover_attempts)")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "cutover attempt 1 of 2")) << r.err;
+  // Only the other session's lock was ever held: the table takes reads, and
+  // binrelay's rename never happened.
+  BR_ASSERT_OK_AND_ASSIGN(SqlRows count, source_->Query(absl::StrCat("SELECT COUNT(*) FROM ", db, ".t")));
+  EXPECT_EQ(count[0][0].value_or(""), "500");
+  BR_ASSERT_OK(holder->Exec("UNLOCK TABLES"));
+  auto saved = target_->Query(absl::StrCat(
+      "SELECT phase FROM binrelay.move_checkpoint WHERE move = '", db, "'"));
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_FALSE(saved->empty()) << "no checkpoint kept";
+  std::filesystem::remove_all(dir);
+}
 
 // The seed's TestPreDispatchChangeThenAboveHighWatermark on real servers:
 // a row changed before the copier hands out its first chunk (the change is
