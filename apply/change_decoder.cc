@@ -85,6 +85,10 @@ void ChangeDecoder::OnStreamRestart(const replication::BinlogPosition&) {
   gtid_.clear();
 }
 
+size_t ChangeDecoder::StagedSize(const StagedRow& r) {
+  return sizeof(StagedRow) + r.file.size() + r.before.size() + r.after.size();
+}
+
 void ChangeDecoder::ResetTransaction() {
   savepoints_.clear();
   staged_.clear();
@@ -113,7 +117,7 @@ absl::Status ChangeDecoder::Deliver(uint64_t table_id, const RowChange& change) 
   r.after.assign(images ? change.after_image : change.after);
   r.has_before = !r.before.empty();
   r.has_after = !r.after.empty();
-  staged_bytes_ += sizeof(StagedRow) + r.file.size() + r.before.size() + r.after.size();
+  staged_bytes_ += StagedSize(r);
   if (staged_bytes_ <= kMaxStagedBytes) return absl::OkStatus();
   BR_RETURN_IF_ERROR(DeliverStaged());
   for (Savepoint& sp : savepoints_) sp.staged = kPassedOn;
@@ -230,8 +234,7 @@ absl::Status ChangeDecoder::OnSavepointStatement(std::string_view query,
         "savepoint, and rows are held that long only): compare the tables with the source"));
   }
   for (size_t k = it->staged; k < staged_.size(); ++k) {
-    const StagedRow& r = staged_[k];
-    staged_bytes_ -= sizeof(StagedRow) + r.file.size() + r.before.size() + r.after.size();
+    staged_bytes_ -= StagedSize(staged_[k]);
   }
   staged_.resize(it->staged);
   savepoints_.erase(it + 1, savepoints_.end());

@@ -120,6 +120,7 @@ class ChangeDecoder : public replication::StreamConsumer {
   // out of the log itself).
   static constexpr size_t kMaxStagedBytes = 64 << 20;
   static constexpr size_t kPassedOn = static_cast<size_t>(-1);  // Savepoint::staged
+  static size_t StagedSize(const StagedRow& r);  // what a staged row holds, for the bound
   std::vector<Savepoint> savepoints_;  // of the open transaction, oldest first
   std::vector<StagedRow> staged_;
   size_t staged_bytes_ = 0;

@@ -937,6 +937,18 @@ TEST_F(TableMoveTest, MillionRowsMovedUnderEightWritersEqualTheSourceAtLockTime)
   std::filesystem::remove_all(dir);
 }
 
+// Waits (at most 90 s) until a move run with BINRELAY_TEST_STALL_MOVE_AT
+// says it stands at `point`; false if it never does or exits first.
+bool StalledAt(BackgroundBinrelay& move, const std::string& point) {
+  const std::string stalled = "stalled at " + point;
+  const auto deadline = std::chrono::steady_clock::now() + seconds(90);
+  while (std::chrono::steady_clock::now() < deadline &&
+         !absl::StrContains(move.StderrSoFar(), stalled) && !move.OutputClosed()) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return absl::StrContains(move.StderrSoFar(), stalled);
+}
+
 // kill -9 in the phases after the copy, each one exactly where the move's
 // test hook stalls it (BINRELAY_TEST_STALL_MOVE_AT): while catching up,
 // in the middle of the checksum (a group of ranges compared and saved),
@@ -981,13 +993,7 @@ TEST_P(TableMoveKillTest, KilledInPhaseResumesAndCutsOverExactly) {
   BR_ASSERT_OK_AND_ASSIGN(
       auto first, BackgroundBinrelay::Start({"move", "--config", config, "--json-status"},
                                             {{"BINRELAY_TEST_STALL_MOVE_AT", point}}));
-  const std::string stalled = "stalled at " + point;
-  const auto deadline = std::chrono::steady_clock::now() + seconds(90);
-  while (std::chrono::steady_clock::now() < deadline &&
-         !absl::StrContains(first->StderrSoFar(), stalled) && !first->OutputClosed()) {
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  ASSERT_TRUE(absl::StrContains(first->StderrSoFar(), stalled)) << first->StderrSoFar();
+  ASSERT_TRUE(StalledAt(*first, point)) << first->StderrSoFar();
   const uint64_t writes_at_stall = writes.load();
   std::this_thread::sleep_for(milliseconds(300));  // writes while it stands there
   if (point != "cutover locked") {  // the source takes writes: wait for one, however slow
@@ -1095,14 +1101,7 @@ TEST_F(TableMoveTest, FrozenDuringCutoverTheSourceDropsTheLockAfterTheTimeout) {
   BR_ASSERT_OK_AND_ASSIGN(
       auto frozen, BackgroundBinrelay::Start({"move", "--config", config, "--json-status"},
                                              {{"BINRELAY_TEST_STALL_MOVE_AT", "cutover locked"}}));
-  const auto deadline = std::chrono::steady_clock::now() + seconds(90);
-  while (std::chrono::steady_clock::now() < deadline &&
-         !absl::StrContains(frozen->StderrSoFar(), "stalled at cutover locked") &&
-         !frozen->OutputClosed()) {
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  ASSERT_TRUE(absl::StrContains(frozen->StderrSoFar(), "stalled at cutover locked"))
-      << frozen->StderrSoFar();
+  ASSERT_TRUE(StalledAt(*frozen, "cutover locked")) << frozen->StderrSoFar();
   frozen->Signal(SIGSTOP);
   const auto stopped_at = std::chrono::steady_clock::now();
   const uint64_t writes_at_stop = writes.load();
