@@ -408,11 +408,13 @@ absl::Status UpstreamSession::Stream() {
 absl::Status UpstreamSession::Run() {
   bool first = true;
   bool connected_once = false;
+  bool authenticated_once = false;  // the source accepted our credentials
   std::chrono::milliseconds backoff(100);
   Clock::time_point lost_since{};  // valid while `lost`
   bool lost = false;
   while (!stop_.load()) {
     absl::Status s = ConnectAndPrepare(first);
+    if (conn_) authenticated_once = true;  // set only by a connect that authenticated
     if (s.ok()) s = StartDump();
     if (s.ok()) {
       state_.store(State::kStreaming);
@@ -426,10 +428,14 @@ absl::Status UpstreamSession::Run() {
       absl::MutexLock lock(&status_mu_);
       last_error_ = std::string(s.message());
     }
-    // A first connection that fails is a configuration problem: say so now
-    // (a relay may instead wait for its source to come up, or to have a
-    // binlog at all, as an empty relay of a relay has not).
-    if ((!connected_once && !options_.retry_first_connect) || !IsRetryable(s)) {
+    // A first connection that fails before the source accepted us is a
+    // configuration problem (wrong host, port, or TLS): say so now. A relay
+    // may instead wait for its source to come up, or to have a binlog at
+    // all, as an empty relay of a relay has not. Lost after authenticating,
+    // during the preflight or the dump request, it is the network's doing:
+    // retried like a lost stream.
+    if ((!connected_once && !authenticated_once && !options_.retry_first_connect) ||
+        !IsRetryable(s)) {
       state_.store(State::kStopped);
       if (conn_) conn_->Quit();
       if (!absl::StrContains(s.message(), options_.connect.host)) s = Annotate(s, Where());

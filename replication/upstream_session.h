@@ -55,7 +55,9 @@ struct UpstreamOptions {
   bool read_source_variables = false;
   // Retry a first connection that fails for a reason retrying can fix (the
   // source unreachable, or without a binlog yet), as later ones are; else
-  // Run() returns its error at once.
+  // Run() returns its error at once, unless the source had already
+  // authenticated it: a connection lost after that is the network's doing,
+  // not the configuration's, and is retried within reconnect_timeout.
   bool retry_first_connect = false;
   // Ask the source for semi-synchronous replication and acknowledge each
   // transaction it flags once the consumer has it durably (the event that

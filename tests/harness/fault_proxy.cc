@@ -124,8 +124,12 @@ void FaultProxy::Serve(int client, uint64_t seed) {
     ::close(upstream);
   };
   while (!stop_ && (open[0] || open[1])) {
-    if (enabled_ && forwarded >= fault_at && !half_closed) {
-      const Fault f = static_cast<Fault>(std::uniform_int_distribution<int>(0, kFaultKinds - 1)(rng));
+    if (enabled_ && forwarded >= fault_at && !half_closed &&
+        (options_.max_faults == 0 || faults() < options_.max_faults)) {
+      const Fault f = options_.kinds.empty()
+          ? static_cast<Fault>(std::uniform_int_distribution<int>(0, kFaultKinds - 1)(rng))
+          : static_cast<Fault>(options_.kinds[std::uniform_int_distribution<size_t>(
+                0, options_.kinds.size() - 1)(rng)]);
       ++counts_[f];
       switch (f) {
         case kReset: return finish(true);

@@ -49,6 +49,11 @@ class FaultProxy {
     uint64_t max_bytes = 256 * 1024;
     std::chrono::milliseconds stall{1500};
     std::chrono::milliseconds delay{20};  // per chunk, once a delay fault hit
+    // After this many faults (over all connections) the proxy forwards
+    // cleanly; 0 = no limit.
+    uint64_t max_faults = 0;
+    // Only these kinds are drawn (all of them when empty).
+    std::vector<int> kinds;
     // Set: every connection's upstream-to-client bytes go through a rewriter
     // it makes.
     std::function<std::unique_ptr<StreamRewriter>()> rewriter;

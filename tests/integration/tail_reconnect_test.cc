@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tests/harness/binrelay_process.h"
+#include "tests/harness/fault_proxy.h"
 #include "tests/harness/json_lite.h"
 #include "tests/harness/server_sandbox.h"
 #include "tests/harness/shared_sandbox.h"
@@ -246,6 +247,43 @@ TEST_F(TailReconnectTest, SourceStopAndRestartResumesWithoutLossOrDuplicates) {
   ProcessResult r = tail->Wait(seconds(20));
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
   EXPECT_GE(seen, w.expected.size()) << r.Describe();
+  BR_ASSERT_OK_AND_ASSIGN(std::vector<std::string> got, Signatures(r.out));
+  ExpectSameSequence(got, w.expected);
+}
+
+// Guards: a tail that gives up when its first connection is lost after the
+// source authenticated it (in the preflight queries, before the dump), as if
+// the host or credentials were wrong. One reset lands 600 bytes in: past the
+// greeting and the authentication (about 250 bytes on MariaDB without TLS),
+// inside the preflight's result sets; later connections pass cleanly.
+TEST_F(TailReconnectTest, FirstConnectionLostAfterAuthenticatingIsRetried) {
+  const std::string db = "rc_first";
+  BR_ASSERT_OK(CreateTables(db));
+  BR_ASSERT_OK_AND_ASSIGN(std::string start, CurrentBinlogPosition(*sandbox_));
+  Workload w{db, 10};
+  {
+    BR_ASSERT_OK_AND_ASSIGN(auto conn, SqlConn::Open(*sandbox_));
+    for (int k = 1; k <= 20; ++k) BR_ASSERT_OK(conn->Exec(w.Transaction(k)));
+  }
+  BR_ASSERT_OK_AND_ASSIGN(auto proxy,
+                          FaultProxy::Start({.upstream_port = sandbox_->Port(),
+                                             .min_bytes = 600,
+                                             .max_bytes = 600,
+                                             .max_faults = 1,
+                                             .kinds = {FaultProxy::kReset}}));
+  BR_ASSERT_OK_AND_ASSIGN(
+      ProcessResult r,
+      RunBinrelay({"tail", "--source", absl::StrCat("127.0.0.1:", proxy->port()), "--user", kUser,
+                   "--tables", db + ".a," + db + ".b", "--start", start, "--until-end", "--tls",
+                   "disabled"},
+                  Env(), seconds(60)));
+  ASSERT_EQ(proxy->faults(), 1u) << "the reset did not happen";
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  // The reset hit the first connection before it was streaming.
+  const size_t retry = r.err.find("reconnecting in");
+  const size_t dumping = r.err.find("dumping from");
+  ASSERT_NE(retry, std::string::npos) << r.Describe();
+  EXPECT_LT(retry, dumping) << r.Describe();
   BR_ASSERT_OK_AND_ASSIGN(std::vector<std::string> got, Signatures(r.out));
   ExpectSameSequence(got, w.expected);
 }
