@@ -28,6 +28,11 @@ struct MoveOptions {
   std::chrono::milliseconds chunk_time{1000};
   size_t copy_threads = 2;  // chunks in flight (1 for keys under a collation)
   size_t copy_batch_bytes = 1 << 20;  // SQL (or bulk command) per INSERT IGNORE
+  // A chunk's rows are read whole before they are written: each chunk (and
+  // each range the checksum repairs) holds at most about this many bytes
+  // of rows, so a table of large rows gets chunks of fewer rows (down to
+  // one) and a copy thread's memory stays bounded.
+  size_t copy_chunk_bytes = 64 << 20;
   // The copy writes COM_STMT_BULK_EXECUTE where the target takes it
   // (range_copier.h); off: multi-row INSERT IGNORE text.
   bool bulk_copy = true;

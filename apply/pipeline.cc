@@ -1426,7 +1426,7 @@ absl::Status ApplyPipeline::AdvanceTo(const replication::BinlogPosition& at,
     return absl::OkStatus();
   }
   if (held_at_ && replication::PositionBefore(at, *held_at_)) {
-    return absl::FailedPreconditionError(absl::StrCat(
+    return absl::OutOfRangeError(absl::StrCat(
         "apply pipeline ", options_.name, " is paused at ", held_at_->ToString(),
         ", already past ", at.ToString()));
   }
@@ -1514,18 +1514,13 @@ absl::Status ApplyPipeline::RunWithRetry(TargetSession& session, std::string_vie
         status_.last_error = absl::StrCat("target ", session.peer(), ": ", s.message());
       }
     }
-    absl::Duration wait;
     if (c == ErrorClass::kContention) {
       contention_ = true;
-      wait = absl::Milliseconds(std::min(1000, 10 << std::min(attempt, 7)));
-    } else {
-      if (attempt == 0) {
-        spdlog::warn("apply pipeline {}: target {} unavailable ({}); retrying", options_.name,
-                     session.peer(), SV(s.message()));
-      }
-      wait = absl::Milliseconds(std::min(5000, 100 << std::min(attempt, 6)));
+    } else if (attempt == 0) {
+      spdlog::warn("apply pipeline {}: target {} unavailable ({}); retrying", options_.name,
+                   session.peer(), SV(s.message()));
     }
-    if (!Sleep(wait)) return absl::CancelledError("stopping");
+    if (!Sleep(RetryWait(c, attempt))) return absl::CancelledError("stopping");
   }
 }
 

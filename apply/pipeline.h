@@ -130,8 +130,10 @@ class ApplyPipeline {
   absl::StatusOr<replication::BinlogPosition> Pause(absl::Duration timeout);
   // Paused: reads on up to `at` (a transaction boundary at or after the
   // paused position, e.g. a snapshot's binlog position) and pauses there
-  // the same way. FailedPrecondition if a transaction ends past `at`
-  // before it is reached (it was not a boundary).
+  // the same way. OutOfRange if paused past `at` already (the caller's
+  // snapshot is older than what the target has: a later one may not be);
+  // FailedPrecondition if a transaction ends past `at` before it is
+  // reached (it was not a boundary).
   // `or_after`: any transaction boundary at or after `at` will do (the
   // cutover: once the moved tables are locked at `at`, nothing after it
   // touches them), so it also works unpaused.

@@ -6,6 +6,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "apply/sql_literal.h"
 #include "protocol/status_macros.h"
@@ -84,20 +85,19 @@ absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
                                                 const TableShape& target, bool bulk) {
   RangeCopier c;
   c.bulk_ = bulk;
-  c.insert_head_ = "INSERT IGNORE INTO ";
-  AppendIdentifier(target.db, &c.insert_head_);
-  c.insert_head_.push_back('.');
-  AppendIdentifier(target.table, &c.insert_head_);
-  c.insert_head_.append(" (");
+  c.primary_key_suffixes_[0] = "for key 'PRIMARY'";
+  // MySQL 8.0.19 and later name the key with its table.
+  c.primary_key_suffixes_[1] = absl::StrCat("for key '", target.table, ".PRIMARY'");
+  std::string columns;
   bool first = true;
   for (const ShapeColumn& col : source.columns) {
     if (col.generated) continue;
     if (!first) {
-      c.insert_head_.push_back(',');
+      columns.push_back(',');
       c.select_list_.push_back(',');
     }
     first = false;
-    AppendIdentifier(col.name, &c.insert_head_);
+    AppendIdentifier(col.name, &columns);
     Column out;
     const std::string& t = col.data_type;
     if (IsNumeric(t) || t == "bit" || t == "enum" || t == "set") {
@@ -124,23 +124,49 @@ absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
       out.charset = col.charset == "binary" ? "" : col.charset;
     }
     c.select_list_.append(CopyTextExpression(col));
+    if (!c.length_sum_.empty()) c.length_sum_.push_back('+');
+    absl::StrAppend(&c.length_sum_, "IFNULL(LENGTH(", CopyTextExpression(col), "),0)");
     c.columns_.push_back(std::move(out));
   }
-  c.insert_head_.append(") VALUES ");
   if (c.columns_.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         source.db, ".", source.table, " has no column that is not generated: nothing to copy"));
   }
-  c.bulk_insert_ = c.insert_head_;
-  c.bulk_insert_.push_back('(');
-  for (size_t i = 0; i < c.columns_.size(); ++i) c.bulk_insert_.append(i == 0 ? "?" : ",?");
-  c.bulk_insert_.push_back(')');
+  for (Write w : {Write::kInsertIgnore, Write::kReplace}) {
+    std::string& head = c.head_[static_cast<int>(w)];
+    head = w == Write::kInsertIgnore ? "INSERT IGNORE INTO " : "REPLACE INTO ";
+    AppendIdentifier(target.db, &head);
+    head.push_back('.');
+    AppendIdentifier(target.table, &head);
+    absl::StrAppend(&head, " (", columns, ") VALUES ");
+    std::string& bulk_head = c.bulk_head_[static_cast<int>(w)];
+    bulk_head = head;
+    bulk_head.push_back('(');
+    for (size_t i = 0; i < c.columns_.size(); ++i) bulk_head.append(i == 0 ? "?" : ",?");
+    bulk_head.push_back(')');
+  }
   return c;
 }
 
-absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, TargetSession& target,
-                                           const KeyRange& range, const KeyRangeChunker& chunker,
-                                           size_t batch_bytes) const {
+absl::StatusOr<std::pair<uint64_t, uint64_t>> RangeCopier::SampleRowBytes(
+    replication::SqlSource& source, const KeyRangeChunker& chunker, int limit) const {
+  const std::string sql = absl::StrCat(
+      "SELECT IFNULL(SUM(b), 0), COUNT(*) FROM (SELECT ", length_sum_, " AS b FROM ",
+      chunker.table_sql(), " ORDER BY ", chunker.key_sql(), " LIMIT ", limit, ") AS sample");
+  BR_ASSIGN_OR_RETURN(std::vector<replication::SqlRow> rows, source.Query(sql));
+  std::pair<uint64_t, uint64_t> out{0, 0};
+  if (rows.empty() || rows[0].size() < 2 || !rows[0][0] || !rows[0][1] ||
+      !absl::SimpleAtoi(*rows[0][0], &out.first) || !absl::SimpleAtoi(*rows[0][1], &out.second)) {
+    return absl::InternalError(absl::StrCat("sampling the row size of ", chunker.table_sql(),
+                                            " on ", source.Peer(), ": unexpected result"));
+  }
+  return out;
+}
+
+absl::StatusOr<CopyResult> RangeCopier::Copy(replication::SqlSource& source,
+                                             TargetSession& target, const KeyRange& range,
+                                             const KeyRangeChunker& chunker, size_t batch_bytes,
+                                             Write write) const {
   // SET STATEMENT: the time zone and the results' charset hold for this
   // statement alone, whatever connection ConnectionSqlSource runs it on.
   // character_set_results = binary: strings arrive as the bytes stored,
@@ -177,7 +203,7 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
     // A target logging statements (binlog_format STATEMENT, not changeable
     // by this account) refuses bulk commands (ER_BINLOG_NON_SUPPORTED_BULK).
     if (takes_bulk && !target.logs_statements()) {
-      absl::StatusOr<uint64_t> n = CopyBulk(rows, target, batch_bytes, where);
+      absl::StatusOr<CopyResult> n = CopyBulk(rows, target, batch_bytes, write, where);
       // 4033: no bulk with this binlog format; 1461: no prepared statement
       // left (max_prepared_stmt_count). The text path needs neither, and
       // INSERT IGNORE of rows a failed command may have written is harmless.
@@ -185,23 +211,31 @@ absl::StatusOr<uint64_t> RangeCopier::Copy(replication::SqlSource& source, Targe
       if (n.ok() || (code != 4033 && code != 1461)) return n;
     }
   }
-  return CopyText(rows, target, batch_bytes, where);
+  return CopyText(rows, target, batch_bytes, write, where);
 }
 
 absl::Status RangeCopier::CheckWarnings(TargetSession& target, uint16_t warnings,
-                                        const std::function<std::string()>& where) {
+                                        const std::function<std::string()>& where,
+                                        CopyResult* result) const {
   if (warnings == 0) return absl::OkStatus();
   // INSERT IGNORE turns errors into warnings. A row already there (1062
-  // on the primary key: a change put it there first) is expected;
-  // anything else (a value adjusted, a secondary unique key taken) is
-  // a copy that is not exact.
+  // on the primary key: a change put it there first) is expected, and so
+  // is a secondary unique value still held by a row the pipeline has not
+  // updated yet (counted, see range_copier.h); anything else (a value
+  // adjusted) is a copy that is not exact.
   auto shown = target.Query("SHOW WARNINGS");  // up to max_error_count of them (see Copy)
   if (!shown.ok()) return Annotate(shown.status(), where());
   for (const auto& w : shown->rows) {
     if (w.size() < 3) continue;
     const std::string code = w[1].value_or("");
     const std::string text = w[2].value_or("");
-    if (code == "1062" && absl::EndsWith(text, "for key 'PRIMARY'")) continue;
+    if (code == "1062") {
+      if (!absl::EndsWith(text, primary_key_suffixes_[0]) &&
+          !absl::EndsWith(text, primary_key_suffixes_[1])) {
+        ++result->unique_conflicts;
+      }
+      continue;
+    }
     return absl::DataLossError(absl::StrCat(where(), ": the target ", target.peer(), " reported ",
                                             code, " ", text, "; the copy would not be exact"));
   }
@@ -215,18 +249,21 @@ absl::Status RangeCopier::CheckWarnings(TargetSession& target, uint16_t warnings
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> RangeCopier::CopyText(const protocol::TextRows& rows,
-                                               TargetSession& target, size_t batch_bytes,
-                                               const std::function<std::string()>& where) const {
-  std::string stmt = insert_head_;
+absl::StatusOr<CopyResult> RangeCopier::CopyText(const protocol::TextRows& rows,
+                                                 TargetSession& target, size_t batch_bytes,
+                                                 Write write,
+                                                 const std::function<std::string()>& where) const {
+  const std::string& head = head_[static_cast<int>(write)];
+  CopyResult result{.rows = rows.size(), .bytes = rows.value_bytes()};
+  std::string stmt = head;
   size_t in_stmt = 0;
   auto flush = [&]() -> absl::Status {
     if (in_stmt == 0) return absl::OkStatus();
     uint16_t warnings = 0;
     absl::Status s = target.Execute(stmt, &warnings);
     if (!s.ok()) return Annotate(s, absl::StrCat(where(), ", writing ", target.peer()));
-    BR_RETURN_IF_ERROR(CheckWarnings(target, warnings, where));
-    stmt.resize(insert_head_.size());
+    BR_RETURN_IF_ERROR(CheckWarnings(target, warnings, where, &result));
+    stmt.resize(head.size());
     in_stmt = 0;
     return absl::OkStatus();
   };
@@ -278,7 +315,7 @@ absl::StatusOr<uint64_t> RangeCopier::CopyText(const protocol::TextRows& rows,
     ++in_stmt;
   }
   BR_RETURN_IF_ERROR(flush());
-  return rows.size();
+  return result;
 }
 
 absl::Status RangeCopier::AddBulkRow(const protocol::TextRows& rows, size_t row,
@@ -340,9 +377,11 @@ absl::Status RangeCopier::AddBulkRow(const protocol::TextRows& rows, size_t row,
   return bulk->EndRow();
 }
 
-absl::StatusOr<uint64_t> RangeCopier::CopyBulk(const protocol::TextRows& rows,
-                                               TargetSession& target, size_t batch_bytes,
-                                               const std::function<std::string()>& where) const {
+absl::StatusOr<CopyResult> RangeCopier::CopyBulk(const protocol::TextRows& rows,
+                                                 TargetSession& target, size_t batch_bytes,
+                                                 Write write,
+                                                 const std::function<std::string()>& where) const {
+  CopyResult result{.rows = rows.size(), .bytes = rows.value_bytes()};
   const auto params = static_cast<uint16_t>(columns_.size());
   protocol::BulkExecuteBuilder bulk_rows;
   std::string unhex;
@@ -350,9 +389,9 @@ absl::StatusOr<uint64_t> RangeCopier::CopyBulk(const protocol::TextRows& rows,
   auto flush = [&]() -> absl::Status {
     if (bulk_rows.rows() == 0) return absl::OkStatus();
     uint16_t warnings = 0;
-    absl::Status s = target.ExecuteBulk(bulk_insert_, bulk_rows, &warnings);
+    absl::Status s = target.ExecuteBulk(bulk_head_[static_cast<int>(write)], bulk_rows, &warnings);
     if (!s.ok()) return Annotate(s, absl::StrCat(where(), ", writing ", target.peer()));
-    BR_RETURN_IF_ERROR(CheckWarnings(target, warnings, where));
+    BR_RETURN_IF_ERROR(CheckWarnings(target, warnings, where, &result));
     bulk_rows.Start(0, params);
     return absl::OkStatus();
   };
@@ -369,7 +408,7 @@ absl::StatusOr<uint64_t> RangeCopier::CopyBulk(const protocol::TextRows& rows,
     }
   }
   BR_RETURN_IF_ERROR(flush());
-  return rows.size();
+  return result;
 }
 
 }  // namespace binrelay::apply

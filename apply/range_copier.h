@@ -20,10 +20,21 @@
 // text in a parameter, strings and HEX()-read values as binary-string
 // parameters (taken without conversion: Item_param::setup_conversion_blob).
 // The target then parses no literal, which is most of its cost per row.
-// A warning from the target other than a duplicate primary key fails the
-// copy (INSERT IGNORE would otherwise hide an inexact row; the first 64 of
-// a statement's warnings are checked). Known limit: a range's rows are
-// read whole, so ranges are sized to hold a bounded number of rows.
+// A duplicate on a secondary UNIQUE key is counted, not an error: while a
+// move copies, a source transaction can move a unique value from a row
+// already on the target to a row of a later chunk before the pipeline has
+// applied the first row's change; the target still holds the old value,
+// so the later row cannot go in yet. Whether the target's holder is stale
+// or already newer than the copy's read is not knowable here, so the row
+// is left out and the move's checksum, which compares every range at one
+// binlog position and copies a differing one again, puts it right (see
+// table_move.h). Any other warning fails the copy (INSERT IGNORE would
+// otherwise hide an inexact row). Known limit: a range's rows are read
+// whole, so ranges are sized to hold a bounded number of rows.
+//
+// kReplace writes REPLACE instead (the checksum's repair, after deleting
+// the target's range at the snapshot's position: a row outside the range
+// still holding one of its unique values is stale there, and goes).
 //
 // Thread safety: Copy may run on several threads at once (one chunk each).
 #pragma once
@@ -47,18 +58,33 @@ namespace binrelay::apply {
 // back exactly (see above); also what checksums compare.
 std::string CopyTextExpression(const ShapeColumn& c);
 
+struct CopyResult {
+  uint64_t rows = 0;              // the source returned
+  uint64_t bytes = 0;             // of their values as read (the range's memory)
+  uint64_t unique_conflicts = 0;  // left out: a secondary UNIQUE value taken
+};
+
 class RangeCopier {
  public:
+  enum class Write : uint8_t { kInsertIgnore, kReplace };
+
   // `source` and `target` describe the same table (CheckTargetShape).
   // `bulk`: write with COM_STMT_BULK_EXECUTE where the target takes it.
   static absl::StatusOr<RangeCopier> Create(const TableShape& source, const TableShape& target,
                                             bool bulk);
 
-  // Copies `range`'s rows; returns how many the source returned. Statements
-  // (or bulk commands) hold at most `batch_bytes` (a larger row goes alone).
-  absl::StatusOr<uint64_t> Copy(replication::SqlSource& source, TargetSession& target,
-                                const KeyRange& range, const KeyRangeChunker& chunker,
-                                size_t batch_bytes) const;
+  // Bytes of the copy's text of the first `limit` rows in key order, and
+  // how many rows that was (0 for an empty table): what a chunk of rows
+  // will cost to hold, before the first is read. The server reads them;
+  // only two numbers come back.
+  absl::StatusOr<std::pair<uint64_t, uint64_t>> SampleRowBytes(
+      replication::SqlSource& source, const KeyRangeChunker& chunker, int limit) const;
+
+  // Copies `range`'s rows. Statements (or bulk commands) hold at most
+  // `batch_bytes` (a larger row goes alone).
+  absl::StatusOr<CopyResult> Copy(replication::SqlSource& source, TargetSession& target,
+                                  const KeyRange& range, const KeyRangeChunker& chunker,
+                                  size_t batch_bytes, Write write = Write::kInsertIgnore) const;
 
  private:
   enum class Form : uint8_t { kNumber, kQuoted, kBytes, kHex };
@@ -70,25 +96,31 @@ class RangeCopier {
     std::string charset;  // kBytes, kHex: the introducer ("binary"; "" for none)
   };
   RangeCopier() = default;
-  absl::StatusOr<uint64_t> CopyText(const protocol::TextRows& rows,
-                                    TargetSession& target, size_t batch_bytes,
-                                    const std::function<std::string()>& where) const;
-  absl::StatusOr<uint64_t> CopyBulk(const protocol::TextRows& rows,
-                                    TargetSession& target, size_t batch_bytes,
-                                    const std::function<std::string()>& where) const;
-  // Fails unless every warning of the last statement is a duplicate
-  // primary key (see Copy).
-  static absl::Status CheckWarnings(TargetSession& target, uint16_t warnings,
-                                    const std::function<std::string()>& where);
+  absl::StatusOr<CopyResult> CopyText(const protocol::TextRows& rows, TargetSession& target,
+                                      size_t batch_bytes, Write write,
+                                      const std::function<std::string()>& where) const;
+  absl::StatusOr<CopyResult> CopyBulk(const protocol::TextRows& rows, TargetSession& target,
+                                      size_t batch_bytes, Write write,
+                                      const std::function<std::string()>& where) const;
+  // Fails unless every warning of the last statement is a duplicate key;
+  // counts those on a secondary UNIQUE key into `result` (see above).
+  absl::Status CheckWarnings(TargetSession& target, uint16_t warnings,
+                             const std::function<std::string()>& where,
+                             CopyResult* result) const;
   // `unhex` is scratch space for kHex values.
   absl::Status AddBulkRow(const protocol::TextRows& rows, size_t row,
                           const std::function<std::string()>& where,
                           protocol::BulkExecuteBuilder* bulk, std::string* unhex) const;
 
   std::vector<Column> columns_;
+  // A 1062 warning's text ends with one of these for the primary key
+  // (MariaDB: 'PRIMARY'; MySQL 8.0.19 and later: 'table.PRIMARY').
+  std::string primary_key_suffixes_[2];
   std::string select_list_;  // the SELECT expressions, in column order
-  std::string insert_head_;  // "INSERT IGNORE INTO `db`.`t` (`a`,...) VALUES "
-  std::string bulk_insert_;  // insert_head_ + "(?,?,...)"
+  std::string length_sum_;   // "IFNULL(LENGTH(expr),0)+..." over select_list_'s expressions
+  // [Write]: "INSERT IGNORE INTO `db`.`t` (`a`,...) VALUES " or "REPLACE INTO ..."
+  std::string head_[2];
+  std::string bulk_head_[2];  // head_ + "(?,?,...)"
   bool bulk_ = false;
 };
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -83,6 +84,47 @@ class ResumeOnExit {
   ApplyPipeline* p_;
 };
 
+// Advances the paused `pipeline` to a new consistent snapshot of the
+// source and returns the snapshot, open. `sleep` returns false once the
+// move is stopping.
+absl::StatusOr<Snapshot> SourceSnapshotAtPipeline(
+    ApplyPipeline& pipeline, const protocol::ConnectOptions& source, std::string_view move,
+    const std::function<bool(absl::Duration)>& sleep) {
+  // A new snapshot can stand before what the paused pipeline has applied: a
+  // transaction already in the binlog (so in binrelay's store) but not yet
+  // committed in the engine, as under semi-synchronous replication with
+  // rpl_semi_sync_master_wait_point = AFTER_SYNC until a replica
+  // acknowledges it (or the wait times out). Its commit is moments away:
+  // take a later snapshot.
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  for (int attempt = 1;; ++attempt) {
+    BR_ASSIGN_OR_RETURN(Snapshot s, OpenSnapshot(source, true));
+    absl::Status advanced = pipeline.AdvanceTo(s.position, absl::Seconds(120));
+    if (!absl::IsOutOfRange(advanced)) {
+      if (!advanced.ok()) return advanced;
+      if (attempt > 1) {
+        spdlog::info("move {}: the source's snapshot reached the pipeline's position after {} "
+                     "attempt(s)", move, attempt);
+      }
+      return s;
+    }
+    if (attempt == 1) {
+      spdlog::info("move {}: the source's snapshot is at {}, before what the pipeline applied "
+                   "({}); a transaction in its binlog is not committed yet (semi-sync waiting "
+                   "for an acknowledgement?): taking a later snapshot",
+                   move, s.position.ToString(), SV(advanced.message()));
+    }
+    (void)s.sql->Query("COMMIT");
+    if (absl::Now() > give_up) {
+      return absl::UnavailableError(absl::StrCat(
+          "the source's snapshots stayed before the transactions the pipeline applied for "
+          "30 s (", advanced.message(), "): a transaction in the source's binlog has not "
+          "become visible; is a semi-sync wait on the source stuck?"));
+    }
+    if (!sleep(absl::Milliseconds(100))) return absl::CancelledError("stopping");
+  }
+}
+
 }  // namespace
 
 const char* CutoverName(MoveOptions::Cutover c) {
@@ -102,6 +144,15 @@ struct TableMove::Table {
   std::optional<RangeCopier> copier;
   MoveTableProgress progress;  // as last saved on the target
   uint64_t chunk_rows = 1000;  // the copy's last size, the checksum's first
+  // Bytes per row as the copy reads them (a sample, then the last chunk's
+  // average; 0: unknown): caps chunks at copy_chunk_bytes.
+  std::atomic<uint64_t> row_bytes{0};
+  // `rows`, or fewer (at least one) if they would exceed `max_bytes`.
+  uint64_t RowsWithin(uint64_t rows, size_t max_bytes) const {
+    const uint64_t b = row_bytes.load();
+    if (b == 0) return rows;
+    return std::clamp<uint64_t>(max_bytes / b, 1, std::max<uint64_t>(1, rows));
+  }
   std::string Name() const { return absl::StrCat(plan.name.db, ".", plan.name.table); }
   std::string TargetSql() const { return Qualified(plan.name.target_db, plan.name.table); }
 };
@@ -117,8 +168,12 @@ TableMove::TableMove(MoveOptions options, replication::StoreReadSide* store,
   if (const char* dir = std::getenv("BINRELAY_TEST_HOLD_DIR")) hold_dir_ = dir;
 }
 
-bool TableMove::HoldIfAsked(std::string_view point) {
+bool TableMove::HoldIfAsked(std::string_view point, bool only_if_named) {
   if (hold_dir_.empty()) return !stopping_;
+  if (only_if_named &&
+      !std::filesystem::exists(std::filesystem::path(hold_dir_) / std::string("hold ").append(point))) {
+    return !stopping_;
+  }
   spdlog::warn("move {}: held at {} (BINRELAY_TEST_HOLD_DIR)", name(), point);
   const std::filesystem::path release = std::filesystem::path(hold_dir_) / std::string(point);
   while (!std::filesystem::exists(release)) {
@@ -213,6 +268,7 @@ MoveStatus TableMove::Status() const {
     pipeline = pipeline_.get();
   }
   s.rows_copied = rows_copied_.load();
+  s.rows_left_to_checksum = rows_left_to_checksum_.load();
   s.chunks_copied = chunks_copied_.load();
   absl::Time copy_started;
   {
@@ -691,6 +747,21 @@ absl::Status TableMove::Run() {
     replication::ConnectionSqlSource source(source_);
     BR_ASSIGN_OR_RETURN(start_, replication::ReadBinlogStatus(source));
   }
+  {
+    // After the start position is fixed: every XA transaction prepared
+    // before it and still open is listed (see WaitForXaPreparedBeforeStart).
+    replication::ConnectionSqlSource source(source_);
+    auto xids = PreparedXids(source);
+    if (xids.ok()) {
+      xa_before_start_ = std::move(*xids);
+    } else {
+      spdlog::warn("move {}: XA RECOVER on the source failed ({}): an XA transaction prepared "
+                   "before the move began and committed after its checksum would not reach the "
+                   "target; allow the source account XA RECOVER (MySQL: GRANT "
+                   "XA_RECOVER_ADMIN), or make sure none is prepared",
+                   name(), SV(xids.status().message()));
+    }
+  }
   p.start.kind = replication::StartSpec::Kind::kPosition;
   p.start.position = start_;
   {
@@ -744,6 +815,8 @@ absl::Status TableMove::Run() {
   SetPhase("catch up");
   if (!StallIfAsked("catch up")) return absl::CancelledError("stopping");
   BR_RETURN_IF_ERROR(WaitCaughtUp(absl::InfiniteDuration()));
+  BR_RETURN_IF_ERROR(WaitForXaPreparedBeforeStart());
+  if (!HoldIfAsked("checksum", /*only_if_named=*/true)) return absl::CancelledError("stopping");
   SetPhase("checksum");
   BR_RETURN_IF_ERROR(SaveAll());
   BR_RETURN_IF_ERROR(Checksum());
@@ -790,7 +863,13 @@ absl::Status TableMove::CopyTable(Table& t) {
   size_t busy = 0;  // queued or being copied
   bool closed = false;
   absl::Status error;
-  std::atomic<uint64_t> chunk_rows{t.chunk_rows};
+  // What a row costs to hold, before the first chunk is read whole.
+  auto sample = t.copier->SampleRowBytes(source, *t.chunker, 20);
+  if (!sample.ok()) {
+    return Annotate(sample.status(), absl::StrCat("move ", name(), ": sampling ", t.Name()));
+  }
+  if (sample->second > 0) t.row_bytes = std::max<uint64_t>(1, sample->first / sample->second);
+  std::atomic<uint64_t> chunk_rows{t.RowsWithin(t.chunk_rows, options_.copy_chunk_bytes)};
   const double target_seconds =
       std::max(0.05, std::chrono::duration<double>(options_.chunk_time).count());
 
@@ -807,16 +886,21 @@ absl::Status TableMove::CopyTable(Table& t) {
         queue.pop_front();
       }
       const absl::Time start = absl::Now();
-      absl::StatusOr<uint64_t> n;
-      for (int attempt = 0; attempt < 3; ++attempt) {
+      absl::StatusOr<CopyResult> n;
+      for (int attempt = 0;; ++attempt) {
         // INSERT IGNORE of the same range again is harmless.
         n = t.copier->Copy(src, target, job.range, *t.chunker, options_.copy_batch_bytes);
-        // DataLoss: the target changed or refused a row. Not retried: a
-        // retry would find the changed row there and see only a duplicate.
-        if (n.ok() || stopping_ || absl::IsDataLoss(n.status())) break;
-        spdlog::warn("move {}: copying a chunk of {} ({}) failed, retrying: {}", name(),
-                     t.Name(), job.range.where, SV(n.status().message()));
-        Sleep(absl::Seconds(1 + attempt));
+        // Retried like the pipeline's writes, for as long as the target's
+        // locks or a lost connection last (target_session.h). DataLoss (the
+        // target changed a row) is not: a retry would find the changed row
+        // there and see only a duplicate.
+        const ErrorClass c = Classify(n.status());
+        if (n.ok() || stopping_ || absl::IsDataLoss(n.status()) || c == ErrorClass::kHard) break;
+        if (attempt == 0 || attempt % 30 == 0) {
+          spdlog::warn("move {}: copying a chunk of {} ({}) failed (attempt {}), retrying: {}",
+                       name(), t.Name(), job.range.where, attempt + 1, SV(n.status().message()));
+        }
+        if (!Sleep(RetryWait(c, attempt))) break;
       }
       std::lock_guard<std::mutex> l(qmu);
       --busy;
@@ -827,16 +911,28 @@ absl::Status TableMove::CopyTable(Table& t) {
         return;
       }
       t.gate->Complete(job.id);
-      rows_copied_ += *n;
+      rows_copied_ += n->rows;
       ++chunks_copied_;
+      if (n->unique_conflicts > 0) {
+        // Not lost: the checksum compares this range at one binlog position
+        // and copies it again if it differs (range_copier.h).
+        rows_left_to_checksum_ += n->unique_conflicts;
+        spdlog::warn("move {}: {} row(s) of {} where {} not copied: a UNIQUE value they hold "
+                     "is still held on the target by a row whose change the pipeline has not "
+                     "applied yet; the checksum will compare and repair the range",
+                     name(), n->unique_conflicts, t.Name(), job.range.where);
+      }
       // Next chunks sized to take about chunk_time: by this one's rate,
       // growing at most 2x and shrinking at most 4x at a time.
       const double secs = std::max(0.001, absl::ToDoubleSeconds(absl::Now() - start));
+      // Never above copy_chunk_bytes by the rows just read.
       const uint64_t cur = chunk_rows.load();
-      if (*n > 0) {
-        double ideal = static_cast<double>(*n) / secs * target_seconds;
+      if (n->rows > 0) {
+        t.row_bytes = std::max<uint64_t>(1, n->bytes / n->rows);
+        double ideal = static_cast<double>(n->rows) / secs * target_seconds;
         ideal = std::clamp(ideal, static_cast<double>(cur) / 4, static_cast<double>(cur) * 2);
-        chunk_rows = std::clamp<uint64_t>(static_cast<uint64_t>(ideal), 100, 500000);
+        chunk_rows = t.RowsWithin(std::clamp<uint64_t>(static_cast<uint64_t>(ideal), 100, 500000),
+                                  options_.copy_chunk_bytes);
       }
       qcv.notify_all();
     }
@@ -970,6 +1066,53 @@ absl::Status TableMove::AddIndexes() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<std::string>> TableMove::PreparedXids(
+    replication::SqlSource& source) {
+  // formatID, gtrid_length, bqual_length, data (sql/handler.cc,
+  // mysql_xa_recover): one row per prepared transaction.
+  BR_ASSIGN_OR_RETURN(std::vector<replication::SqlRow> rows, source.Query("XA RECOVER"));
+  std::vector<std::string> xids;
+  for (const auto& r : rows) {
+    if (r.size() < 4) continue;
+    xids.push_back(absl::StrCat("'", r[3].value_or(""), "' (formatID ", r[0].value_or("?"), ")"));
+  }
+  std::sort(xids.begin(), xids.end());
+  return xids;
+}
+
+absl::Status TableMove::WaitForXaPreparedBeforeStart() {
+  // An XA transaction prepared before the pipeline's start position has
+  // its rows in the binlog before it: the pipeline never sees them, and
+  // the copy could not (they were not committed). Committed later, they
+  // are on the source only. The checksum, which compares every range and
+  // copies a differing one again, must therefore come after every such
+  // transaction is resolved: it then repairs what they wrote.
+  if (xa_before_start_.empty()) return absl::OkStatus();
+  replication::ConnectionSqlSource source(source_);
+  absl::Time logged = absl::InfinitePast();
+  while (true) {
+    BR_ASSIGN_OR_RETURN(std::vector<std::string> now, PreparedXids(source));
+    std::vector<std::string> waiting;
+    std::set_intersection(xa_before_start_.begin(), xa_before_start_.end(), now.begin(),
+                          now.end(), std::back_inserter(waiting));
+    if (waiting.empty()) {
+      if (logged != absl::InfinitePast()) {
+        spdlog::info("move {}: the XA transactions prepared before it began are resolved", name());
+      }
+      return absl::OkStatus();
+    }
+    if (absl::Now() - logged > absl::Seconds(60)) {
+      spdlog::warn("move {}: waiting for {} XA transaction(s) prepared on the source before the "
+                   "move began: {}. What they wrote is not in the binlog the move reads, so its "
+                   "checksum must follow their XA COMMIT or XA ROLLBACK (resolve them on {})",
+                   name(), waiting.size(), absl::StrJoin(waiting, ", "), source.Peer());
+      logged = absl::Now();
+    }
+    if (!Sleep(absl::Seconds(1))) return absl::CancelledError("stopping");
+    BR_RETURN_IF_ERROR(PipelineError());
+  }
+}
+
 absl::Status TableMove::WaitCaughtUp(absl::Duration max_wait) {
   const absl::Time give_up = absl::Now() + max_wait;
   while (true) {
@@ -995,9 +1138,11 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
   {
     ResumeOnExit resume(pipeline_.get());  // also when the pause fails
     BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
-    BR_ASSIGN_OR_RETURN(Snapshot s, OpenSnapshot(source_, true));
+    BR_ASSIGN_OR_RETURN(Snapshot s, SourceSnapshotAtPipeline(*pipeline_, source_, name(),
+                                                                  [this](absl::Duration d) {
+                                                                    return Sleep(d);
+                                                                  }));
     source.emplace(std::move(s));
-    BR_RETURN_IF_ERROR(pipeline_->AdvanceTo(source->position, absl::Seconds(120)));
     BR_ASSIGN_OR_RETURN(Snapshot d, OpenSnapshot(options_.apply.target, false));
     target.emplace(std::move(d));
   }
@@ -1060,8 +1205,10 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
 absl::Status TableMove::Repair(Table& t, const KeyRange& range) {
   ResumeOnExit resume(pipeline_.get());
   BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
-  BR_ASSIGN_OR_RETURN(Snapshot source, OpenSnapshot(source_, true));
-  BR_RETURN_IF_ERROR(pipeline_->AdvanceTo(source.position, absl::Seconds(120)));
+  BR_ASSIGN_OR_RETURN(Snapshot source, SourceSnapshotAtPipeline(*pipeline_, source_, name(),
+                                                                  [this](absl::Duration d) {
+                                                                    return Sleep(d);
+                                                                  }));
   // The pipeline stays paused at the snapshot's position: the range on the
   // target becomes exactly the source's there, and the changes after it
   // follow once it resumes.
@@ -1070,9 +1217,14 @@ absl::Status TableMove::Repair(Table& t, const KeyRange& range) {
                                         target.peer(), " where ", range.where);
   BR_RETURN_IF_ERROR(Annotate(
       target.Execute(absl::StrCat("DELETE FROM ", t.TargetSql(), " WHERE ", range.where)), what));
-  BR_RETURN_IF_ERROR(Annotate(
-      t.copier->Copy(*source.sql, target, range, *t.chunker, options_.copy_batch_bytes).status(),
-      what));
+  // REPLACE: with the range deleted no primary key can collide; a row
+  // outside it still holding one of the range's unique values at this
+  // position is stale and goes (its own range is compared in turn).
+  BR_RETURN_IF_ERROR(Annotate(t.copier
+                                  ->Copy(*source.sql, target, range, *t.chunker,
+                                         options_.copy_batch_bytes, RangeCopier::Write::kReplace)
+                                  .status(),
+                              what));
   (void)source.sql->Query("COMMIT");
   return absl::OkStatus();
 }
@@ -1109,7 +1261,13 @@ absl::Status TableMove::Checksum() {
     BR_ASSIGN_OR_RETURN(KeyRangeChunker ranges,
                         KeyRangeChunker::Create(t->plan.source, t->progress.checked));
     replication::ConnectionSqlSource source(source_);
-    const uint64_t rows = std::max<uint64_t>(1000, t->chunk_rows);
+    if (t->row_bytes == 0) {  // a resumed move: this run copied nothing
+      BR_ASSIGN_OR_RETURN(auto sample, t->copier->SampleRowBytes(source, *t->chunker, 20));
+      if (sample.second > 0) t->row_bytes = std::max<uint64_t>(1, sample.first / sample.second);
+    }
+    // A differing range is copied again whole: within copy_chunk_bytes too.
+    const uint64_t rows = t->RowsWithin(std::max<uint64_t>(1000, t->chunk_rows),
+                                        options_.copy_chunk_bytes);
     bool last = false;
     while (!last) {
       if (stopping_) return absl::CancelledError("stopping");

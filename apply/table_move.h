@@ -71,6 +71,9 @@ struct MoveStatus {
   uint64_t rows_estimate = 0;  // information_schema estimates
   uint64_t rows_copied = 0;
   uint64_t chunks_copied = 0;
+  // Rows the copy left out on a taken UNIQUE value (range_copier.h), for
+  // the checksum to repair.
+  uint64_t rows_left_to_checksum = 0;
   double copy_rows_per_second = 0;
   uint64_t changes_dropped = 0;  // above the copier's high watermark
   uint64_t chunks_checked = 0;
@@ -137,6 +140,10 @@ class TableMove : public CopyGate {
   absl::Status TryCutover();
   void SetPhase(std::string phase);
   bool Sleep(absl::Duration d);  // false if stopping
+  // The source's prepared XA transactions (XA RECOVER), sorted.
+  static absl::StatusOr<std::vector<std::string>> PreparedXids(replication::SqlSource& source);
+  // Waits until none of xa_before_start_ is still prepared.
+  absl::Status WaitForXaPreparedBeforeStart();
   // Test hook: with BINRELAY_TEST_STALL_MOVE_AT=<point> in the environment
   // the move waits at `point` ("catch up", "checksum": with the checksum
   // of the first table unfinished, "cutover locked": source locked, target caught up, before
@@ -151,8 +158,10 @@ class TableMove : public CopyGate {
   // Test hook: with BINRELAY_TEST_HOLD_DIR set, the copy waits before
   // handing out its first and second chunk ("dispatch 1", "dispatch 2")
   // until the file <dir>/<point> exists, so that a test can change rows
-  // exactly there (the seed's pre-dispatch scenarios). False if stopping.
-  bool HoldIfAsked(std::string_view point);
+  // exactly there (spirit's pre-dispatch scenarios). `only_if_named`
+  // points ("checksum": before the checksum phase) hold only if the file
+  // <dir>/hold <point> exists too. False if stopping.
+  bool HoldIfAsked(std::string_view point, bool only_if_named = false);
   std::string hold_dir_;
   uint64_t dispatches_ = 0;  // chunks handed out by this run's copy
   replication::StoreReadSide* store_;
@@ -166,6 +175,8 @@ class TableMove : public CopyGate {
   std::vector<std::string> locks_;  // SQL expressions naming the locks held
   replication::StorePin early_pin_;  // from Start until the pipeline pins
   replication::BinlogPosition start_;  // where the pipeline started
+  // XA transactions prepared on the source when this run began (sorted).
+  std::vector<std::string> xa_before_start_;
   bool resumed_ = false;       // continuing from a checkpoint
   bool resumed_done_ = false;  // the checkpoint says it already cut over
   std::thread thread_;
@@ -179,6 +190,7 @@ class TableMove : public CopyGate {
   absl::Status outcome_;
   MoveStatus status_;  // under mu_
   std::atomic<uint64_t> rows_copied_{0};
+  std::atomic<uint64_t> rows_left_to_checksum_{0};
   std::atomic<uint64_t> chunks_copied_{0};
   absl::Time copy_started_ = absl::InfinitePast();  // under mu_
 };

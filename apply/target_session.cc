@@ -41,6 +41,13 @@ ErrorClass Classify(const absl::Status& status) {
   return ErrorClass::kHard;
 }
 
+absl::Duration RetryWait(ErrorClass c, int attempt) {
+  if (c == ErrorClass::kContention) {
+    return absl::Milliseconds(std::min(1000, 10 << std::min(attempt, 7)));
+  }
+  return absl::Milliseconds(std::min(5000, 100 << std::min(attempt, 6)));
+}
+
 std::string TargetSession::peer() const { return absl::StrCat(options_.host, ":", options_.port); }
 
 absl::Status TargetSession::EnsureOpen() {

@@ -28,6 +28,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "protocol/bulk_execute.h"
 #include "protocol/client_connection.h"
 
@@ -37,6 +38,12 @@ enum class ErrorClass { kNone, kContention, kConnection, kHard };
 
 // What the flusher should do about `status` from Execute.
 ErrorClass Classify(const absl::Status& status);
+// The one retry policy of writes to a target (the pipeline's flushes, the
+// move's chunk copies): kContention and kConnection are retried for as long
+// as they last, waiting this long before attempt `attempt` + 1 (from 0):
+// contention 10 ms doubling to 1 s, a lost connection 100 ms doubling to
+// 5 s. A target's row locks and restarts are not errors of the data.
+absl::Duration RetryWait(ErrorClass c, int attempt);
 // The server error code in `status` (0 if none).
 int ServerErrorCode(const absl::Status& status);
 

@@ -223,6 +223,7 @@ class ServeStatus : public proxy::StatusProvider, public proxy::MoveControl {
     m.rows_estimate = ms.rows_estimate;
     m.rows_copied = ms.rows_copied;
     m.chunks_copied = ms.chunks_copied;
+    m.rows_left_to_checksum = ms.rows_left_to_checksum;
     m.copy_rows_per_second = ms.copy_rows_per_second;
     if (ms.phase == "copy" && ms.copy_rows_per_second > 0 && ms.rows_estimate > ms.rows_copied) {
       m.eta_seconds = static_cast<double>(ms.rows_estimate - ms.rows_copied) / ms.copy_rows_per_second;

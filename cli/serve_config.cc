@@ -426,6 +426,13 @@ absl::StatusOr<apply::MoveOptions> ParseMoveSection(const IniFile& ini, const st
     if (!b.ok() || *b < 1024) return s.Invalid("copy_batch_bytes", "expected a size of at least 1K");
     m.copy_batch_bytes = *b;
   }
+  if (const IniFile::Value* v = s.Get("copy_chunk_bytes")) {
+    auto b = ParseByteSize(v->text);
+    if (!b.ok() || *b < (1 << 20)) {
+      return s.Invalid("copy_chunk_bytes", "expected a size of at least 1M");
+    }
+    m.copy_chunk_bytes = *b;
+  }
   BR_ASSIGN_OR_RETURN(m.cutover_lock_wait,
                       PositiveDuration(s, "cutover_lock_wait", m.cutover_lock_wait));
   BR_ASSIGN_OR_RETURN(m.cutover_timeout, PositiveDuration(s, "cutover_timeout", m.cutover_timeout));

@@ -26,6 +26,8 @@ class TextRows {
   size_t columns() const { return columns_; }
   size_t size() const { return columns_ == 0 ? 0 : cells_.size() / columns_; }
   bool empty() const { return cells_.empty(); }
+  // The values' bytes held (what the rows cost in memory, cells aside).
+  size_t value_bytes() const { return bytes_.size(); }
   // The value in `row`, `column` (both in range); nullopt for NULL.
   std::optional<std::string_view> Get(size_t row, size_t column) const {
     const Cell& c = cells_[row * columns_ + column];

@@ -139,6 +139,7 @@ std::string RenderMoveJson(const MoveProgress& m) {
   Num(&out, "rows_estimate", m.rows_estimate);
   Num(&out, "rows_copied", m.rows_copied);
   Num(&out, "chunks_copied", m.chunks_copied);
+  Num(&out, "rows_left_to_checksum", m.rows_left_to_checksum);
   Dbl(&out, "copy_rows_per_second", m.copy_rows_per_second);
   Dbl(&out, "eta_seconds", m.eta_seconds);
   Num(&out, "changes_dropped", m.changes_dropped);
@@ -252,6 +253,10 @@ std::string RenderPrometheus(const RelayStatus& s) {
   const MoveGauge move_gauges[] = {
       {"binrelay_move_rows_copied", "Rows a move's copier has copied.",
        [](const MoveProgress& m) { return absl::StrCat(m.rows_copied); }},
+      {"binrelay_move_rows_left_to_checksum",
+       "Rows a move's copy left out on a UNIQUE value still taken on the target; its checksum "
+       "repairs them.",
+       [](const MoveProgress& m) { return absl::StrCat(m.rows_left_to_checksum); }},
       {"binrelay_move_rows_estimate", "Rows of a move's tables (information_schema estimate).",
        [](const MoveProgress& m) { return absl::StrCat(m.rows_estimate); }},
       {"binrelay_move_chunks_checked", "Chunks a move's checksum has compared.",

@@ -65,6 +65,7 @@ struct MoveProgress {
   uint64_t rows_estimate = 0;
   uint64_t rows_copied = 0;
   uint64_t chunks_copied = 0;
+  uint64_t rows_left_to_checksum = 0;  // not copied on a taken UNIQUE value
   double copy_rows_per_second = 0;
   double eta_seconds = 0;  // copy phase: estimated rows left at the current rate
   uint64_t changes_dropped = 0;
