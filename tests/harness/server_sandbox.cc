@@ -145,11 +145,29 @@ absl::Status InitDataDir(const ServerFlavour& f, const std::string& dir, const s
   return RunCommand(install, log);
 }
 
+// Template data directories of this process, removed when it exits: each
+// test process makes its own (about 100 MB for MySQL), and a CI run starts
+// hundreds of them.
+std::mutex template_mu;
+std::map<std::string, std::unique_ptr<Template>>* templates = nullptr;
+pid_t template_owner = 0;
+
+void RemoveTemplates() {
+  if (::getpid() != template_owner) return;  // a forked child exiting
+  std::lock_guard<std::mutex> l(template_mu);
+  for (const auto& [name, t] : *templates) {
+    std::error_code ec;
+    if (t && !t->dir.empty()) fs::remove_all(t->dir, ec);
+  }
+}
+
 const Template& GetTemplate(const ServerFlavour& f) {
-  static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<Template>>* templates =
-      new std::map<std::string, std::unique_ptr<Template>>();
-  std::lock_guard<std::mutex> l(mu);
+  std::lock_guard<std::mutex> l(template_mu);
+  if (templates == nullptr) {
+    templates = new std::map<std::string, std::unique_ptr<Template>>();
+    template_owner = ::getpid();
+    std::atexit(RemoveTemplates);
+  }
   std::unique_ptr<Template>& t = (*templates)[f.name];
   if (t) return *t;
   t = std::make_unique<Template>();
