@@ -1569,7 +1569,13 @@ TEST_F(TableMoveTest, LargeRowsAreCopiedInChunksWithinCopyChunkBytes) {
   ASSERT_EQ(r.exit_code, 0) << r.Describe();
   RecordProperty("peak_rss_mib", static_cast<int>(peak >> 20));
   ASSERT_GT(peak, 0u) << "no /proc reading";
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's shadow memory and quarantine multiply RSS (490 MiB seen): the
+  // bound is only meaningful in the release build, which CI runs first.
+  RecordProperty("rss_bound", "not checked under AddressSanitizer");
+#else
   EXPECT_LT(peak, 64ull << 20) << "peak RSS " << (peak >> 20) << " MiB for chunks of 8 MiB";
+#endif
   BR_ASSERT_OK_AND_ASSIGN(std::vector<JsonValue> lines, ParseJsonLines(r.out));
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(Text(lines.back(), "phase"), "done");
