@@ -12,6 +12,9 @@ cmake --build "$dir" -j "$(nproc)"
 # mariadbd refuses to run as root without --user; the harness handles that,
 # but it needs a world-traversable temp dir for the datadir.
 export TMPDIR="${TMPDIR:-/tmp}"
+# The test processes share one initialised datadir per server flavour
+# (tests/harness/server_sandbox.cc); each run starts from fresh ones.
+rm -rf "$TMPDIR/binrelay-templates-$(id -u)"
 # Each integration test starts its own servers on free ports, so tests run
 # in parallel safely.
 ctest --test-dir "$dir" --output-on-failure --timeout 900 -j "$(nproc)" "$@"

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -107,17 +108,13 @@ absl::Status RunCommand(const std::vector<std::string>& argv, const std::string&
 
 bool IsRoot() { return geteuid() == 0; }
 
-// One initialised datadir and one certificate per flavour and test process;
-// each sandbox copies them instead of initialising again.
+// One initialised datadir and one certificate per flavour, shared by every
+// test process of a run: ctest starts each test in its own process, and
+// initialising a datadir (mariadb-install-db, mysqld --initialize) costs a
+// second or more of CPU each time. Each sandbox copies the template.
 struct Template {
   std::string dir;
   absl::Status status;
-  ~Template() {
-    if (!dir.empty()) {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  }
 };
 
 absl::Status InitDataDir(const ServerFlavour& f, const std::string& dir, const std::string& log) {
@@ -145,51 +142,75 @@ absl::Status InitDataDir(const ServerFlavour& f, const std::string& dir, const s
   return RunCommand(install, log);
 }
 
-// Template data directories of this process, removed when it exits: each
-// test process makes its own (about 100 MB for MySQL), and a CI run starts
-// hundreds of them.
-std::mutex template_mu;
-std::map<std::string, std::unique_ptr<Template>>* templates = nullptr;
-pid_t template_owner = 0;
+// The shared templates live in one folder per user, named by what made them
+// (the server binary's path, size and mtime, and the arguments above), so a
+// changed server or harness makes a new one instead of reusing a stale one.
+// scripts/test.sh empties the folder before each run; at most one template
+// per flavour and server build stays behind (about 100 MB each).
+std::string TemplateRoot() { return absl::StrCat(TempRoot(), "/binrelay-templates-", ::geteuid()); }
 
-void RemoveTemplates() {
-  if (::getpid() != template_owner) return;  // a forked child exiting
-  std::lock_guard<std::mutex> l(template_mu);
-  for (const auto& [name, t] : *templates) {
-    std::error_code ec;
-    if (t && !t->dir.empty()) fs::remove_all(t->dir, ec);
-  }
+std::string TemplateKey(const ServerFlavour& f) {
+  std::string what = absl::StrCat(f.name, "|", f.server, "|", f.install_db, "|");
+  struct stat st {};
+  if (::stat(f.server.c_str(), &st) == 0) absl::StrAppend(&what, st.st_size, "|", st.st_mtime, "|");
+  for (const std::string& a : InnoDbArgs(f)) absl::StrAppend(&what, a, "|");
+  for (const std::string& a : PathArgs(f)) absl::StrAppend(&what, a, "|");
+  absl::StrAppend(&what, "harness-template-v2");
+  return absl::StrCat(f.name, "-", absl::Hex(std::hash<std::string>{}(what)));
 }
 
-const Template& GetTemplate(const ServerFlavour& f) {
-  std::lock_guard<std::mutex> l(template_mu);
-  if (templates == nullptr) {
-    templates = new std::map<std::string, std::unique_ptr<Template>>();
-    template_owner = ::getpid();
-    std::atexit(RemoveTemplates);
-  }
-  std::unique_ptr<Template>& t = (*templates)[f.name];
-  if (t) return *t;
-  t = std::make_unique<Template>();
-  absl::StatusOr<std::string> dir = MakeTempDir("binrelay-template-" + f.name + "-");
-  if (!dir.ok()) {
-    t->status = dir.status();
-    return *t;
-  }
-  t->dir = *dir;
-  std::string log = t->dir + "/setup.log";
-  t->status = InitDataDir(f, t->dir, log);
-  if (!t->status.ok()) return *t;
+// Builds the template into a private folder and renames it into place, so a
+// process that finds the final name finds a complete template.
+absl::Status BuildTemplate(const ServerFlavour& f, const std::string& final_dir) {
+  BR_ASSIGN_OR_RETURN(std::string dir, MakeTempDir(absl::StrCat(
+                                           "binrelay-templates-", ::geteuid(), "/building-", f.name, "-")));
+  std::string log = dir + "/setup.log";
+  absl::Status st = InitDataDir(f, dir, log);
   // MySQL keeps its server_uuid in auto.cnf: copies must each make their own
   // (a replica refuses a source with its own uuid).
   std::error_code ec;
-  fs::remove(t->dir + "/data/auto.cnf", ec);
-  t->status = RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                          "-keyout", t->dir + "/key.pem", "-out", t->dir + "/cert.pem", "-days",
-                          "30", "-subj", "/CN=127.0.0.1", "-addext",
-                          "subjectAltName=IP:127.0.0.1,DNS:localhost"},
-                         log);
-  return *t;
+  if (st.ok()) fs::remove(dir + "/data/auto.cnf", ec);
+  if (st.ok()) {
+    st = RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                     "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem", "-days", "30",
+                     "-subj", "/CN=127.0.0.1", "-addext",
+                     "subjectAltName=IP:127.0.0.1,DNS:localhost"},
+                    log);
+  }
+  if (st.ok() && ::rename(dir.c_str(), final_dir.c_str()) != 0) {
+    st = absl::InternalError(absl::StrCat("rename(", dir, ", ", final_dir, "): ", std::strerror(errno)));
+  }
+  if (!st.ok()) fs::remove_all(dir, ec);
+  return st;
+}
+
+std::mutex template_mu;
+std::map<std::string, Template>* templates = nullptr;
+
+const Template& GetTemplate(const ServerFlavour& f) {
+  std::lock_guard<std::mutex> l(template_mu);
+  if (templates == nullptr) templates = new std::map<std::string, Template>();
+  auto [it, inserted] = templates->try_emplace(f.name);
+  Template& t = it->second;
+  if (!inserted) return t;
+  const std::string root = TemplateRoot();
+  if (::mkdir(root.c_str(), 0755) != 0 && errno != EEXIST) {
+    t.status = absl::InternalError(absl::StrCat("mkdir(", root, "): ", std::strerror(errno)));
+    return t;
+  }
+  t.dir = absl::StrCat(root, "/", TemplateKey(f));
+  // One process builds while the others wait on the lock, then all copy.
+  const std::string lock = t.dir + ".lock";
+  const int lfd = ::open(lock.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lfd < 0) {
+    t.status = absl::InternalError(absl::StrCat("open(", lock, "): ", std::strerror(errno)));
+    return t;
+  }
+  while (::flock(lfd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  if (!fs::exists(t.dir + "/cert.pem")) t.status = BuildTemplate(f, t.dir);
+  ::close(lfd);
+  return t;
 }
 
 }  // namespace
