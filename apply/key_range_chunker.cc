@@ -206,17 +206,16 @@ absl::StatusOr<std::optional<KeyBound>> KeyRangeChunker::Highest(
     AppendIdentifier(key_[i].name, &order);
     order.append(" DESC");
   }
-  return ReadBound(server, absl::StrCat("SET STATEMENT sql_mode = 'NO_ENGINE_SUBSTITUTION' FOR "
-                                        "SELECT ", select_sql_, " FROM ", table_sql, " ORDER BY ",
+  return ReadBound(server, absl::StrCat("SELECT ", select_sql_, " FROM ", table_sql, " ORDER BY ",
                                         order, " LIMIT 1"));
 }
 
 absl::StatusOr<std::optional<KeyRange>> KeyRangeChunker::Next(replication::SqlSource& source,
                                                               uint64_t rows) {
   if (done_) return std::optional<KeyRange>();
-  // PAD_CHAR_TO_FULL_LENGTH would pad CHAR bounds unlike the binlog's.
-  std::string sql = absl::StrCat("SET STATEMENT sql_mode = 'NO_ENGINE_SUBSTITUTION' FOR SELECT ",
-                                 select_sql_, " FROM ", table_sql_);
+  // The move's session has no PAD_CHAR_TO_FULL_LENGTH, which would pad CHAR
+  // bounds unlike the binlog's (move_session.h).
+  std::string sql = absl::StrCat("SELECT ", select_sql_, " FROM ", table_sql_);
   if (last_) absl::StrAppend(&sql, " WHERE ", After(*last_));
   absl::StrAppend(&sql, " ORDER BY ", key_sql_, " LIMIT 1 OFFSET ", rows > 0 ? rows - 1 : 0);
   BR_ASSIGN_OR_RETURN(std::optional<KeyBound> found, ReadBound(source, sql));

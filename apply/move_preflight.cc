@@ -53,17 +53,6 @@ absl::StatusOr<MovePlan> MovePreflight(replication::SqlSource& source,
                                        uint64_t copy_bytes_per_second) {
   MovePlan plan;
   std::vector<std::string> problems;
-  // The copier, checksum and table creation use MariaDB's SET STATEMENT.
-  for (replication::SqlSource* server : {&source, &target}) {
-    auto version = replication::QueryValue(*server, "SELECT VERSION()");
-    if (!version.ok()) return version.status();
-    if (!version->has_value() || (*version)->find("MariaDB") == std::string::npos) {
-      problems.push_back(absl::StrCat(
-          server->Peer(), " runs ", version->value_or("an unknown version"),
-          "; binrelay move supports MariaDB sources and targets for now (its copy and "
-          "checksum statements use SET STATEMENT)"));
-    }
-  }
   for (const MoveTableName& t : tables) {
     const std::string src_name = absl::StrCat(t.db, ".", t.table);
     const std::string dst_name = absl::StrCat(target.Peer(), " table ", t.target_db, ".", t.table);
@@ -173,8 +162,9 @@ absl::Status CreateTargetTable(replication::SqlSource& source, replication::SqlS
     return absl::InternalError(absl::StrCat("SHOW CREATE TABLE ", t.db, ".", t.table,
                                             " did not start with its name: ", ddl.substr(0, 80)));
   }
-  // Foreign keys may name tables the target does not hold (yet).
-  const std::string create = absl::StrCat("SET STATEMENT foreign_key_checks = 0 FOR ", head,
+  // Foreign keys may name tables the target does not hold (yet): the move's
+  // session has foreign_key_checks off (move_session.h).
+  const std::string create = absl::StrCat(head,
                                           Qualified(t.target_db, t.table),
                                           ddl.substr(head.size() + name.size()));
   BR_RETURN_IF_ERROR(target.Query(absl::StrCat("CREATE DATABASE IF NOT EXISTS ",
@@ -250,12 +240,17 @@ std::vector<std::string> MovePrivilegeProblems(replication::SqlSource& source,
                                                const std::vector<MoveTableName>& tables,
                                                bool cutover_locks, bool cutover_renames,
                                                bool adds_indexes,
-                                               const std::string& checkpoint_schema) {
+                                               const std::string& checkpoint_schema,
+                                               bool snapshot_locks) {
   std::vector<std::string> problems;
   std::set<std::string> target_dbs;
   for (const MoveTableName& t : tables) {
     Require(source, t.db, t.table, {"SELECT"}, "to copy and compare it", &problems);
-    if (cutover_locks) {
+    if (snapshot_locks) {
+      Require(source, t.db, t.table, {"LOCK TABLES"},
+              "the checksum's snapshot locks it for a moment: MySQL reports no binlog position "
+              "for a snapshot", &problems);
+    } else if (cutover_locks) {
       Require(source, t.db, t.table, {"LOCK TABLES"}, "cutover locks it", &problems);
     }
     if (cutover_renames) {

@@ -1,6 +1,5 @@
 // MovePreflight: the checks `binrelay move` runs on its tables before it
-// writes anything (and that both servers are MariaDB: the copy and checksum
-// statements use SET STATEMENT), every problem reported at once with what to do about
+// writes anything, every problem reported at once with what to do about
 // it (an operator fixes them in one go): each table exists on the source,
 // has a primary key of a type the copier can range over, and is either
 // absent on the target (it is then created from SHOW CREATE TABLE) or
@@ -53,7 +52,8 @@ absl::StatusOr<MovePlan> MovePreflight(replication::SqlSource& source,
                                        uint64_t copy_bytes_per_second = 20 << 20);
 
 // What the move's accounts may lack, one line each (empty: nothing):
-// on the source SELECT on each table, LOCK TABLES if the cutover locks,
+// on the source SELECT on each table, LOCK TABLES if the cutover locks or
+// `snapshot_locks` (a MySQL source: table_move.cc, MySqlSnapshotAt),
 // ALTER, DROP, CREATE and INSERT if it renames (ALTER TABLE ... RENAME); on the
 // target CREATE, SELECT, INSERT, DELETE on each table's database and on
 // `checkpoint_schema`, and ALTER on each table's database if
@@ -65,7 +65,8 @@ std::vector<std::string> MovePrivilegeProblems(replication::SqlSource& source,
                                                const std::vector<MoveTableName>& tables,
                                                bool cutover_locks, bool cutover_renames,
                                                bool adds_indexes,
-                                               const std::string& checkpoint_schema);
+                                               const std::string& checkpoint_schema,
+                                               bool snapshot_locks = false);
 
 // The store must hold every binlog byte the source writes while the move
 // runs: the source's write rate (the higher of its average since it

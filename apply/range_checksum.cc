@@ -73,7 +73,6 @@ RangeChecksum::RangeChecksum(const TableShape& shape) {
   table.push_back('.');
   AppendIdentifier(shape.table, &table);
   select_ = absl::StrCat(
-      "SET STATEMENT time_zone = '+00:00', sql_mode = 'NO_ENGINE_SUBSTITUTION' FOR "
       "SELECT COUNT(*), COALESCE(BIT_XOR(CAST(CONV(LEFT(SHA2(CONCAT_WS('|'",
       nulls.empty() ? "" : absl::StrCat(",CONCAT(", nulls, ")"), fields,
       "),256),16),16,10) AS UNSIGNED)),0) FROM ", table, " WHERE ");

@@ -167,10 +167,8 @@ absl::StatusOr<CopyResult> RangeCopier::Copy(replication::SqlSource& source,
                                              TargetSession& target, const KeyRange& range,
                                              const KeyRangeChunker& chunker, size_t batch_bytes,
                                              Write write) const {
-  // SET STATEMENT: the time zone and the results' charset hold for this
-  // statement alone, whatever connection ConnectionSqlSource runs it on.
-  // character_set_results = binary: strings arrive as the bytes stored,
-  // with no conversion to the connection's charset.
+  // On a connection in the move's session (move_session.h): TIMESTAMP text
+  // in UTC, strings as the bytes stored (character_set_results = binary).
   auto where = [&] {
     return absl::StrCat("copy of ", chunker.table_sql(), " rows ",
                         range.lower ? "after a bound" : "from the start", " to ",
@@ -178,8 +176,7 @@ absl::StatusOr<CopyResult> RangeCopier::Copy(replication::SqlSource& source,
                         ")");
   };
   const std::string sql = absl::StrCat(
-      "SET STATEMENT time_zone = '+00:00', sql_mode = 'NO_ENGINE_SUBSTITUTION', "
-      "character_set_results = binary FOR SELECT ",
+      "SELECT ",
       select_list_, " FROM ", chunker.table_sql(), " WHERE ", range.where, " ORDER BY ",
       chunker.key_sql());
   // One buffer for the whole range: no allocation per value.

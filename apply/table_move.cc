@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "apply/range_checksum.h"
+#include "apply/move_session.h"
 #include "apply/range_copier.h"
 #include "apply/secondary_indexes.h"
 #include "apply/sql_literal.h"
@@ -40,22 +41,27 @@ std::string Qualified(std::string_view db, std::string_view table) {
 }
 
 // A connection inside a transaction that sees one consistent snapshot,
-// and the binlog position MariaDB reports for that snapshot
-// (binlog_snapshot_file / binlog_snapshot_position, sql/log.cc: the binlog
-// position of the last transaction the snapshot holds).
+// and the source's binlog position for that snapshot: every change to the
+// snapshot's tables before it is in the snapshot, none after it.
 struct Snapshot {
   std::unique_ptr<protocol::ClientConnection> conn;
   std::unique_ptr<replication::ConnectionSqlSource> sql;
   replication::BinlogPosition position;
 };
 
-absl::StatusOr<Snapshot> OpenSnapshot(const protocol::ConnectOptions& server, bool position) {
+absl::StatusOr<Snapshot> OpenSnapshot(const protocol::ConnectOptions& server) {
   Snapshot s;
   BR_ASSIGN_OR_RETURN(s.conn, protocol::ClientConnection::Connect(server));
   s.sql = std::make_unique<replication::ConnectionSqlSource>(s.conn.get());
   BR_RETURN_IF_ERROR(s.sql->Query("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ").status());
   BR_RETURN_IF_ERROR(s.sql->Query("START TRANSACTION WITH CONSISTENT SNAPSHOT").status());
-  if (!position) return s;
+  return s;
+}
+
+// MariaDB reports the binlog position of a consistent snapshot itself
+// (binlog_snapshot_file / binlog_snapshot_position, sql/log.cc: the binlog
+// position of the last transaction the snapshot holds): no lock.
+absl::Status MariaDbSnapshotPosition(Snapshot& s) {
   BR_ASSIGN_OR_RETURN(auto rows, s.sql->Query("SHOW STATUS LIKE 'binlog_snapshot_%'"));
   for (const auto& row : rows) {
     if (row.size() < 2 || !row[0] || !row[1]) continue;
@@ -67,8 +73,73 @@ absl::StatusOr<Snapshot> OpenSnapshot(const protocol::ConnectOptions& server, bo
   if (s.position.file.empty() || s.position.offset < 4) {
     return absl::FailedPreconditionError(absl::StrCat(
         s.sql->Peer(), " reported no binlog_snapshot_file/binlog_snapshot_position for a "
-        "consistent snapshot: a move needs a MariaDB source with the binary log enabled"));
+        "consistent snapshot: a move needs a source with the binary log enabled"));
   }
+  return absl::OkStatus();
+}
+
+// MySQL has no binlog position for a snapshot (mysqldump --single-transaction
+// --source-data takes FLUSH TABLES WITH READ LOCK for it: every table of
+// the server). Only `table` matters here, so only it is locked, from a
+// second session: LOCK TABLES ... READ waits for the transactions writing
+// it to end (they hold its metadata lock until they commit, binlog
+// included) and holds off new ones; the snapshot opened and the position
+// read under that lock stand after every change to the table the snapshot
+// holds and before every one it does not. The lock lasts a few round trips;
+// lock_wait_timeout bounds the wait for it (writers queue behind a pending
+// lock), and a wait that times out is retried.
+absl::StatusOr<Snapshot> MySqlSnapshotAt(const protocol::ConnectOptions& server,
+                                         const std::string& table, std::string_view move,
+                                         const std::function<bool(absl::Duration)>& sleep) {
+  BR_ASSIGN_OR_RETURN(std::unique_ptr<protocol::ClientConnection> lock_conn,
+                      protocol::ClientConnection::Connect(server));
+  replication::ConnectionSqlSource lock(lock_conn.get());
+  BR_RETURN_IF_ERROR(lock.Query("SET SESSION lock_wait_timeout = 1").status());
+  absl::Time logged = absl::InfinitePast();
+  for (int attempt = 1;; ++attempt) {
+    const absl::Time asked = absl::Now();
+    auto locked = lock.Query(absl::StrCat("LOCK TABLES ", table, " READ"));
+    if (!locked.ok()) {
+      if (ServerErrorCode(locked.status()) != 1205) {
+        return Annotate(locked.status(), absl::StrCat("locking ", table, " on ", lock.Peer(),
+                                                      " for the checksum's snapshot"));
+      }
+      if (absl::Now() - logged > absl::Minutes(1)) {
+        logged = absl::Now();
+        spdlog::warn("move {}: LOCK TABLES {} READ on {} waited 1 s and gave up (attempt {}): a "
+                     "long transaction writes it or holds its metadata lock; trying again",
+                     move, table, lock.Peer(), attempt);
+      }
+      if (!sleep(absl::Seconds(1))) return absl::CancelledError("stopping");
+      continue;
+    }
+    const absl::Time held = absl::Now();
+    absl::StatusOr<Snapshot> s = OpenSnapshot(server);
+    absl::StatusOr<replication::BinlogPosition> at =
+        s.ok() ? replication::ReadBinlogStatus(*s->sql)
+               : absl::StatusOr<replication::BinlogPosition>(s.status());
+    absl::Status unlocked = lock.Query("UNLOCK TABLES").status();
+    const absl::Duration locked_for = absl::Now() - held;
+    BR_RETURN_IF_ERROR(at.status());
+    // Closing the lock's connection releases the lock if UNLOCK failed.
+    if (!unlocked.ok()) spdlog::warn("move {}: UNLOCK TABLES on {}: {}", move, lock.Peer(),
+                                     SV(unlocked.message()));
+    s->position = *at;
+    spdlog::info("move {}: snapshot of {} at {}: the table was locked for {} (waited {} for the "
+                 "lock)", move, table, at->ToString(), absl::FormatDuration(locked_for),
+                 absl::FormatDuration(held - asked));
+    return std::move(*s);
+  }
+}
+
+// A consistent snapshot of `table` on the source, with its position.
+absl::StatusOr<Snapshot> SourceSnapshot(const protocol::ConnectOptions& server,
+                                        bool is_mariadb, const std::string& table,
+                                        std::string_view move,
+                                        const std::function<bool(absl::Duration)>& sleep) {
+  if (!is_mariadb) return MySqlSnapshotAt(server, table, move, sleep);
+  BR_ASSIGN_OR_RETURN(Snapshot s, OpenSnapshot(server));
+  BR_RETURN_IF_ERROR(MariaDbSnapshotPosition(s));
   return s;
 }
 
@@ -88,7 +159,8 @@ class ResumeOnExit {
 // source and returns the snapshot, open. `sleep` returns false once the
 // move is stopping.
 absl::StatusOr<Snapshot> SourceSnapshotAtPipeline(
-    ApplyPipeline& pipeline, const protocol::ConnectOptions& source, std::string_view move,
+    ApplyPipeline& pipeline, const protocol::ConnectOptions& source, bool is_mariadb,
+    const std::string& table, std::string_view move,
     const std::function<bool(absl::Duration)>& sleep) {
   // A new snapshot can stand before what the paused pipeline has applied: a
   // transaction already in the binlog (so in binrelay's store) but not yet
@@ -98,7 +170,7 @@ absl::StatusOr<Snapshot> SourceSnapshotAtPipeline(
   // take a later snapshot.
   const absl::Time give_up = absl::Now() + absl::Seconds(30);
   for (int attempt = 1;; ++attempt) {
-    BR_ASSIGN_OR_RETURN(Snapshot s, OpenSnapshot(source, true));
+    BR_ASSIGN_OR_RETURN(Snapshot s, SourceSnapshot(source, is_mariadb, table, move, sleep));
     absl::Status advanced = pipeline.AdvanceTo(s.position, absl::Seconds(120));
     if (!absl::IsOutOfRange(advanced)) {
       if (!advanced.ok()) return advanced;
@@ -155,11 +227,13 @@ struct TableMove::Table {
   }
   std::string Name() const { return absl::StrCat(plan.name.db, ".", plan.name.table); }
   std::string TargetSql() const { return Qualified(plan.name.target_db, plan.name.table); }
+  std::string SourceSql() const { return Qualified(plan.name.db, plan.name.table); }
 };
 
 TableMove::TableMove(MoveOptions options, replication::StoreReadSide* store,
                      protocol::ConnectOptions source)
-    : options_(std::move(options)), store_(store), source_(std::move(source)) {
+    : options_(std::move(options)), store_(store), source_(InMoveSession(std::move(source))) {
+  options_.apply.target = InMoveSession(std::move(options_.apply.target));
   status_.name = options_.apply.name;
   status_.phase = "starting";
   status_.tables = options_.apply.tables;
@@ -354,12 +428,14 @@ absl::Status TableMove::SaveAll() {
 
 namespace {
 
-// Named-lock names: SHA1 of the quoted name, so no two tables or moves
-// share one (and any length fits GET_LOCK's 64 characters).
+// Named-lock names: a hash of the quoted name, so no two tables or moves
+// share one, cut so that any name fits GET_LOCK's 64 characters. SHA2:
+// MySQL 9 removed SHA1() and MD5() (a call parses as a stored function's,
+// error 1046 without a default database).
 std::string LockName(std::string_view kind, const std::string& what) {
   std::string quoted;
   AppendQuotedString(what, &quoted);
-  return absl::StrCat("CONCAT('binrelay-", AV(kind), ":', SHA1(", quoted, "))");
+  return absl::StrCat("CONCAT('binrelay-", AV(kind), ":', LEFT(SHA2(", quoted, ", 256), 40))");
 }
 
 }  // namespace
@@ -466,6 +542,9 @@ absl::Status TableMove::Plan() {
   BR_ASSIGN_OR_RETURN(Subscription pattern, Subscription::Parse(options_.apply.tables));
   // The name's lock first: the checkpoint read next is then this run's.
   BR_RETURN_IF_ERROR(GuardName());
+  BR_ASSIGN_OR_RETURN(std::optional<std::string> version,
+                      replication::QueryValue(source, "SELECT VERSION()"));
+  source_is_mariadb_ = version && absl::StrContains(*version, "MariaDB");
   auto listed = ListTables(source);
   if (!listed.ok()) return Annotate(listed.status(), "listing the source's tables");
   auto exists = [&](const std::string& db, const std::string& table) {
@@ -552,7 +631,8 @@ absl::Status TableMove::Plan() {
     std::vector<std::string> more = MovePrivilegeProblems(
         source, target, names, options_.cutover != MoveOptions::Cutover::kNone,
         options_.cutover != MoveOptions::Cutover::kNone && options_.rename_source,
-        options_.indexes_after_copy, options_.apply.checkpoint_schema);
+        options_.indexes_after_copy, options_.apply.checkpoint_schema,
+        /*snapshot_locks=*/!source_is_mariadb_);
     // Row events with full images are what the pipeline applies: checked
     // here too, before anything is written (the pipeline would refuse the
     // first partial image only once the copy is under way).
@@ -649,7 +729,16 @@ absl::Status TableMove::Plan() {
   std::vector<std::string> exact;
   for (MoveTablePlan& p : plan.tables) {
     if (p.create_on_target) {
-      BR_RETURN_IF_ERROR(CreateTargetTable(source, target, p.name, defer_indexes));
+      if (absl::Status created = CreateTargetTable(source, target, p.name, defer_indexes);
+          !created.ok()) {
+        // Typically another flavour's definition: a collation, type or
+        // option the target's release does not have.
+        return Annotate(created, absl::StrCat(
+            "creating ", p.name.target_db, ".", p.name.table, " on ", target.Peer(),
+            " from the source's SHOW CREATE TABLE; if the target cannot take that definition, "
+            "create the table there by hand (the same columns, types, collations and keys, "
+            "empty) and run the move again"));
+      }
       spdlog::info("move {}: created {}.{} on {}", name(), p.name.target_db, p.name.table,
                    target.Peer());
     }
@@ -1070,9 +1159,12 @@ absl::StatusOr<std::vector<std::string>> TableMove::PreparedXids(
     replication::SqlSource& source) {
   // formatID, gtrid_length, bqual_length, data (sql/handler.cc,
   // mysql_xa_recover): one row per prepared transaction.
-  BR_ASSIGN_OR_RETURN(std::vector<replication::SqlRow> rows, source.Query("XA RECOVER"));
+  // MySQL 8.0.14+ lists other sessions' prepared transactions only to
+  // XA_RECOVER_ADMIN (MySQL manual, "XA Transaction SQL Statements").
+  auto rows = source.Query("XA RECOVER");
+  if (!rows.ok()) return Annotate(rows.status(), absl::StrCat("XA RECOVER on ", source.Peer()));
   std::vector<std::string> xids;
-  for (const auto& r : rows) {
+  for (const auto& r : *rows) {
     if (r.size() < 4) continue;
     xids.push_back(absl::StrCat("'", r[3].value_or(""), "' (formatID ", r[0].value_or("?"), ")"));
   }
@@ -1138,12 +1230,13 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
   {
     ResumeOnExit resume(pipeline_.get());  // also when the pause fails
     BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
-    BR_ASSIGN_OR_RETURN(Snapshot s, SourceSnapshotAtPipeline(*pipeline_, source_, name(),
+    BR_ASSIGN_OR_RETURN(Snapshot s, SourceSnapshotAtPipeline(*pipeline_, source_, source_is_mariadb_,
+                                                             t.SourceSql(), name(),
                                                                   [this](absl::Duration d) {
                                                                     return Sleep(d);
                                                                   }));
     source.emplace(std::move(s));
-    BR_ASSIGN_OR_RETURN(Snapshot d, OpenSnapshot(options_.apply.target, false));
+    BR_ASSIGN_OR_RETURN(Snapshot d, OpenSnapshot(options_.apply.target));
     target.emplace(std::move(d));
   }
   // One expression on both sides: the source's shape, read from the
@@ -1205,7 +1298,8 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
 absl::Status TableMove::Repair(Table& t, const KeyRange& range) {
   ResumeOnExit resume(pipeline_.get());
   BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
-  BR_ASSIGN_OR_RETURN(Snapshot source, SourceSnapshotAtPipeline(*pipeline_, source_, name(),
+  BR_ASSIGN_OR_RETURN(Snapshot source, SourceSnapshotAtPipeline(*pipeline_, source_, source_is_mariadb_,
+                                                             t.SourceSql(), name(),
                                                                   [this](absl::Duration d) {
                                                                     return Sleep(d);
                                                                   }));

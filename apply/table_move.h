@@ -166,6 +166,9 @@ class TableMove : public CopyGate {
   uint64_t dispatches_ = 0;  // chunks handed out by this run's copy
   replication::StoreReadSide* store_;
   protocol::ConnectOptions source_;
+  // The source's flavour, read at Plan: MySQL has no binlog position for a
+  // consistent snapshot (table_move.cc, SourceSnapshot).
+  bool source_is_mariadb_ = true;
   std::vector<std::unique_ptr<Table>> tables_;
   absl::flat_hash_map<std::string, Table*> by_name_;  // "db\0table"
   std::unique_ptr<ApplyPipeline> pipeline_;  // set once, under mu_

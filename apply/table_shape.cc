@@ -21,6 +21,22 @@ std::string Value(const replication::SqlRow& row, size_t i) {
   return i < row.size() && row[i] ? *row[i] : std::string();
 }
 
+// MariaDB before 10.6 names the 3-byte UTF-8 set "utf8", MySQL 8 and
+// MariaDB 10.6+ "utf8mb3" (MariaDB 10.6 release notes; MySQL manual, "The
+// utf8mb3 Character Set"): one character set, its collations alike.
+std::string CanonicalCharset(std::string_view name) {
+  if (name == "utf8") return "utf8mb3";
+  if (absl::StartsWith(AV(name), "utf8_")) return absl::StrCat("utf8mb3_", AV(name.substr(5)));
+  return std::string(name);
+}
+
+// MySQL's JSON type, or MariaDB's: an alias for LONGTEXT with a
+// json_valid() CHECK (MariaDB KB, "JSON Data Type"). Both take and give
+// back the JSON text; MySQL normalises it on the way in.
+bool IsJsonColumn(const ShapeColumn& c) {
+  return c.data_type == "json" || (c.data_type == "longtext" && c.json_checked);
+}
+
 std::string KeyNames(const TableShape& s, const std::vector<uint32_t>& key) {
   std::vector<std::string> names;
   for (uint32_t i : key) names.push_back(s.columns[i].name);
@@ -31,8 +47,10 @@ std::string KeyNames(const TableShape& s, const std::vector<uint32_t>& key) {
 
 std::string NormaliseColumnType(std::string_view column_type, std::string_view data_type) {
   std::string t = absl::AsciiStrToLower(AV(column_type));
-  if (IsIntegerType(absl::AsciiStrToLower(AV(data_type)))) {
-    // Display widths: "int(11)" on MariaDB and MySQL 5.7, "int" on MySQL 8.
+  const std::string type = absl::AsciiStrToLower(AV(data_type));
+  if (IsIntegerType(type) || type == "year") {
+    // Display widths: "int(11)" and "year(4)" on MariaDB and MySQL 5.7,
+    // "int" and "year" on MySQL 8 (a width changes no value).
     size_t open = t.find('(');
     size_t close = t.find(')', open);
     if (open != std::string::npos && close != std::string::npos) t.erase(open, close - open + 1);
@@ -76,6 +94,30 @@ absl::StatusOr<TableShape> LoadTableShape(replication::SqlSource& server, std::s
                   absl::StrContains(extra, "PERSISTENT");
     c.nullable = Value(row, 6) != "NO";
     s.columns.push_back(std::move(c));
+  }
+  // MariaDB's JSON columns are LONGTEXT with a CHECK (json_valid(`c`)) of
+  // their own (information_schema.CHECK_CONSTRAINTS, MariaDB 10.2+; MySQL's
+  // view has no TABLE_NAME and its JSON is a type of its own).
+  bool has_longtext = false;
+  for (const ShapeColumn& c : s.columns) has_longtext = has_longtext || c.data_type == "longtext";
+  if (has_longtext) {
+    std::string sql = absl::StrCat(
+        "SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE "
+        "CONSTRAINT_SCHEMA = ");
+    AppendQuotedString(db, &sql);
+    sql.append(" AND TABLE_NAME = ");
+    AppendQuotedString(table, &sql);
+    if (auto checks = server.Query(sql); checks.ok()) {
+      for (const auto& row : *checks) {
+        const std::string clause = absl::AsciiStrToLower(Value(row, 0));
+        for (ShapeColumn& c : s.columns) {
+          std::string want = "json_valid(";
+          AppendIdentifier(absl::AsciiStrToLower(c.name), &want);
+          want.push_back(')');
+          if (c.data_type == "longtext" && clause == want) c.json_checked = true;
+        }
+      }
+    }
   }
   BR_ASSIGN_OR_RETURN(
       std::vector<replication::SqlRow> idx,
@@ -161,15 +203,23 @@ absl::Status CheckTargetShape(const TableShape& source, const TableShape& target
       return fail(absl::StrCat("column ", i + 1, " is `", s.name, "` on the source but `",
                                t.name, "` on the target"));
     }
+    if (IsJsonColumn(s) && IsJsonColumn(t)) {
+      // JSON on both sides (MySQL's type or MariaDB's checked LONGTEXT):
+      // the text travels as utf8mb4 whatever each side reports.
+      if (s.generated != t.generated) {
+        return fail(absl::StrCat("column `", s.name, "` is generated on one side only"));
+      }
+      continue;
+    }
     if (s.column_type != t.column_type) {
       return fail(absl::StrCat("column `", s.name, "` is ", s.column_type,
                                " on the source but ", t.column_type, " on the target"));
     }
-    if (s.charset != t.charset) {
+    if (CanonicalCharset(s.charset) != CanonicalCharset(t.charset)) {
       return fail(absl::StrCat("column `", s.name, "` has character set '", s.charset,
                                "' on the source but '", t.charset, "' on the target"));
     }
-    if (s.collation != t.collation) {
+    if (CanonicalCharset(s.collation) != CanonicalCharset(t.collation)) {
       return fail(absl::StrCat("column `", s.name, "` has collation '", s.collation,
                                "' on the source but '", t.collation,
                                "' on the target (keys and unique values would compare "

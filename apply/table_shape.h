@@ -2,12 +2,16 @@
 // them, read from the source and from the target, and the check that the
 // target can take the source's row images as they are.
 //
-// The check (CheckTargetShape) requires: the same column names in the same
-// order, the same type (COLUMN_TYPE, ignoring integer display widths, which
-// MySQL 8 no longer reports), the same character set for every text column
-// (rows are written as bytes in that charset, apply/sql_literal.h), the same
-// generated columns, and the same primary key. Errors name the table and
-// the first column or key that differs, and say what to change.
+// The check (CheckTargetShape) compares types by meaning, so a MariaDB and a
+// MySQL table of the same definition agree. It requires: the same column
+// names in the same order, the same type (COLUMN_TYPE, ignoring integer and
+// YEAR display widths, which MySQL 8 no longer reports; MySQL's JSON and
+// MariaDB's JSON, a LONGTEXT with a json_valid CHECK, count as one), the same
+// character set and collation for every text column (rows are written as
+// bytes in that charset, apply/sql_literal.h; utf8 and utf8mb3 are one), the
+// same generated columns, the same UNIQUE indexes and the same primary key.
+// Errors name the table, the first column or key that differs and both
+// types, and say what to change.
 //
 // Thread safety: plain values and functions.
 #pragma once
@@ -30,6 +34,8 @@ struct ShapeColumn {
   std::string collation;    // "" for columns without one
   bool generated = false;   // VIRTUAL or STORED/PERSISTENT
   bool nullable = true;     // IS_NULLABLE
+  // LONGTEXT with MariaDB's CHECK (json_valid(`name`)): MariaDB's JSON.
+  bool json_checked = false;
 };
 
 struct TableShape {

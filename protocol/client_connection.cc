@@ -34,6 +34,13 @@ absl::StatusOr<std::unique_ptr<ClientConnection>> ClientConnection::Connect(
     conn->transport_->Close();
     return s;
   }
+  for (const std::string& sql : options.session_sql) {
+    if (auto q = conn->Query(sql); !q.ok()) {
+      conn->transport_->Close();
+      return Annotate(q.status(), absl::StrCat("setting up the session on ", conn->peer(),
+                                               " (", sql, ")"));
+    }
+  }
   return conn;
 }
 

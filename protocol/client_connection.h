@@ -53,6 +53,11 @@ struct ConnectOptions {
   // Announce MARIADB_CLIENT_STMT_BULK_OPERATIONS (if the server offers it),
   // which COM_STMT_BULK_EXECUTE needs (bulk_execute.h).
   bool bulk_operations = false;
+  // Statements run right after authentication on every connection opened
+  // with these options, re-run on each reconnect (libmysqlclient's
+  // MYSQL_INIT_COMMAND): session settings that must hold for every
+  // statement, on MySQL too, which has no SET STATEMENT ... FOR.
+  std::vector<std::string> session_sql;
 };
 
 struct ServerInfo {

@@ -467,6 +467,49 @@ TEST(TableShapeTest, TargetMustMatchColumnsTypesCharsetsAndKey) {
   EXPECT_FALSE(KeyIsMemComparable(dbl));
 }
 
+// Guards: a MariaDB table and the MySQL table made from its definition
+// refused for how each server spells the same type (year(4)/year, utf8/
+// utf8mb3, MariaDB's JSON as a checked LONGTEXT), and a real difference let
+// through because of it.
+TEST(TableShapeTest, FlavoursSpellingTheSameTypeAgreeAndRealDifferencesDoNot) {
+  // As MariaDB 10.5 reports it, then as MySQL 9.7 does.
+  auto year = [](const char* column_type) {
+    return ShapeColumn{"y", "year", NormaliseColumnType(column_type, "year"), "", "", false};
+  };
+  TableShape mariadb = Shape({{"id", "int", NormaliseColumnType("int(11)", "int"), "", "", false},
+                              year("year(4)"),
+                              {"name", "varchar", "varchar(20)", "utf8", "utf8_general_ci", false},
+                              {"doc", "longtext", "longtext", "utf8mb4", "utf8mb4_bin", false}},
+                             {0});
+  mariadb.columns[3].json_checked = true;
+  TableShape mysql = Shape({{"id", "int", NormaliseColumnType("int", "int"), "", "", false},
+                            year("year"),
+                            {"name", "varchar", "varchar(20)", "utf8mb3", "utf8mb3_general_ci", false},
+                            {"doc", "json", "json", "", "", false}},
+                           {0});
+  BR_EXPECT_OK(CheckTargetShape(mariadb, mysql, "target"));
+  BR_EXPECT_OK(CheckTargetShape(mysql, mariadb, "target"));
+  // A LONGTEXT without MariaDB's json_valid CHECK takes any text: not JSON.
+  TableShape unchecked = mariadb;
+  unchecked.columns[3].json_checked = false;
+  absl::Status s = CheckTargetShape(mysql, unchecked, "target x:1 table app.t");
+  EXPECT_NE(s.message().find("`doc` is json on the source but longtext on the target"),
+            std::string::npos) << s;
+  // Another collation is a real difference, spelled either way.
+  TableShape other = mysql;
+  other.columns[2].collation = "utf8mb3_bin";
+  s = CheckTargetShape(mariadb, other, "t");
+  EXPECT_NE(s.message().find("collation 'utf8_general_ci' on the source but 'utf8mb3_bin'"),
+            std::string::npos) << s;
+  // So is a wider type.
+  other = mysql;
+  other.columns[0].column_type = "bigint";
+  s = CheckTargetShape(mariadb, other, "t");
+  EXPECT_NE(s.message().find("`id` is int on the source but bigint on the target"),
+            std::string::npos) << s;
+}
+
+
 // A buffered upsert of `image`. BufferedRow only views its image (the
 // buffer's arena owns the bytes), so the test keeps them here.
 BufferedRow Row(std::string image) {

@@ -1,6 +1,7 @@
 // KeyRangeChunker against a real MariaDB 10.11: the ranges of a table cover
 // every row exactly once, in key order, for single and composite keys of
 // every supported type, and resume after a bound.
+#include "apply/move_session.h"
 #include "apply/key_range_chunker.h"
 
 #include <gtest/gtest.h>
@@ -27,7 +28,7 @@ class KeyRangeChunkerTest : public testing::SharedSandboxTest<KeyRangeChunkerTes
 
  protected:
   replication::ConnectionSqlSource Source() {
-    return replication::ConnectionSqlSource(sandbox_->ClientOptions(kUser, kPassword));
+    return replication::ConnectionSqlSource(apply::InMoveSession(sandbox_->ClientOptions(kUser, kPassword)));
   }
 
   // Walks `db`.`t` in ranges of `rows` and checks, with the server's own

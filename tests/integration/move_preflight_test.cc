@@ -1,6 +1,7 @@
 // MovePreflight and CreateTargetTable between two real MariaDB 10.11
 // servers: every problem named at once with its fix, absent target tables
 // created identical to the source's.
+#include "apply/move_session.h"
 #include "apply/move_preflight.h"
 #include "apply/secondary_indexes.h"
 
@@ -45,8 +46,8 @@ TEST_F(MovePreflightTest, EveryProblemIsNamedAtOnceWithItsFix) {
   BR_ASSERT_OK(target_->Execute("CREATE TABLE mp.full (id INT PRIMARY KEY, v INT)"));
   BR_ASSERT_OK(target_->Execute("INSERT INTO mp.full VALUES (1, 1)"));
   BR_ASSERT_OK(target_->Execute("CREATE TABLE mp.other (id INT PRIMARY KEY, v BIGINT)"));
-  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
-  replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
+  replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
+  replication::ConnectionSqlSource dst(apply::InMoveSession(target_->ClientOptions(kUser, kPassword)));
   auto plan = MovePreflight(src, dst,
                             {{"mp", "nokey", "mp"},
                              {"mp", "fkey", "mp"},
@@ -72,8 +73,8 @@ TEST_F(MovePreflightTest, AbsentTargetTablesAreCreatedIdentical) {
       "CREATE TABLE mc.t (id BIGINT UNSIGNED PRIMARY KEY, name VARCHAR(20) CHARACTER SET utf8mb4 "
       "COLLATE utf8mb4_bin, p INT, UNIQUE KEY (name), KEY (p), "
       "FOREIGN KEY (p) REFERENCES mc.parent (id)) ENGINE=InnoDB"));
-  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
-  replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
+  replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
+  replication::ConnectionSqlSource dst(apply::InMoveSession(target_->ClientOptions(kUser, kPassword)));
   const MoveTableName name{"mc", "t", "mc_moved"};
   auto plan = MovePreflight(src, dst, {name});
   BR_ASSERT_OK(plan.status());
@@ -104,8 +105,8 @@ TEST_F(MovePreflightTest, PlainIndexesAreAddedAfterTheCopyAndTheTableEndsIdentic
       "CREATE TABLE mi.t (id INT PRIMARY KEY, a INT, b VARCHAR(20), c INT, UNIQUE KEY ua (a), "
       "KEY `b x` (b(10), c) COMMENT 'two\nlines', KEY c (c) USING BTREE) ENGINE=InnoDB"));
   BR_ASSERT_OK(source_->Execute("INSERT INTO mi.t VALUES (1, 1, 'x', 1), (2, 2, 'y', 1)"));
-  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
-  replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
+  replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
+  replication::ConnectionSqlSource dst(apply::InMoveSession(target_->ClientOptions(kUser, kPassword)));
   const MoveTableName name{"mi", "t", "mi"};
   BR_ASSERT_OK(CreateTargetTable(src, dst, name, /*defer_indexes=*/true));
   auto keys = [](ServerSandbox* s) {
@@ -137,8 +138,8 @@ TEST_F(MovePreflightTest, ShortSourceRetentionIsAWarningNotAnError) {
       "INSERT INTO mr.t SELECT seq, REPEAT('x', 100) FROM mr.seq_1_to_20000"));
   BR_ASSERT_OK(source_->Execute("ANALYZE TABLE mr.t"));
   BR_ASSERT_OK(source_->Execute("SET GLOBAL binlog_expire_logs_seconds = 60"));
-  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
-  replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
+  replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
+  replication::ConnectionSqlSource dst(apply::InMoveSession(target_->ClientOptions(kUser, kPassword)));
   // 1 byte per second: the estimate far exceeds a minute.
   auto plan = MovePreflight(src, dst, {{"mr", "t", "mr"}}, 1);
   BR_ASSERT_OK(source_->Execute("SET GLOBAL binlog_expire_logs_seconds = 0"));
@@ -159,7 +160,7 @@ TEST_F(MovePreflightTest, ShortSourceRetentionIsAWarningNotAnError) {
 TEST_F(MovePreflightTest, StoreTooSmallForTheSourcesWriteRateIsAProblem) {
   BR_ASSERT_OK(source_->Execute("CREATE DATABASE ms"));
   BR_ASSERT_OK(source_->Execute("CREATE TABLE ms.t (id INT PRIMARY KEY, v TEXT)"));
-  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
+  replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
   const std::string dir = ::testing::TempDir();
   // A 1 GiB move (about three minutes at 20 MiB/s) fits beside what this
   // test server writes.

@@ -3,6 +3,7 @@
 // (CHECKSUM TABLE), a row already on the target is left as it is (INSERT
 // IGNORE), statements respect their size limit, and a row the target
 // changes or refuses fails the copy.
+#include "apply/move_session.h"
 #include "apply/range_copier.h"
 
 #include <gtest/gtest.h>
@@ -43,8 +44,8 @@ class RangeCopierTest : public testing::SourceTargetSandboxTest<RangeCopierTest>
   // failing the test.
   static uint64_t CopyAll(const std::string& db, uint64_t rows, size_t batch_bytes, bool bulk,
                           absl::Status* error = nullptr, uint64_t* unique_conflicts = nullptr) {
-    replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
-    replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
+    replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
+    replication::ConnectionSqlSource dst(apply::InMoveSession(target_->ClientOptions(kUser, kPassword)));
     auto from = LoadTableShape(src, db, "t");
     auto to = LoadTableShape(dst, db, "t");
     EXPECT_TRUE(from.ok() && to.ok()) << from.status() << to.status();
@@ -146,8 +147,8 @@ TEST_P(RangeCopierModes, EveryColumnTypeArrivesExactly) {
   EXPECT_EQ(*want, *got_whole);
   // The range checksum agrees too, across two servers whose sessions
   // default to different time zones.
-  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
-  replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
+  replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
+  replication::ConnectionSqlSource dst(apply::InMoveSession(target_->ClientOptions(kUser, kPassword)));
   BR_ASSERT_OK(source_->Execute("SET GLOBAL time_zone = '-07:00'"));
   auto shape = LoadTableShape(src, db, "t");
   BR_ASSERT_OK(shape.status());
@@ -229,7 +230,7 @@ TEST_P(RangeCopierModes, RepairTakesAUniqueValueFromAStaleRowOutsideTheRange) {
   }
   BR_ASSERT_OK(source_->Execute("INSERT INTO " + db + ".t VALUES (1, 1), (2, 2), (9, 90)"));
   BR_ASSERT_OK(target_->Execute("INSERT INTO " + db + ".t VALUES (1, 1), (9, 2)"));
-  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
+  replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
   BR_ASSERT_OK_AND_ASSIGN(TableShape shape, LoadTableShape(src, db, "t"));
   BR_ASSERT_OK_AND_ASSIGN(KeyRangeChunker chunker, KeyRangeChunker::Create(shape));
   BR_ASSERT_OK_AND_ASSIGN(RangeCopier copier, RangeCopier::Create(shape, shape, bulk()));
@@ -262,8 +263,8 @@ TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
       "IF(seq % 3, NULL, 'x'), IF(seq % 3, 'x', NULL), 16777000 + seq FROM rc_sum.seq_1_to_100"));
   BR_ASSERT_OK(source_->Execute("UPDATE rc_sum.t SET n = 'a|', m = 'b' WHERE id = 90"));
   EXPECT_EQ(CopyAll("rc_sum", 100, 1 << 20, true), 100u);
-  replication::ConnectionSqlSource src(source_->ClientOptions(kUser, kPassword));
-  replication::ConnectionSqlSource dst(target_->ClientOptions(kUser, kPassword));
+  replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
+  replication::ConnectionSqlSource dst(apply::InMoveSession(target_->ClientOptions(kUser, kPassword)));
   auto shape = LoadTableShape(src, "rc_sum", "t");
   BR_ASSERT_OK(shape.status());
   auto chunker = KeyRangeChunker::Create(*shape);
