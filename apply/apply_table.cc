@@ -54,6 +54,15 @@ ApplyTable MakeApplyTable(TableShape source, TableShape target) {
   t.bulk_replace.push_back(')');
   t.delete_head = absl::StrCat("DELETE FROM ", t.qualified, " WHERE ");
   for (const ShapeColumn& c : target.columns) t.styles.push_back(ColumnStyle(c.data_type));
+  // MySQL's JSON column has no character set, and refuses a binary string
+  // (error 3144): MariaDB's JSON, a LONGTEXT, arrives as its text's bytes
+  // and is written as text in the source column's character set.
+  for (size_t i = 0; i < target.columns.size() && i < source.columns.size(); ++i) {
+    ShapeColumn& c = target.columns[i];
+    if (c.data_type == "json" && c.charset.empty()) {
+      c.charset = source.columns[i].charset.empty() ? "utf8mb4" : source.columns[i].charset;
+    }
+  }
   t.source = std::move(source);
   t.target = std::move(target);
   return t;

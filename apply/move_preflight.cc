@@ -86,6 +86,19 @@ absl::StatusOr<MovePlan> MovePreflight(replication::SqlSource& source,
                                         " (a move copies into an absent table, which it "
                                         "creates, or an empty identical one)"));
       }
+      // MySQL's JSON column stores a document, not its text (keys sorted,
+      // spacing and escapes rewritten): MariaDB's JSON text copied into it
+      // reads back otherwise, and the checksum, which compares text, could
+      // never agree.
+      for (size_t i = 0; i < shape->columns.size() && i < on_target->columns.size(); ++i) {
+        if (on_target->columns[i].data_type == "json" && shape->columns[i].data_type != "json") {
+          problems.push_back(absl::StrCat(
+              dst_name, " column `", on_target->columns[i].name, "` is MySQL's JSON but the "
+              "source's is ", shape->columns[i].column_type, ": MySQL rewrites the text, so the "
+              "move's checksum cannot compare them; make it LONGTEXT for the move (the table "
+              "the move creates has it so) and ALTER it to JSON after the cutover"));
+        }
+      }
       auto any = replication::QueryValue(
           target, absl::StrCat("SELECT 1 FROM ", Qualified(t.target_db, t.table), " LIMIT 1"));
       if (!any.ok()) {

@@ -122,6 +122,9 @@ absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
       // JSON (MySQL), GEOMETRY and other types without a charset.
       out.form = Form::kHex;
       out.charset = col.charset == "binary" ? "" : col.charset;
+      // HEX() of MySQL's JSON is its text, in utf8mb4; a JSON column takes
+      // it back only as text (a binary string is error 3144).
+      if (t == "json") out.charset = "utf8mb4";
     }
     c.select_list_.append(CopyTextExpression(col));
     if (!c.length_sum_.empty()) c.length_sum_.push_back('+');

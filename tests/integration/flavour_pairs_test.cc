@@ -1,12 +1,14 @@
-// binrelay move between releases and across flavours, live: a source of one
-// release taking writes all through the copy, binrelay serve storing its
-// binlog, a target of another release, and the cutover. What differs by
-// flavour is all on binrelay's side of the wire: MySQL has no SET STATEMENT
-// (the move's session settings, apply/move_session.h) and no binlog position
-// for a snapshot (the checksum's brief table lock, apply/table_move.cc),
-// and the two spell the same column types differently (apply/table_shape.h).
+// binrelay move and apply pipelines between releases and across flavours,
+// live: a source of one release taking writes, binrelay serve storing its
+// binlog, a target of another release. What differs by flavour is all on
+// binrelay's side of the wire: MySQL has no SET STATEMENT (the move's
+// session settings, apply/move_session.h) and no binlog position for a
+// snapshot (the checksum's brief table lock, apply/table_move.cc), the two
+// spell the same column types differently (apply/table_shape.h), and
+// MySQL's JSON is binary in its binlog where MariaDB's is text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -16,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -51,12 +54,13 @@ std::string PairName(const ::testing::TestParamInfo<FlavourPair>& info) {
 
 // The move's tables: a UNIQUE key, every family of types the copier and the
 // pipeline write differently (DECIMAL, fractional TIMESTAMP and DATETIME,
-// DOUBLE, BLOB, YEAR, which MariaDB spells year(4)), and a composite key
+// DOUBLE, BLOB, YEAR, which MariaDB spells year(4), JSON: binary in MySQL's
+// binlog, a checked LONGTEXT on MariaDB), and a composite key
 // with a case-insensitive VARCHAR. Collations both flavours have.
 constexpr char kTableT[] =
     "CREATE TABLE mf.t (id INT NOT NULL PRIMARY KEY, email VARCHAR(40) NOT NULL, "
     "v VARCHAR(64), d DECIMAL(12,3), ts TIMESTAMP(3) NULL, dt DATETIME(6), f DOUBLE, b BLOB, "
-    "y YEAR, UNIQUE KEY (email)) DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_general_ci";
+    "y YEAR, doc JSON, UNIQUE KEY (email)) DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_general_ci";
 constexpr char kTableK[] =
     "CREATE TABLE mf.k (a VARCHAR(20) NOT NULL, n INT NOT NULL, p TEXT, PRIMARY KEY (a, n)) "
     "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_general_ci";
@@ -66,7 +70,8 @@ std::string RowOfT(int id, uint32_t r) {
                       ".", r % 1000, ", '2026-0", 1 + r % 9, "-1", r % 10, " 1", r % 10, ":0",
                       r % 10, ":00.", r % 1000, "', '1999-12-31 23:59:", 10 + r % 50, ".",
                       r % 1000000, "', ", r % 1000, ".25, UNHEX('", absl::Hex(r), "00FF'), ",
-                      1990 + r % 100, ")");
+                      1990 + r % 100, ", '{\"r\": ", r % 1000, ", \"tags\": [\"x\", ", r % 7,
+                      "], \"e\": \"caf\u00e9\"}')");
 }
 
 // Random writes on mf.t and mf.k until `stop`: inserts, updates (a primary
@@ -106,19 +111,45 @@ void WriteRandomly(ServerSandbox* source, std::atomic<bool>* stop, std::atomic<u
   }
 }
 
+// `text` as MySQL's JSON prints it (`mysql` parses it): one text per JSON
+// value, where MariaDB keeps whatever text it was given (spacing, escapes,
+// number forms).
+std::string MySqlJsonText(ServerSandbox& mysql, std::string_view text) {
+  if (text == "NULL") return std::string(text);
+  auto rows = mysql.Query(absl::StrCat("SELECT CAST(CONVERT(UNHEX('", absl::BytesToHexString(
+                                           absl::string_view(text.data(), text.size())),
+                                       "') USING utf8mb4) AS JSON)"));
+  if (!rows.ok() || rows->empty() || !(*rows)[0][0]) {
+    return "not JSON to MySQL: " + std::string(text);
+  }
+  return *(*rows)[0][0];
+}
+
 // Every row of `table`, its values as text, in key order: compared across
-// flavours, where CHECKSUM TABLE differs by row format.
+// flavours, where CHECKSUM TABLE differs by row format. With `mysql`, the
+// first column that is a JSON document (`columns` casts it to text; it
+// holds no '|') is as MySQL prints it.
 std::string Rows(ServerSandbox& server, const std::string& table, const std::string& columns,
-                 const std::string& order) {
+                 const std::string& order, ServerSandbox* mysql = nullptr,
+                 size_t json_field = 0) {
   (void)server.Execute("SET time_zone = '+00:00'");
   auto rows = server.Query(absl::StrCat("SELECT ", columns, " FROM ", table, " ORDER BY ", order));
   if (!rows.ok()) return absl::StrCat("unreadable: ", rows.status().message());
   std::string out;
   for (const auto& r : *rows) {
-    for (const auto& v : r) absl::StrAppend(&out, v ? *v : "NULL", "|");
+    for (size_t i = 0; i < r.size(); ++i) {
+      std::string v = r[i].value_or("NULL");
+      if (mysql != nullptr && i == json_field) v = MySqlJsonText(*mysql, v);
+      absl::StrAppend(&out, v, "|");
+    }
     out.push_back('\n');
   }
   return out;
+}
+
+// The MySQL server of a pair, or nullptr.
+ServerSandbox* MySqlOf(ServerSandbox& a, ServerSandbox& b) {
+  return a.IsMysql() ? &a : b.IsMysql() ? &b : nullptr;
 }
 
 // Polls /status until the move's phase contains `want` or is "error".
@@ -230,9 +261,10 @@ TEST_P(MoveFlavoursTest, MoveUnderWritesCutsOverWithTheSourcesRows) {
   ASSERT_EQ(phase, "done") << serve->StderrTail(40);
   EXPECT_GT(writes.load(), 50u) << "the source took too few writes during the move";
 
-  const std::string t_columns = "id, email, v, d, ts, dt, f, HEX(b), y";
-  const std::string t_rows = Rows(*target, "mf.t", t_columns, "id");
-  EXPECT_EQ(t_rows, Rows(*source, "mf.t_old", t_columns, "id"));
+  const std::string t_columns = "id, CAST(doc AS CHAR), email, v, d, ts, dt, f, HEX(b), y";
+  ServerSandbox* mysql = MySqlOf(*source, *target);
+  const std::string t_rows = Rows(*target, "mf.t", t_columns, "id", mysql, 1);
+  EXPECT_EQ(t_rows, Rows(*source, "mf.t_old", t_columns, "id", mysql, 1));
   EXPECT_GT(t_rows.size(), 1000u) << t_rows.substr(0, 200);
   EXPECT_EQ(Rows(*target, "mf.k", "a, n, p", "a, n"), Rows(*source, "mf.k_old", "a, n, p", "a, n"));
   if (source->IsMysql()) {
@@ -284,9 +316,9 @@ TEST(MoveOnMySqlTest, ChecksumSnapshotLockWaitsOutAnOpenTransactionOnTheTable) {
   EXPECT_TRUE(absl::StrContains(still, "checksum") && !absl::StrContains(still, "error")) << still;
   BR_ASSERT_OK(open->Exec("COMMIT"));
   ASSERT_EQ(WaitForPhase(*serve, "done", seconds(120)), "done") << serve->StderrTail(30);
-  const std::string columns = "id, email, v, d, ts, dt, f, HEX(b), y";
-  EXPECT_EQ(Rows(*servers.target, "mf.t", columns, "id"),
-            Rows(source, "mf.t_old", columns, "id"));
+  const std::string columns = "id, CAST(doc AS CHAR), email, v, d, ts, dt, f, HEX(b), y";
+  EXPECT_EQ(Rows(*servers.target, "mf.t", columns, "id", &source, 1),
+            Rows(source, "mf.t_old", columns, "id", &source, 1));
   auto v = servers.target->Query("SELECT v FROM mf.t WHERE id = 1");
   ASSERT_TRUE(v.ok() && !v->empty()) << v.status();
   EXPECT_EQ((*v)[0][0].value_or("NULL"), "committed late");
@@ -308,6 +340,92 @@ TEST(MoveOnMySqlTest, DefinitionTheTargetCannotTakeIsRefusedWithWhatToDo) {
   EXPECT_TRUE(absl::StrContains(phase, "creating mf.c on 127.0.0.1:")) << phase;
   EXPECT_TRUE(absl::StrContains(phase, "utf8mb4_0900_ai_ci")) << phase;
   EXPECT_TRUE(absl::StrContains(phase, "create the table there by hand")) << phase;
+}
+
+class ApplyFlavoursTest : public ::testing::TestWithParam<FlavourPair> {};
+
+// Guards an apply pipeline between flavours: the shape check refusing
+// MySQL's JSON against MariaDB's (a checked LONGTEXT) or year against
+// year(4), MySQL's binary JSON written to MariaDB as anything but its text,
+// MariaDB's JSON text refused by MySQL's JSON column, or a value of another
+// type changed on the way. The target's table is made by the operator on
+// the target's own flavour, as a user moving between flavours does.
+TEST_P(ApplyFlavoursTest, PipelineAppliesJsonAndOtherTypesAcrossFlavours) {
+  const FlavourPair& pair = GetParam();
+  BINRELAY_REQUIRE_FLAVOUR(pair.source);
+  BINRELAY_REQUIRE_FLAVOUR(pair.target);
+  BR_ASSERT_OK_AND_ASSIGN(MoveServers servers, StartMoveServers(pair));
+  ServerSandbox& source = *servers.source;
+  ServerSandbox& target = *servers.target;
+  const std::string create =
+      "CREATE TABLE mf.j (id INT PRIMARY KEY, doc JSON, y YEAR, e ENUM('a', 'b'), bits BIT(5), "
+      "dt DATETIME(3), dbl DOUBLE, dec5 DECIMAL(20, 5), txt TEXT, bin VARBINARY(10)) "
+      "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_general_ci";
+  BR_ASSERT_OK(source.Execute(create));
+  BR_ASSERT_OK(target.Execute("CREATE DATABASE mf"));
+  BR_ASSERT_OK(target.Execute(create));
+  BR_ASSERT_OK_AND_ASSIGN(auto start, CurrentBinlogPosition(source));
+  ServeOptions o;
+  o.extra_config = absl::StrCat("[apply.p]\ntarget_host = 127.0.0.1\ntarget_port = ",
+                                target.Port(), "\ntarget_user = ", kMover,
+                                "\ntarget_password = ", kMoverPassword,
+                                "\ntables = mf.*\nstart = ", start, "\nflush_interval = 100ms\n");
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(source, o));
+  BR_ASSERT_OK(serve->Start());
+  const std::vector<std::string> docs = {
+      R"({"a": 1, "b": [1, 2.5, -3e-7, true, false, null], "c": {"d": "x\"y"}})",
+      R"([])",
+      R"({"k": "caf\u00e9 \u65e5\u672c", "n": 12345678901234567890})",
+      R"("just a string")",
+      R"({"a": {"a": {"a": [[[]]]}}, "big": 1.7976931348623157e308})",
+  };
+  for (size_t i = 0; i < docs.size(); ++i) {
+    BR_ASSERT_OK(source.Execute(absl::StrCat(
+        "INSERT INTO mf.j VALUES (", i + 1, ", '", absl::StrReplaceAll(docs[i], {{"\\", "\\\\"}}),
+        "', ", 1990 + i, ", 'b', b'10101', '2026-12-04 10:11:12.345', ", 0.1 * (i + 1),
+        ", -123456789012345.12345, REPEAT('t', ", 100 * i, "), UNHEX('00FF", i, "0'))")));
+  }
+  BR_ASSERT_OK(source.Execute("UPDATE mf.j SET doc = '{\"a\": 2}', y = NULL WHERE id = 2"));
+  BR_ASSERT_OK(source.Execute("DELETE FROM mf.j WHERE id = 4"));
+  const std::string columns =
+      "id, CAST(doc AS CHAR), y, e, bits + 0, dt, dbl, dec5, txt, HEX(bin)";
+  auto rows = [&](ServerSandbox& server) {
+    return Rows(server, "mf.j", columns, "id", MySqlOf(source, target), 1);
+  };
+  const std::string want = rows(source);
+  ASSERT_EQ(std::count(want.begin(), want.end(), '\n'), 4) << want;
+  std::string got;
+  for (int i = 0; i < 300 && (got = rows(target)) != want; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(got, want) << serve->StderrTail(30);
+  BR_EXPECT_OK(serve->Stop());
+}
+
+INSTANTIATE_TEST_SUITE_P(Pairs, ApplyFlavoursTest,
+                         ::testing::Values(FlavourPair{"mysql-9.7", "mariadb-10.11"},
+                                           FlavourPair{"mariadb-10.11", "mysql-9.7"}),
+                         PairName);
+
+// Guards: MariaDB's JSON text moved into a MySQL JSON column the operator
+// made, which MySQL rewrites (keys sorted, spacing, escapes): the move's
+// checksum compares text and would fail only after the whole copy. It is
+// refused before anything is copied, saying what to do.
+TEST(MoveOnMySqlTest, MariaDbJsonIntoAMySqlJsonColumnIsRefusedBeforeCopying) {
+  BINRELAY_REQUIRE_FLAVOUR("mysql-9.7");
+  BR_ASSERT_OK_AND_ASSIGN(MoveServers servers, StartMoveServers({"mariadb-10.11", "mysql-9.7"}));
+  BR_ASSERT_OK(servers.source->Execute("CREATE TABLE mf.d (id INT PRIMARY KEY, doc JSON)"));
+  BR_ASSERT_OK(servers.source->Execute("INSERT INTO mf.d VALUES (1, '{\"b\":1,\"a\":2}')"));
+  BR_ASSERT_OK(servers.target->Execute("CREATE DATABASE mf"));
+  BR_ASSERT_OK(servers.target->Execute("CREATE TABLE mf.d (id INT PRIMARY KEY, doc JSON)"));
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, StartMove(servers));
+  const std::string phase = WaitForPhase(*serve, "done", seconds(60));
+  EXPECT_TRUE(absl::StrContains(phase, "column `doc` is MySQL's JSON but the source's is "
+                                       "longtext")) << phase;
+  EXPECT_TRUE(absl::StrContains(phase, "ALTER it to JSON after the cutover")) << phase;
+  auto rows = servers.target->Query("SELECT COUNT(*) FROM mf.d");
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ((*rows)[0][0].value_or("?"), "0") << "rows were copied before the refusal";
 }
 
 INSTANTIATE_TEST_SUITE_P(Pairs, MoveFlavoursTest,
