@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
 
+#include "apply/move_test_points.h"
 #include "apply/pipeline_options.h"
 #include "protocol/client_connection.h"
 
@@ -52,6 +54,8 @@ struct MoveOptions {
   // binrelay's store directory (set by the command, not a key): preflight
   // checks it can hold the binlog written while the move runs.
   std::string store_dir;
+  // Where tests stop the move (move_test_points.h); null in production.
+  std::shared_ptr<MoveTestPoints> test_points;
 };
 
 const char* CutoverName(MoveOptions::Cutover c);

@@ -238,31 +238,20 @@ TableMove::TableMove(MoveOptions options, replication::StoreReadSide* store,
   status_.phase = "starting";
   status_.tables = options_.apply.tables;
   status_.cutover = CutoverName(options_.cutover);
-  if (const char* at = std::getenv("BINRELAY_TEST_STALL_MOVE_AT")) stall_at_ = at;
-  if (const char* dir = std::getenv("BINRELAY_TEST_HOLD_DIR")) hold_dir_ = dir;
 }
 
 bool TableMove::HoldIfAsked(std::string_view point, bool only_if_named) {
-  if (hold_dir_.empty()) return !stopping_;
-  if (only_if_named &&
-      !std::filesystem::exists(std::filesystem::path(hold_dir_) / std::string("hold ").append(point))) {
-    return !stopping_;
-  }
-  spdlog::warn("move {}: held at {} (BINRELAY_TEST_HOLD_DIR)", name(), point);
-  const std::filesystem::path release = std::filesystem::path(hold_dir_) / std::string(point);
-  while (!std::filesystem::exists(release)) {
-    if (!Sleep(absl::Milliseconds(50))) return false;
-  }
-  spdlog::info("move {}: released at {}", name(), point);
-  return !stopping_;
+  if (options_.test_points == nullptr) return !stopping_;
+  return options_.test_points->Hold(name(), point, !only_if_named,
+                                    [this](absl::Duration d) { return Sleep(d); }) &&
+         !stopping_;
 }
 
 bool TableMove::StallIfAsked(std::string_view point) {
-  if (stall_at_ != point) return !stopping_;
-  spdlog::warn("move {}: stalled at {} (BINRELAY_TEST_STALL_MOVE_AT)", name(), point);
-  while (Sleep(absl::Milliseconds(100))) {
-  }
-  return false;
+  if (options_.test_points == nullptr) return !stopping_;
+  return options_.test_points->Stall(name(), point,
+                                     [this](absl::Duration d) { return Sleep(d); }) &&
+         !stopping_;
 }
 
 TableMove::~TableMove() { Stop(); }

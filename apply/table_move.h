@@ -144,25 +144,22 @@ class TableMove : public CopyGate {
   static absl::StatusOr<std::vector<std::string>> PreparedXids(replication::SqlSource& source);
   // Waits until none of xa_before_start_ is still prepared.
   absl::Status WaitForXaPreparedBeforeStart();
-  // Test hook: with BINRELAY_TEST_STALL_MOVE_AT=<point> in the environment
-  // the move waits at `point` ("catch up", "checksum": with the checksum
-  // of the first table unfinished, "cutover locked": source locked, target caught up, before
-  // the renames) until it is stopped, so that a test can kill -9 it exactly
-  // there. False if stopping.
+  // Test points (move_test_points.h, MoveOptions::test_points). Stall: the
+  // move stands at `point` ("catch up", "checksum": with the checksum of
+  // the first table unfinished, "cutover locked": source locked, target
+  // caught up, before the renames) until it is stopped, so that a test can
+  // kill -9 it exactly there. False if stopping.
   bool StallIfAsked(std::string_view point);
   // The pipeline's own error, if it stopped.
   absl::Status PipelineError() const;
 
   MoveOptions options_;
-  std::string stall_at_;  // BINRELAY_TEST_STALL_MOVE_AT
-  // Test hook: with BINRELAY_TEST_HOLD_DIR set, the copy waits before
-  // handing out its first and second chunk ("dispatch 1", "dispatch 2")
-  // until the file <dir>/<point> exists, so that a test can change rows
-  // exactly there (spirit's pre-dispatch scenarios). `only_if_named`
-  // points ("checksum": before the checksum phase) hold only if the file
-  // <dir>/hold <point> exists too. False if stopping.
+  // Hold: the copy waits before handing out its first and second chunk
+  // ("dispatch 1", "dispatch 2") while the test holds the point, so that a
+  // test can change rows exactly there (spirit's pre-dispatch scenarios).
+  // `only_if_named` points ("checksum": before the checksum phase) hold
+  // only where the test names them. False if stopping.
   bool HoldIfAsked(std::string_view point, bool only_if_named = false);
-  std::string hold_dir_;
   uint64_t dispatches_ = 0;  // chunks handed out by this run's copy
   replication::StoreReadSide* store_;
   protocol::ConnectOptions source_;

@@ -433,6 +433,14 @@ absl::StatusOr<apply::MoveOptions> ParseMoveSection(const IniFile& ini, const st
     }
     m.copy_chunk_bytes = *b;
   }
+  // For tests that run binrelay as a process (apply/move_test_points.h);
+  // not in conf/binrelay.cnf.
+  const IniFile::Value* hold_dir = s.Get("test_hold_dir");
+  const IniFile::Value* stall_at = s.Get("test_stall_at");
+  if (hold_dir != nullptr || stall_at != nullptr) {
+    m.test_points = apply::FileMoveTestPoints(hold_dir ? hold_dir->text : "",
+                                              stall_at ? stall_at->text : "");
+  }
   BR_ASSIGN_OR_RETURN(m.cutover_lock_wait,
                       PositiveDuration(s, "cutover_lock_wait", m.cutover_lock_wait));
   BR_ASSIGN_OR_RETURN(m.cutover_timeout, PositiveDuration(s, "cutover_timeout", m.cutover_timeout));

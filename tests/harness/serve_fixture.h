@@ -63,7 +63,7 @@ struct ServeOptions {
   std::vector<std::string> overrides;
   // Appended to the config file as it is (e.g. [apply.NAME] sections).
   std::string extra_config;
-  // Environment for every start (test hooks such as BINRELAY_TEST_HOLD_DIR).
+  // Environment for every start (e.g. TZ).
   EnvVars env;
   // [listen] address ("0.0.0.0" lets clients come from another address).
   std::string listen_address = "127.0.0.1";

@@ -91,8 +91,7 @@ class TableMoveTest : public ::testing::Test {
   // more "key = value" lines of that section.
   static std::unique_ptr<ServeProcess> StartMove(const std::string& name,
                                                  const std::string& tables,
-                                                 const std::vector<std::string>& extra,
-                                                 EnvVars env = {}) {
+                                                 const std::vector<std::string>& extra) {
     std::string section = absl::StrCat("[move.", name, "]\ntarget_host = 127.0.0.1\n",
                                        "target_port = ", target_->Port(), "\ntarget_user = ",
                                        kMover, "\ntarget_password = ", kMoverPassword,
@@ -101,7 +100,6 @@ class TableMoveTest : public ::testing::Test {
     ServeOptions o;
     o.start = "current";
     o.extra_config = section;
-    o.env = std::move(env);
     auto serve = ServeProcess::Create(*source_, o);
     EXPECT_TRUE(serve.ok()) << serve.status();
     if (!serve.ok()) return nullptr;
@@ -299,8 +297,7 @@ TEST_F(TableMoveTest, MoveUnderRandomWritesCutsOverWithIdenticalTables) {
   };
   std::ofstream(holds + "/dispatch 1") << "go";
   auto serve = StartMove("m1", "mv.*", {"chunk_time = 20ms", "copy_threads = 2",
-                                        "flush_interval = 100ms"},
-                         {{"BINRELAY_TEST_HOLD_DIR", holds}});
+                                        "flush_interval = 100ms", "test_hold_dir = " + holds});
   ASSERT_NE(serve, nullptr);
   // The source purges every binlog but its current one while the move runs:
   // the move reads binrelay's copy, never the source's files.
@@ -955,7 +952,7 @@ TEST_F(TableMoveTest, MillionRowsMovedUnderEightWritersEqualTheSourceAtLockTime)
   std::filesystem::remove_all(dir);
 }
 
-// Waits (at most 90 s) until a move run with BINRELAY_TEST_STALL_MOVE_AT
+// Waits (at most 90 s) until a move run with test_stall_at
 // says it stands at `point`; false if it never does or exits first.
 bool StalledAt(BackgroundBinrelay& move, const std::string& point) {
   const std::string stalled = "stalled at " + point;
@@ -968,7 +965,7 @@ bool StalledAt(BackgroundBinrelay& move, const std::string& point) {
 }
 
 // kill -9 in the phases after the copy, each one exactly where the move's
-// test hook stalls it (BINRELAY_TEST_STALL_MOVE_AT): while catching up,
+// test hook stalls it (test_stall_at): while catching up,
 // in the middle of the checksum (a group of ranges compared and saved),
 // and during the cutover while it holds LOCK TABLES on the source with the
 // target caught up to the lock's position.
@@ -1009,8 +1006,9 @@ TEST_P(TableMoveKillTest, KilledInPhaseResumesAndCutsOverExactly) {
   const std::string config = WriteMoveConfig(*source_, *target_, dir, db, db + ".t",
                                              "chunk_time = 100ms\n");
   BR_ASSERT_OK_AND_ASSIGN(
-      auto first, BackgroundBinrelay::Start({"move", "--config", config, "--json-status"},
-                                            {{"BINRELAY_TEST_STALL_MOVE_AT", point}}));
+      auto first, BackgroundBinrelay::Start({"move", "--config", config, "--json-status",
+                                             "--move.test_stall_at=" + point},
+                                            {}));
   ASSERT_TRUE(StalledAt(*first, point)) << first->StderrSoFar();
   const uint64_t writes_at_stall = writes.load();
   std::this_thread::sleep_for(milliseconds(300));  // writes while it stands there
@@ -1117,8 +1115,9 @@ TEST_F(TableMoveTest, FrozenDuringCutoverTheSourceDropsTheLockAfterTheTimeout) {
   const std::string config =
       WriteMoveConfig(*source_, *target_, dir, db, db + ".t", "cutover_timeout = 5s\n");
   BR_ASSERT_OK_AND_ASSIGN(
-      auto frozen, BackgroundBinrelay::Start({"move", "--config", config, "--json-status"},
-                                             {{"BINRELAY_TEST_STALL_MOVE_AT", "cutover locked"}}));
+      auto frozen, BackgroundBinrelay::Start({"move", "--config", config, "--json-status",
+                                              "--move.test_stall_at=cutover locked"},
+                                             {}));
   ASSERT_TRUE(StalledAt(*frozen, "cutover locked")) << frozen->StderrSoFar();
   frozen->Signal(SIGSTOP);
   const auto stopped_at = std::chrono::steady_clock::now();
@@ -1203,8 +1202,9 @@ TEST_P(TableMovePreDispatchTest, ChangeBeforeFirstDispatchThenAboveHighWatermark
   const std::string config =
       WriteMoveConfig(*source_, *target_, dir, db, db + ".t", "copy_threads = 1\n");
   BR_ASSERT_OK_AND_ASSIGN(
-      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status"},
-                                           {{"BINRELAY_TEST_HOLD_DIR", holds}}));
+      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status",
+                                            "--move.test_hold_dir=" + holds},
+                                           {}));
   auto held_at = [&](const std::string& point) {
     const auto deadline = std::chrono::steady_clock::now() + seconds(60);
     while (std::chrono::steady_clock::now() < deadline && !move->OutputClosed()) {
@@ -1288,8 +1288,9 @@ TEST_F(TableMoveTest, UniqueValueMovedToALaterChunkIsRepairedByTheChecksum) {
   const std::string config =
       WriteMoveConfig(*source_, *target_, dir, db, db + ".t", "copy_threads = 1\n");
   BR_ASSERT_OK_AND_ASSIGN(
-      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status"},
-                                           {{"BINRELAY_TEST_HOLD_DIR", holds}}));
+      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status",
+                                            "--move.test_hold_dir=" + holds},
+                                           {}));
   auto logged = [&](const std::string& text) {
     const auto deadline = std::chrono::steady_clock::now() + seconds(60);
     while (std::chrono::steady_clock::now() < deadline && !move->OutputClosed()) {
@@ -1359,8 +1360,9 @@ TEST_F(TableMoveTest, ChunkCopyOutlastsLockConflictsOnTheTarget) {
   const std::string config = WriteMoveConfig(*source_, *target_, dir, db, db + ".t",
                                              "copy_threads = 1\nlock_wait_timeout = 1\n");
   BR_ASSERT_OK_AND_ASSIGN(
-      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status"},
-                                           {{"BINRELAY_TEST_HOLD_DIR", holds}}));
+      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status",
+                                            "--move.test_hold_dir=" + holds},
+                                           {}));
   auto logged = [&](const std::string& text) {
     const auto deadline = std::chrono::steady_clock::now() + seconds(60);
     while (std::chrono::steady_clock::now() < deadline && !move->OutputClosed()) {
@@ -1475,8 +1477,9 @@ TEST_F(TableMoveTest, ChecksumTakesALaterSnapshotWhenThePipelineIsAheadOfIt) {
   };
   const std::string config = WriteMoveConfig(*source_, *target_, dir, db, db + ".t", "");
   BR_ASSERT_OK_AND_ASSIGN(
-      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status"},
-                                           {{"BINRELAY_TEST_HOLD_DIR", holds}}));
+      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status",
+                                            "--move.test_hold_dir=" + holds},
+                                           {}));
   auto logged = [&](const std::string& text) {
     const auto deadline = std::chrono::steady_clock::now() + seconds(90);
     while (std::chrono::steady_clock::now() < deadline && !move->OutputClosed()) {
@@ -1639,7 +1642,7 @@ TEST_F(TableMoveTest, MoveIntoAnotherSchemaOfTheSameServer) {
   ServeOptions o;
   o.start = "current";
   o.extra_config = section;
-  o.env = {{"BINRELAY_TEST_HOLD_DIR", holds}};
+  absl::StrAppend(&o.extra_config, "test_hold_dir = ", holds, "\n");
   BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source_, o));
   BR_ASSERT_OK(serve->Start());
   const auto deadline = std::chrono::steady_clock::now() + seconds(60);
