@@ -98,7 +98,12 @@ absl::StatusOr<std::map<std::string, MoveTableProgress>> LoadMoveCheckpoint(
     MoveTableProgress p;
     p.db = *r[0];
     p.table = *r[1];
-    p.phase = r[2].value_or("");
+    std::optional<MovePhase> phase = ParseMovePhase(r[2].value_or(""));
+    if (!phase) {
+      return absl::DataLossError(absl::StrCat(where, ": unknown phase '", r[2].value_or(""),
+                                              "'"));
+    }
+    p.phase = *phase;
     BR_ASSIGN_OR_RETURN(p.copied, DecodeBound(r[3], where));
     if (r[4] && !r[4]->empty()) {
       std::string g;
@@ -132,7 +137,7 @@ std::string MoveCheckpointStatement(const std::string& schema, const std::string
   sql.push_back(',');
   AppendQuotedString(table, &sql);
   sql.push_back(',');
-  AppendQuotedString(p.phase, &sql);
+  AppendQuotedString(MovePhaseName(p.phase), &sql);
   sql.push_back(',');
   AppendQuotedString(p.start, &sql);
   sql.push_back(',');

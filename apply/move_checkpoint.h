@@ -17,13 +17,14 @@
 
 #include "absl/status/statusor.h"
 #include "apply/key_range_chunker.h"
+#include "apply/move_phase.h"
 #include "replication/sql_source.h"
 
 namespace binrelay::apply {
 
 struct MoveTableProgress {
   std::string db, table;  // the source's names (as loaded)
-  std::string phase;  // the move's phase when written
+  MovePhase phase = MovePhase::kStarting;  // the move's phase when written
   // FILE:POS where the move's pipeline started (before the first chunk):
   // where it resumes if it never wrote a checkpoint of its own.
   std::string start;

@@ -439,7 +439,7 @@ ApplyPipeline::ApplyPipeline(PipelineOptions options, replication::StoreReadSide
   auto pattern = Subscription::Parse(options_.tables);
   if (pattern.ok()) pattern_ = *pattern;
   status_.name = options_.name;
-  status_.state = "preparing";
+  status_.state = PipelineState::kPreparing;
   status_.target = absl::StrCat(options_.target.host, ":", options_.target.port);
   status_.tables = options_.tables;
   status_.concurrency = cur_concurrency_;
@@ -591,9 +591,22 @@ PipelineStatus ApplyPipeline::Status() const {
   return s;
 }
 
-void ApplyPipeline::SetState(std::string state, std::string error) {
+std::string PipelineStatus::StateText() const {
+  if (paused_at) return absl::StrCat("paused at ", paused_at->ToString());
+  if (!activity.empty()) return activity;
+  return std::string(PipelineStateName(state));
+}
+
+void ApplyPipeline::SetActivity(PipelineState state, std::string activity) {
   std::lock_guard<std::mutex> l(mu_);
-  status_.state = std::move(state);
+  status_.state = state;
+  status_.activity = std::move(activity);
+}
+
+void ApplyPipeline::SetState(PipelineState state, std::string error) {
+  std::lock_guard<std::mutex> l(mu_);
+  status_.state = state;
+  status_.activity.clear();
   if (!error.empty()) status_.last_error = std::move(error);
 }
 
@@ -609,7 +622,7 @@ void ApplyPipeline::Run() {
     if (!s.ok()) {
       if (stopping_) break;
       spdlog::error("apply pipeline {}: {} (retrying in 5 s)", options_.name, SV(s.message()));
-      SetState("retrying", std::string(s.message()));
+      SetState(PipelineState::kRetrying, std::string(s.message()));
       if (!Sleep(absl::Seconds(5))) break;
       continue;
     }
@@ -623,7 +636,7 @@ void ApplyPipeline::Run() {
     // Let a drain in flight finish (it holds whole earlier transactions).
     (void)WaitForDrain();
     spdlog::error("apply pipeline {} stopped: {}", options_.name, SV(s.message()));
-    SetState("error", std::string(s.message()));
+    SetState(PipelineState::kError, std::string(s.message()));
     break;
   }
   {
@@ -635,7 +648,7 @@ void ApplyPipeline::Run() {
 }
 
 absl::Status ApplyPipeline::Prepare() {
-  SetState("preparing");
+  SetState(PipelineState::kPreparing);
   if (sessions_.empty()) {
     for (size_t i = 0; i < options_.concurrency; ++i) {
       sessions_.push_back(
@@ -751,13 +764,14 @@ absl::Status ApplyPipeline::Prepare() {
       // reads better than a failed start retried every 5 s.
       const absl::Time give_up = absl::Now() + absl::Seconds(60);
       if (replication::PositionBefore(stored, now)) {
-        SetState(absl::StrCat("waiting for the store to reach ", now.ToString()));
+        SetActivity(PipelineState::kPreparing,
+                    absl::StrCat("waiting for the store to reach ", now.ToString()));
       }
       while (replication::PositionBefore(stored, now) && absl::Now() < give_up) {
         if (!Sleep(absl::Milliseconds(100))) return absl::CancelledError("stopping");
         stored = store_->committed().position;
       }
-      SetState("preparing");
+      SetState(PipelineState::kPreparing);
       if (replication::PositionBefore(stored, now)) {
         return absl::UnavailableError(absl::StrCat(
             "the definitions of ", db, ".", table, " differ between source and target, and "
@@ -944,8 +958,9 @@ ApplyPipeline::FindDdlAhead(const replication::BinlogPosition& from) {
   absl::flat_hash_map<std::string, DdlAhead> found;
   const replication::BinlogPosition end = store_->committed().position;
   if (!replication::PositionBefore(from, end)) return found;
-  SetState(absl::StrCat("reading the store from ", from.ToString(), " to ", end.ToString(),
-                        " for DDL on subscribed tables"));
+  SetActivity(PipelineState::kPreparing,
+              absl::StrCat("reading the store from ", from.ToString(), " to ", end.ToString(),
+                           " for DDL on subscribed tables"));
   BR_ASSIGN_OR_RETURN(std::unique_ptr<replication::StoreReader> reader,
                       replication::StoreReader::Open(store_, from));
   // The file's format first: without it a statement's text would run on
@@ -994,8 +1009,9 @@ absl::Status ApplyPipeline::ScanForXa() {
   // Retention must not purge what is being read.
   replication::StorePin pin =
       store_->Pin(from, absl::StrCat("apply pipeline ", options_.name, " (reading back XA)"));
-  SetState(absl::StrCat("reading the store from ", from.ToString(), " to ",
-                        read_start_.ToString(), " for XA transactions prepared before it"));
+  SetActivity(PipelineState::kPreparing,
+              absl::StrCat("reading the store from ", from.ToString(), " to ",
+                           read_start_.ToString(), " for XA transactions prepared before it"));
   spdlog::info("apply pipeline {}: reading the store from {} to {} for the rows of XA "
                "transactions prepared before this pipeline started reading",
                options_.name, from.ToString(), read_start_.ToString());
@@ -1021,7 +1037,7 @@ absl::Status ApplyPipeline::ScanForXa() {
     }
     return absl::OkStatus();
   }();
-  SetState("running");
+  SetState(PipelineState::kRunning);
   if (stopping_) return absl::CancelledError("stopping");
   if (absl::IsResourceExhausted(s)) return s;
   if (!s.ok()) {
@@ -1101,7 +1117,8 @@ absl::Status ApplyPipeline::ReadLoop() {
       reader = std::move(*again);
       break;
     }
-    SetState(absl::StrCat("waiting for the store to reach ", position_.ToString()));
+    SetActivity(PipelineState::kPreparing,
+                absl::StrCat("waiting for the store to reach ", position_.ToString()));
     if (!Sleep(absl::Milliseconds(200))) return absl::OkStatus();
   }
   BR_RETURN_IF_ERROR(reader->PeekAt(4).status());  // the file's format
@@ -1115,7 +1132,7 @@ absl::Status ApplyPipeline::ReadLoop() {
   last_commit_ = position_;
   handed_checkpoint_ = position_;
   last_drain_checkpoint_ = position_;
-  SetState("running");
+  SetState(PipelineState::kRunning);
   ddl_stop_ = absl::OkStatus();
   bool caught_up_state = false;
   // A lost pin or a failed drain is noticed within this many events (both
@@ -1161,14 +1178,14 @@ absl::Status ApplyPipeline::ReadLoop() {
         if (!busy && !stopping_) BR_RETURN_IF_ERROR(HandOff());
       }
       if (!caught_up_state && buffered_bytes_ == 0) {
-        SetState("caught up");
+        SetState(PipelineState::kCaughtUp);
         caught_up_state = true;
       }
       store_->WaitForCommitted(reader->seen_sequence(), absl::Milliseconds(100), nullptr);
       continue;
     }
     if (caught_up_state) {
-      SetState("running");
+      SetState(PipelineState::kRunning);
       caught_up_state = false;
     }
     const replication::BinlogPosition& end = reader->position();
@@ -1373,12 +1390,11 @@ absl::Status ApplyPipeline::MaybeHold(const replication::BinlogPosition& at) {
   }
   held_at_ = at;
   held_commit_ = last_commit_;
-  const std::string state = status_.state;
-  status_.state = absl::StrCat("paused at ", at.ToString());
+  status_.paused_at = at;
   cv_.notify_all();
   cv_.wait(l, [&] { return stopping_ || hold_generation_ != generation; });
   held_at_.reset();
-  status_.state = state;
+  status_.paused_at.reset();
   return absl::OkStatus();
 }
 
@@ -1396,7 +1412,7 @@ absl::Status ApplyPipeline::WaitHeld(std::unique_lock<std::mutex>& l, absl::Dura
   (void)done;
   return absl::DeadlineExceededError(absl::StrCat(
       "apply pipeline ", options_.name, " did not reach a pause in ",
-      absl::FormatDuration(timeout), " (state: ", status_.state, ")"));
+      absl::FormatDuration(timeout), " (state: ", status_.StateText(), ")"));
 }
 
 absl::StatusOr<replication::BinlogPosition> ApplyPipeline::Pause(absl::Duration timeout) {
@@ -1490,7 +1506,7 @@ absl::Status ApplyPipeline::RunWithRetry(TargetSession& session, std::string_vie
       rows_written_.fetch_add(rows, std::memory_order_relaxed);
       if (attempt > 0) {
         std::lock_guard<std::mutex> l(mu_);
-        if (status_.state == "retrying") status_.state = "running";
+        if (status_.state == PipelineState::kRetrying) status_.state = PipelineState::kRunning;
       }
       return absl::OkStatus();
     }
@@ -1510,7 +1526,7 @@ absl::Status ApplyPipeline::RunWithRetry(TargetSession& session, std::string_vie
       std::lock_guard<std::mutex> l(mu_);
       ++status_.retries[code];
       if (c == ErrorClass::kConnection) {
-        status_.state = "retrying";
+        status_.state = PipelineState::kRetrying;
         status_.last_error = absl::StrCat("target ", session.peer(), ": ", s.message());
       }
     }

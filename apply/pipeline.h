@@ -67,6 +67,7 @@
 #include "apply/subscription.h"
 #include "apply/table_buffer.h"
 #include "apply/target_session.h"
+#include "apply/pipeline_state.h"
 #include "replication/binlog_position.h"
 #include "replication/store_read_side.h"
 
@@ -74,7 +75,15 @@ namespace binrelay::apply {
 
 struct PipelineStatus {
   std::string name;
-  std::string state;   // preparing, running, caught up, retrying, error, stopped
+  PipelineState state = PipelineState::kPreparing;
+  // Set while a move holds the pipeline paused (Pause/AdvanceTo).
+  std::optional<replication::BinlogPosition> paused_at;
+  // What it is doing in that state, for people ("reading the store from
+  // ... for DDL on subscribed tables"); "" for the state alone.
+  std::string activity;
+  // The state as /status prints it: "running", "paused at mysql-bin.000003:4",
+  // or the activity.
+  std::string StateText() const;
   std::string last_error;
   std::string target;  // host:port
   std::string tables;  // as configured
@@ -172,7 +181,9 @@ class ApplyPipeline {
   // boundary, `at` being the end of the last event read).
   absl::Status MaybeHold(const replication::BinlogPosition& at);
   absl::Status WaitHeld(std::unique_lock<std::mutex>& l, absl::Duration timeout);
-  void SetState(std::string state, std::string error = "");
+  void SetState(PipelineState state, std::string error = "");
+  // The state with what it is doing in it (PipelineStatus::activity).
+  void SetActivity(PipelineState state, std::string activity);
   bool Sleep(absl::Duration d);  // false if stopping
   std::string LocalCheckpointPath() const;
   // options_.start (gtid:...) as a position in the store.

@@ -235,7 +235,7 @@ TableMove::TableMove(MoveOptions options, replication::StoreReadSide* store,
     : options_(std::move(options)), store_(store), source_(InMoveSession(std::move(source))) {
   options_.apply.target = InMoveSession(std::move(options_.apply.target));
   status_.name = options_.apply.name;
-  status_.phase = "starting";
+  status_.phase = MovePhase::kStarting;
   status_.tables = options_.apply.tables;
   status_.cutover = CutoverName(options_.cutover);
 }
@@ -282,7 +282,7 @@ void TableMove::Start() {
     }
     if (!s.ok() && !stopping_) {
       spdlog::error("move {}: {}", name(), SV(s.message()));
-      SetPhase("error");
+      SetPhase(MovePhase::kError);
     }
     std::lock_guard<std::mutex> l(mu_);
     if (!s.ok()) status_.error = std::string(s.message());
@@ -357,10 +357,10 @@ TableCopyGate* TableMove::ForTable(std::string_view db, std::string_view table) 
   return it == by_name_.end() ? nullptr : it->second->gate.get();
 }
 
-void TableMove::SetPhase(std::string phase) {
-  spdlog::info("move {}: {}", name(), phase);
+void TableMove::SetPhase(MovePhase phase) {
+  spdlog::info("move {}: {}", name(), MovePhaseName(phase));
   std::lock_guard<std::mutex> l(mu_);
-  status_.phase = std::move(phase);
+  status_.phase = phase;
 }
 
 bool TableMove::Sleep(absl::Duration d) {
@@ -371,7 +371,7 @@ bool TableMove::Sleep(absl::Duration d) {
 
 absl::Status TableMove::PipelineError() const {
   PipelineStatus p = pipeline_->Status();
-  if (p.state == "error") {
+  if (p.state == PipelineState::kError) {
     return absl::FailedPreconditionError(
         absl::StrCat("move ", name(), ": its apply pipeline stopped: ", p.last_error));
   }
@@ -393,7 +393,7 @@ absl::Status TableMove::SaveAll() {
   // finds rows for only some tables (an explicit transaction would not
   // survive the connection's silent reconnect).
   BR_RETURN_IF_ERROR(CheckGuard());
-  const std::string phase = Status().phase;
+  const MovePhase phase = Status().phase;
   const std::string where = absl::StrCat("move ", name(), ": saving its progress on ",
                                          progress_sql_->Peer());
   std::string sql;
@@ -524,7 +524,7 @@ absl::Status TableMove::KillEarlierCopies(replication::SqlSource& target,
 }
 
 absl::Status TableMove::Plan() {
-  SetPhase("preflight");
+  SetPhase(MovePhase::kPreflight);
   replication::ConnectionSqlSource source(source_);
   replication::ConnectionSqlSource target(options_.apply.target);
   progress_sql_ = std::make_unique<replication::ConnectionSqlSource>(options_.apply.target);
@@ -559,17 +559,17 @@ absl::Status TableMove::Plan() {
     std::vector<std::string> renamed, live;
     for (const auto& [key, p] : saved) {
       from_checkpoint.push_back(MoveTableName{p.db, p.table, tschema.empty() ? p.db : tschema});
-      all_done = all_done && p.phase == "done";
+      all_done = all_done && p.phase == MovePhase::kDone;
       const bool gone = !exists(p.db, p.table) && exists(p.db, p.table + "_old");
       (gone ? renamed : live).push_back(key);
     }
     bool cutting_over = true;
-    for (const auto& [key, p] : saved) cutting_over = cutting_over && (p.phase == "cutover" || p.phase == "done");
+    for (const auto& [key, p] : saved) cutting_over = cutting_over && (p.phase == MovePhase::kCutover || p.phase == MovePhase::kDone);
     if (all_done || (cutting_over && options_.rename_source && !renamed.empty() && live.empty())) {
       // Cut over (a crash may have come before "done" was written).
       for (const auto& [key, p] : saved) {
         MoveTableProgress q = p;
-        q.phase = "done";
+        q.phase = MovePhase::kDone;
         BR_RETURN_IF_ERROR(SaveMoveCheckpoint(target, options_.apply.checkpoint_schema, name(),
                                               p.db, p.table, q));
       }
@@ -579,7 +579,7 @@ absl::Status TableMove::Plan() {
     if (!renamed.empty() && !cutting_over) {
       return absl::FailedPreconditionError(absl::StrCat(
           "move ", name(), ": ", absl::StrJoin(renamed, ", "), " became <table>_old on ",
-          source.Peer(), " while the move was in phase ", saved.begin()->second.phase,
+          source.Peer(), " while the move was in phase ", MovePhaseName(saved.begin()->second.phase),
           " (another move or an operator renamed it); its copy on the target is not complete. "
           "Rename it back to resume, or delete the move's rows from ",
           options_.apply.checkpoint_schema, ".move_checkpoint to give it up"));
@@ -682,7 +682,7 @@ absl::Status TableMove::Plan() {
     // INSERT IGNORE) must not commit after the highest key is read below.
     BR_RETURN_IF_ERROR(KillEarlierCopies(target, names));
     spdlog::info("move {}: resuming from its checkpoint on {} (phase {})", name(),
-                 target.Peer(), saved.begin()->second.phase);
+                 target.Peer(), MovePhaseName(saved.begin()->second.phase));
   }
   if (options_.rename_source) {
     // Cutover renames each source table to <t>_old: a name already taken
@@ -701,7 +701,7 @@ absl::Status TableMove::Plan() {
           "; drop or rename them, or set rename_source = off"));
     }
   }
-  if (saved.empty()) SetPhase("create");
+  if (saved.empty()) SetPhase(MovePhase::kCreate);
   // Indexes wait for the copy unless a table of the move has a foreign key
   // (secondary_indexes.h).
   bool defer_indexes = options_.indexes_after_copy;
@@ -807,7 +807,7 @@ absl::Status TableMove::Plan() {
 absl::Status TableMove::Run() {
   BR_RETURN_IF_ERROR(Plan());
   if (resumed_done_) {
-    SetPhase("done");
+    SetPhase(MovePhase::kDone);
     spdlog::info("move {}: already cut over (its checkpoint says done)", name());
     return absl::OkStatus();
   }
@@ -851,7 +851,7 @@ absl::Status TableMove::Run() {
     // Before the first save: once it exists a restart resumes, and must not
     // find an earlier move's local checkpoint of the same name.
     BR_RETURN_IF_ERROR(pipeline_->ForgetLocalCheckpoint());
-    SetPhase("copy");
+    SetPhase(MovePhase::kCopy);
     BR_RETURN_IF_ERROR(SaveAll());
   }
   BR_RETURN_IF_ERROR(pipeline_->Restore());
@@ -860,17 +860,17 @@ absl::Status TableMove::Run() {
   const absl::Time prepare_deadline = absl::Now() + absl::Seconds(60);
   while (true) {
     PipelineStatus ps = pipeline_->Status();
-    if (ps.state == "running" || ps.state == "caught up") break;
+    if (ps.state == PipelineState::kRunning || ps.state == PipelineState::kCaughtUp) break;
     BR_RETURN_IF_ERROR(PipelineError());
     if (absl::Now() > prepare_deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
-          "move ", name(), ": its apply pipeline did not start in 60 s (state ", ps.state,
+          "move ", name(), ": its apply pipeline did not start in 60 s (state ", ps.StateText(),
           ps.last_error.empty() ? "" : ": ", ps.last_error, ")"));
     }
     if (!Sleep(absl::Milliseconds(50))) return absl::CancelledError("stopping");
   }
 
-  SetPhase("copy");
+  SetPhase(MovePhase::kCopy);
   {
     std::lock_guard<std::mutex> l(mu_);
     copy_started_ = absl::Now();
@@ -886,27 +886,27 @@ absl::Status TableMove::Run() {
   for (auto& t : tables_) t->gate->Disable();
   // Also after a restart with indexes_after_copy changed: a table created
   // without its indexes gets them.
-  SetPhase("indexes");
+  SetPhase(MovePhase::kIndexes);
   BR_RETURN_IF_ERROR(SaveAll());
   BR_RETURN_IF_ERROR(AddIndexes());
 
-  SetPhase("catch up");
+  SetPhase(MovePhase::kCatchUp);
   if (!StallIfAsked("catch up")) return absl::CancelledError("stopping");
   BR_RETURN_IF_ERROR(WaitCaughtUp(absl::InfiniteDuration()));
   BR_RETURN_IF_ERROR(WaitForXaPreparedBeforeStart());
   if (!HoldIfAsked("checksum", /*only_if_named=*/true)) return absl::CancelledError("stopping");
-  SetPhase("checksum");
+  SetPhase(MovePhase::kChecksum);
   BR_RETURN_IF_ERROR(SaveAll());
   BR_RETURN_IF_ERROR(Checksum());
 
   switch (options_.cutover) {
     case MoveOptions::Cutover::kNone:
-      SetPhase("applying (cutover = none)");
+      SetPhase(MovePhase::kApplying);
       BR_RETURN_IF_ERROR(SaveAll());
       while (Sleep(absl::Milliseconds(200))) BR_RETURN_IF_ERROR(PipelineError());
       return absl::OkStatus();
     case MoveOptions::Cutover::kManual:
-      SetPhase("ready for cutover");
+      SetPhase(MovePhase::kReadyForCutover);
       BR_RETURN_IF_ERROR(SaveAll());
       while (!cutover_requested_) {
         if (!Sleep(absl::Milliseconds(100))) return absl::OkStatus();
@@ -916,10 +916,10 @@ absl::Status TableMove::Run() {
     case MoveOptions::Cutover::kAuto:
       break;
   }
-  SetPhase("cutover");
+  SetPhase(MovePhase::kCutover);
   BR_RETURN_IF_ERROR(SaveAll());
   BR_RETURN_IF_ERROR(Cutover());
-  SetPhase("done");
+  SetPhase(MovePhase::kDone);
   BR_RETURN_IF_ERROR(SaveAll());
   return absl::OkStatus();
 }
@@ -1200,7 +1200,7 @@ absl::Status TableMove::WaitCaughtUp(absl::Duration max_wait) {
     BR_RETURN_IF_ERROR(PipelineError());
     PipelineStatus p = pipeline_->Status();
     // "Trivial": what is left applies in well under a second.
-    if (p.lag_bytes <= (256u << 10) && p.deferred == 0 && p.state != "preparing") {
+    if (p.lag_bytes <= (256u << 10) && p.deferred == 0 && p.state != PipelineState::kPreparing) {
       return absl::OkStatus();
     }
     if (absl::Now() > give_up) {

@@ -54,6 +54,7 @@
 #include "apply/copy_gate.h"
 #include "apply/key_range_chunker.h"
 #include "apply/move_checkpoint.h"
+#include "apply/move_phase.h"
 #include "apply/move_options.h"
 #include "apply/move_preflight.h"
 #include "apply/pipeline.h"
@@ -64,7 +65,7 @@ namespace binrelay::apply {
 
 struct MoveStatus {
   std::string name;
-  std::string phase;  // preflight, create, copy, catch up, checksum, ready, cutover, done, error
+  MovePhase phase = MovePhase::kStarting;
   std::string error;
   std::string tables;
   std::string cutover;  // auto, manual, none
@@ -138,7 +139,7 @@ class TableMove : public CopyGate {
   // `locked_source`, the cutover's locked session).
   absl::Status CarryAutoIncrement(replication::SqlSource& locked_source);
   absl::Status TryCutover();
-  void SetPhase(std::string phase);
+  void SetPhase(MovePhase phase);
   bool Sleep(absl::Duration d);  // false if stopping
   // The source's prepared XA transactions (XA RECOVER), sorted.
   static absl::StatusOr<std::vector<std::string>> PreparedXids(replication::SqlSource& source);

@@ -112,9 +112,9 @@ absl::Status AskToCutOver(apply::TableMove& move) {
   }
   // Only when ready: a request remembered from the copy would cut
   // over unattended hours later.
-  if (st.phase != "ready for cutover") {
+  if (st.phase != apply::MovePhase::kReadyForCutover) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "move '", shown, "' is in phase ", st.phase,
+        "move '", shown, "' is in phase ", apply::MovePhaseName(st.phase),
         st.error.empty() ? "" : absl::StrCat(" (", st.error, ")"),
         "; CUTOVER MOVE applies in phase 'ready for cutover'"));
   }
@@ -216,7 +216,7 @@ class ServeStatus : public proxy::StatusProvider, public proxy::MoveControl {
   static proxy::MoveProgress ToProgress(const apply::MoveStatus& ms) {
     proxy::MoveProgress m;
     m.name = ms.name;
-    m.phase = ms.phase;
+    m.phase = std::string(apply::MovePhaseName(ms.phase));
     m.error = ms.error;
     m.tables = ms.tables;
     m.cutover = ms.cutover;
@@ -225,7 +225,7 @@ class ServeStatus : public proxy::StatusProvider, public proxy::MoveControl {
     m.chunks_copied = ms.chunks_copied;
     m.rows_left_to_checksum = ms.rows_left_to_checksum;
     m.copy_rows_per_second = ms.copy_rows_per_second;
-    if (ms.phase == "copy" && ms.copy_rows_per_second > 0 && ms.rows_estimate > ms.rows_copied) {
+    if (ms.phase == apply::MovePhase::kCopy && ms.copy_rows_per_second > 0 && ms.rows_estimate > ms.rows_copied) {
       m.eta_seconds = static_cast<double>(ms.rows_estimate - ms.rows_copied) / ms.copy_rows_per_second;
     }
     m.changes_dropped = ms.changes_dropped;
@@ -242,7 +242,7 @@ class ServeStatus : public proxy::StatusProvider, public proxy::MoveControl {
     proxy::RelayStatus& s = *out;
     proxy::ApplyStatus a;
     a.name = ps.name;
-    a.state = ps.state;
+    a.state = ps.StateText();
     a.last_error = ps.last_error;
     a.target = ps.target;
     a.tables = ps.tables;
@@ -471,12 +471,12 @@ class MoveSupervisor {
     }
     if (mode_->progress) {
       std::string line = absl::StrCat("move ", m.name, ": ", m.phase);
-      if (m.phase == "copy") {
+      if (st.phase == apply::MovePhase::kCopy) {
         absl::StrAppend(&line, absl::StrFormat(
             ", %d / ~%d rows, %.0f rows/s, ETA %.0f s", m.rows_copied, m.rows_estimate,
             m.copy_rows_per_second, m.eta_seconds));
       }
-      if (m.phase == "checksum") {
+      if (st.phase == apply::MovePhase::kChecksum) {
         absl::StrAppend(&line, ", ", m.chunks_checked, " / ", m.chunks_total, " chunks, ",
                         m.chunks_repaired, " repaired");
       }

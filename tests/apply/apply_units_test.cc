@@ -8,12 +8,15 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "apply/apply_table.h"
 #include "apply/ddl_tables.h"
+#include "apply/move_phase.h"
+#include "apply/pipeline_state.h"
 #include "apply/row_key.h"
 #include "apply/sql_literal.h"
 #include "apply/table_buffer.h"
@@ -924,6 +927,23 @@ TEST(XaHoldsTest, RowsWaitForTheirOutcome) {
   EXPECT_EQ(xa.TakeStaged().size(), 1u);
   EXPECT_FALSE(xa.in_group());
   EXPECT_EQ(xa.bytes(), 0u);
+}
+
+// Guards: a phase written to a move's checkpoint that reads back as
+// another (a resumed move would take the wrong path) or a damaged one read
+// as some phase.
+TEST(MovePhaseTest, EveryPhaseReadsBackFromItsCheckpointTextAndNothingElseDoes) {
+  std::set<std::string> names;
+  for (int i = 0; i <= static_cast<int>(MovePhase::kError); ++i) {
+    const auto p = static_cast<MovePhase>(i);
+    EXPECT_EQ(ParseMovePhase(MovePhaseName(p)), p) << MovePhaseName(p);
+    names.insert(MovePhaseName(p));
+  }
+  EXPECT_EQ(names.size(), static_cast<size_t>(MovePhase::kError) + 1) << "two phases share a name";
+  EXPECT_EQ(ParseMovePhase("ready for cutover"), MovePhase::kReadyForCutover);
+  EXPECT_FALSE(ParseMovePhase("").has_value());
+  EXPECT_FALSE(ParseMovePhase("Done").has_value());
+  EXPECT_STREQ(PipelineStateName(PipelineState::kCaughtUp), "caught up");
 }
 
 }  // namespace
