@@ -43,6 +43,9 @@ inline constexpr char kReplPassword[] = "repl-pw";
 // [listen] admin_user/admin_password: PURGE, KILL of others, CUTOVER MOVE.
 inline constexpr char kAdminUser[] = "relay_admin";
 inline constexpr char kAdminPassword[] = "admin-pw";
+// The target's account a move writes with ([move] target_user).
+inline constexpr char kMover[] = "mover";
+inline constexpr char kMoverPassword[] = "mover-pw";
 // The server_id binrelay reports to its replicas: the source's own.
 inline constexpr uint32_t kSourceServerId = 1;
 

@@ -37,8 +37,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr char kMover[] = "mover";
-constexpr char kMoverPassword[] = "mover-pw";
 
 struct FlavourPair {
   std::string source, target;

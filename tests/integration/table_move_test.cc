@@ -45,8 +45,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr char kMover[] = "mover";
-constexpr char kMoverPassword[] = "mover-pw";
 
 class TableMoveTest : public ::testing::Test {
  protected:
@@ -564,6 +562,53 @@ std::string WriteMoveConfig(const ServerSandbox& source, const ServerSandbox& ta
                         << "\n" << extra;
   return config;
 }
+
+// `binrelay move` of db.t with its test points in a folder of its own
+// (move_test_points.h), in a temporary directory removed when it ends.
+// Points named in `held` are files before it starts ("dispatch 1" released
+// at once, "hold checksum" to hold the checksum).
+class HeldMove {
+ public:
+  static absl::StatusOr<std::unique_ptr<HeldMove>> Start(
+      const ServerSandbox& source, const ServerSandbox& target, const std::string& db,
+      const std::string& extra, const std::vector<std::string>& held = {}) {
+    std::unique_ptr<HeldMove> m(new HeldMove());
+    m->dir_ = absl::StrCat(::testing::TempDir(), "/binrelay-move-", db, "-", getpid());
+    m->holds_ = m->dir_ + "/holds";
+    std::filesystem::create_directories(m->holds_);
+    for (const std::string& point : held) std::ofstream(m->holds_ + "/" + point) << "go";
+    const std::string config = WriteMoveConfig(source, target, m->dir_, db, db + ".t", extra);
+    BR_ASSIGN_OR_RETURN(m->process_,
+                        BackgroundBinrelay::Start({"move", "--config", config, "--json-status",
+                                                   "--move.test_hold_dir=" + m->holds_},
+                                                  {}));
+    return m;
+  }
+  ~HeldMove() {
+    process_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  // Whether the move's stderr shows `text` within `timeout` (false at once
+  // if it exited without).
+  bool Logged(const std::string& text, seconds timeout = seconds(60)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline && !process_->OutputClosed()) {
+      if (absl::StrContains(process_->StderrSoFar(), text)) return true;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    return absl::StrContains(process_->StderrSoFar(), text);
+  }
+  // Lets the move go on from `point`.
+  void Release(const std::string& point) { std::ofstream(holds_ + "/" + point) << "go"; }
+  std::string StderrSoFar() { return process_->StderrSoFar(); }
+  ProcessResult Wait(std::chrono::milliseconds timeout) { return process_->Wait(timeout); }
+
+ private:
+  HeldMove() = default;
+  std::string dir_, holds_;
+  std::unique_ptr<BackgroundBinrelay> process_;
+};
 
 // Guards: a target that refuses the move (its account, or the connection)
 // failing late or without naming the server and, for the account, where
@@ -1195,24 +1240,9 @@ TEST_P(TableMovePreDispatchTest, ChangeBeforeFirstDispatchThenAboveHighWatermark
   // 5000 rows: the first chunk is 1000 keys, so 4000 lies above it.
   BR_ASSERT_OK(source_->Execute(absl::StrCat(
       "INSERT INTO ", db, ".t SELECT seq, CONCAT('v', seq) FROM ", db, ".seq_1_to_5000")));
-  const std::string dir =
-      absl::StrCat(::testing::TempDir(), "/binrelay-move-", db, "-", getpid());
-  const std::string holds = dir + "/holds";
-  std::filesystem::create_directories(holds);
-  const std::string config =
-      WriteMoveConfig(*source_, *target_, dir, db, db + ".t", "copy_threads = 1\n");
-  BR_ASSERT_OK_AND_ASSIGN(
-      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status",
-                                            "--move.test_hold_dir=" + holds},
-                                           {}));
-  auto held_at = [&](const std::string& point) {
-    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
-    while (std::chrono::steady_clock::now() < deadline && !move->OutputClosed()) {
-      if (absl::StrContains(move->StderrSoFar(), "held at " + point)) return true;
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-    return false;
-  };
+  BR_ASSERT_OK_AND_ASSIGN(auto move,
+                          HeldMove::Start(*source_, *target_, db, "copy_threads = 1\n"));
+  auto held_at = [&](const std::string& point) { return move->Logged("held at " + point); };
   // What the target holds for id 4000 ("absent" if no row), waiting up to
   // `wait` for `want`.
   auto target_row = [&](const std::string& want, seconds wait) {
@@ -1226,7 +1256,7 @@ TEST_P(TableMovePreDispatchTest, ChangeBeforeFirstDispatchThenAboveHighWatermark
     } while (std::chrono::steady_clock::now() < deadline);
     return got;
   };
-  auto release = [&](const std::string& point) { std::ofstream(holds + "/" + point) << "go"; };
+  auto release = [&](const std::string& point) { move->Release(point); };
 
   ASSERT_TRUE(held_at("dispatch 1")) << move->StderrSoFar();
   BR_ASSERT_OK(source_->Execute(absl::StrCat("UPDATE ", db, ".t SET v = 'first' WHERE id = 4000")));
@@ -1253,7 +1283,6 @@ TEST_P(TableMovePreDispatchTest, ChangeBeforeFirstDispatchThenAboveHighWatermark
   EXPECT_EQ(Number(lines.back(), "changes_dropped"), 0u);
   EXPECT_EQ(Number(lines.back(), "chunks_differing"), 0u) << "the checksum had to repair the copy";
   EXPECT_EQ(Checksum(*target_, db + ".t"), Checksum(*source_, db + ".t_old"));
-  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(SecondChange, TableMovePreDispatchTest,
@@ -1278,28 +1307,10 @@ TEST_F(TableMoveTest, UniqueValueMovedToALaterChunkIsRepairedByTheChecksum) {
   // most 4x), so id 1100 is in the second.
   BR_ASSERT_OK(source_->Execute(absl::StrCat(
       "INSERT INTO ", db, ".t SELECT seq, CONCAT('e', seq) FROM ", db, ".seq_1_to_5000")));
-  const std::string dir = absl::StrCat(::testing::TempDir(), "/binrelay-move-", db, "-", getpid());
-  const std::string holds = dir + "/holds";
-  std::filesystem::create_directories(holds);
-  absl::Cleanup remove_dir = [&] {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  };
-  const std::string config =
-      WriteMoveConfig(*source_, *target_, dir, db, db + ".t", "copy_threads = 1\n");
-  BR_ASSERT_OK_AND_ASSIGN(
-      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status",
-                                            "--move.test_hold_dir=" + holds},
-                                           {}));
-  auto logged = [&](const std::string& text) {
-    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
-    while (std::chrono::steady_clock::now() < deadline && !move->OutputClosed()) {
-      if (absl::StrContains(move->StderrSoFar(), text)) return true;
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-    return absl::StrContains(move->StderrSoFar(), text);
-  };
-  auto release = [&](const std::string& point) { std::ofstream(holds + "/" + point) << "go"; };
+  BR_ASSERT_OK_AND_ASSIGN(auto move,
+                          HeldMove::Start(*source_, *target_, db, "copy_threads = 1\n"));
+  auto logged = [&](const std::string& text) { return move->Logged(text); };
+  auto release = [&](const std::string& point) { move->Release(point); };
   ASSERT_TRUE(logged("held at dispatch 1")) << move->StderrSoFar();
   release("dispatch 1");
   ASSERT_TRUE(logged("held at dispatch 2")) << move->StderrSoFar();
@@ -1350,28 +1361,11 @@ TEST_F(TableMoveTest, ChunkCopyOutlastsLockConflictsOnTheTarget) {
       absl::StrCat("CREATE TABLE ", db, ".t (id INT PRIMARY KEY, v VARCHAR(40))")));
   BR_ASSERT_OK(source_->Execute(absl::StrCat(
       "INSERT INTO ", db, ".t SELECT seq, CONCAT('v', seq) FROM ", db, ".seq_1_to_3000")));
-  const std::string dir = absl::StrCat(::testing::TempDir(), "/binrelay-move-", db, "-", getpid());
-  const std::string holds = dir + "/holds";
-  std::filesystem::create_directories(holds);
-  absl::Cleanup remove_dir = [&] {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  };
-  const std::string config = WriteMoveConfig(*source_, *target_, dir, db, db + ".t",
-                                             "copy_threads = 1\nlock_wait_timeout = 1\n");
-  BR_ASSERT_OK_AND_ASSIGN(
-      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status",
-                                            "--move.test_hold_dir=" + holds},
-                                           {}));
-  auto logged = [&](const std::string& text) {
-    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
-    while (std::chrono::steady_clock::now() < deadline && !move->OutputClosed()) {
-      if (absl::StrContains(move->StderrSoFar(), text)) return true;
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-    return absl::StrContains(move->StderrSoFar(), text);
-  };
-  auto release = [&](const std::string& point) { std::ofstream(holds + "/" + point) << "go"; };
+  BR_ASSERT_OK_AND_ASSIGN(auto move,
+                          HeldMove::Start(*source_, *target_, db,
+                                          "copy_threads = 1\nlock_wait_timeout = 1\n"));
+  auto logged = [&](const std::string& text) { return move->Logged(text); };
+  auto release = [&](const std::string& point) { move->Release(point); };
   ASSERT_TRUE(logged("held at dispatch 1")) << move->StderrSoFar();
   release("dispatch 1");
   ASSERT_TRUE(logged("held at dispatch 2")) << move->StderrSoFar();
@@ -1464,30 +1458,13 @@ TEST_F(TableMoveTest, ChecksumTakesALaterSnapshotWhenThePipelineIsAheadOfIt) {
       absl::StrCat("CREATE TABLE ", db, ".t (id INT PRIMARY KEY, v VARCHAR(40))")));
   BR_ASSERT_OK(source_->Execute(absl::StrCat(
       "INSERT INTO ", db, ".t SELECT seq, CONCAT('v', seq) FROM ", db, ".seq_1_to_3000")));
-  const std::string dir = absl::StrCat(::testing::TempDir(), "/binrelay-move-", db, "-", getpid());
-  const std::string holds = dir + "/holds";
-  std::filesystem::create_directories(holds);
-  std::ofstream(holds + "/dispatch 1") << "go";
-  std::ofstream(holds + "/dispatch 2") << "go";
-  std::ofstream(holds + "/hold checksum") << "hold";
-  absl::Cleanup cleanup = [&] {
+  absl::Cleanup semi_sync_off = [&] {
     (void)source_->Execute("SET GLOBAL rpl_semi_sync_master_enabled = OFF");
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
   };
-  const std::string config = WriteMoveConfig(*source_, *target_, dir, db, db + ".t", "");
   BR_ASSERT_OK_AND_ASSIGN(
-      auto move, BackgroundBinrelay::Start({"move", "--config", config, "--json-status",
-                                            "--move.test_hold_dir=" + holds},
-                                           {}));
-  auto logged = [&](const std::string& text) {
-    const auto deadline = std::chrono::steady_clock::now() + seconds(90);
-    while (std::chrono::steady_clock::now() < deadline && !move->OutputClosed()) {
-      if (absl::StrContains(move->StderrSoFar(), text)) return true;
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-    return absl::StrContains(move->StderrSoFar(), text);
-  };
+      auto move, HeldMove::Start(*source_, *target_, db, "",
+                                 {"dispatch 1", "dispatch 2", "hold checksum"}));
+  auto logged = [&](const std::string& text) { return move->Logged(text, seconds(90)); };
   ASSERT_TRUE(logged("held at checksum")) << move->StderrSoFar();
   BR_ASSERT_OK(source_->Execute("SET GLOBAL rpl_semi_sync_master_wait_point = AFTER_SYNC"));
   BR_ASSERT_OK(source_->Execute("SET GLOBAL rpl_semi_sync_master_timeout = 60000"));
@@ -1513,7 +1490,7 @@ TEST_F(TableMoveTest, ChecksumTakesALaterSnapshotWhenThePipelineIsAheadOfIt) {
   auto visible = source_->Query(absl::StrCat("SELECT v FROM ", db, ".t WHERE id = 7"));
   BR_ASSERT_OK(visible.status());
   ASSERT_EQ((*visible)[0][0].value_or(""), "v7") << "the commit is already visible on the source";
-  std::ofstream(holds + "/checksum") << "go";
+  move->Release("checksum");
   const bool later = logged("taking a later snapshot");
   BR_ASSERT_OK(source_->Execute("SET GLOBAL rpl_semi_sync_master_enabled = OFF"));
   writer.join();
