@@ -3,7 +3,8 @@
 # another server, idle and while a writer changes the table at a steady rate
 # (RATE statements/s: updates, inserts and deletes), against the usual
 # offline tools doing the same copy on the same servers, in the same script:
-#   - mariadb-dump --single-transaction | mariadb (one stream),
+#   - mariadb-dump --single-transaction | mariadb (one stream; on MySQL
+#     mysqldump --single-transaction --set-gtid-purged=OFF | mysql),
 #   - mydumper -t CONC --rows (chunked, consistent) then myloader -t CONC.
 # binrelay's time includes what the peers do not do: its consistent-snapshot
 # checksum of every chunk on both servers and the cutover (lock, apply to the
@@ -15,9 +16,14 @@
 #
 #   bench/move_bench.sh                 # SCALE=1: 1,000,000 sysbench-like rows (~250 MB)
 #   SCALE=5 RUNS=1 bench/move_bench.sh  # the issue's 5M rows (about 1 GiB)
+#   FLAVOUR=mysql-9.7 SCALE=0.5 RUNS=1 bench/move_bench.sh  # both servers MySQL 9.7
 #
+# FLAVOUR: mariadb-10.11 (default: the system's /usr/sbin/mariadbd) or
+# mysql-9.7 (the release scripts/fetch-servers.sh unpacked into .servers/,
+# initialised and started as tests/harness/server_sandbox.cc does).
 # Every server and binrelay is a child of this script on free loopback ports,
-# stopped by pid on exit. Results: stdout and bench/results-move-DATE-xSCALE.md.
+# stopped by pid on exit. Results: stdout and bench/results-move-DATE-xSCALE.md
+# (bench/results-move-mysql97-DATE-xSCALE.md for MySQL 9.7).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${SCALE:-1}
@@ -39,7 +45,31 @@ BUFFER_POOL=${BUFFER_POOL:-$(python3 -c "print(max(1, round(0.6 * $SCALE + 0.5))
 export BUFFER_POOL
 BINRELAY=${BINRELAY:-build/binrelay}
 [ -x "$BINRELAY" ] || { echo "move_bench: $BINRELAY missing; run ./scripts/setup.sh" >&2; exit 1; }
-for tool in mydumper myloader mariadb-dump; do
+# FLAVOUR: which servers (both source and target), their client and dump tool.
+FLAVOUR=${FLAVOUR:-mariadb-10.11}
+SERVER_ARGS=() DUMP_ARGS=()
+case $FLAVOUR in
+  mariadb-10.11)
+    SERVER_MYSQL=0 CLIENT=mariadb DUMP=mariadb-dump
+    SERVER_NAME="MariaDB 10.11" DUMP_NAME="dump \\| mariadb" CLIENTS_NAME="mariadb-dump and mariadb"
+    REPORT_TAG="" ;;
+  mysql-9.7)
+    # As tests/harness/server_flavour.cc: the wrappers in bin/ run the unpacked
+    # binaries; the server needs the unpacked tree's basedir, messages, plugins.
+    MYSQL_DIR=${BINRELAY_SERVERS_DIR:-.servers}/mysql-9.7
+    [ -f "$MYSQL_DIR/.complete" ] || { echo "move_bench: mysql-9.7 is not fetched into $MYSQL_DIR: run scripts/fetch-servers.sh mysql-9.7" >&2; exit 1; }
+    SERVER_MYSQL=1 CLIENT=$MYSQL_DIR/bin/mysql DUMP=$MYSQL_DIR/bin/mysqldump MYSQLD=$MYSQL_DIR/bin/mysqld
+    # 9.7 has gtid_mode = ON by default: a dump of one table must not carry
+    # the source's GTID_PURGED (a second run's load would then fail).
+    DUMP_ARGS=(--set-gtid-purged=OFF)
+    SERVER_ARGS=(--basedir="$MYSQL_DIR/root/usr" --lc-messages-dir="$MYSQL_DIR/root/usr/share/mysql")
+    [ -d "$MYSQL_DIR/root/usr/lib/mysql/plugin" ] && SERVER_ARGS+=(--plugin-dir="$MYSQL_DIR/root/usr/lib/mysql/plugin")
+    SERVER_NAME="MySQL 9.7" DUMP_NAME="dump \\| mysql" CLIENTS_NAME="mysqldump and mysql"
+    REPORT_TAG="mysql97-" ;;
+  *) echo "move_bench: unknown FLAVOUR '$FLAVOUR' (mariadb-10.11 or mysql-9.7)" >&2; exit 1 ;;
+esac
+export SERVER_NAME DUMP_NAME CLIENTS_NAME FLAVOUR
+for tool in mydumper myloader "$DUMP" "$CLIENT" ${MYSQLD:+"$MYSQLD"}; do
   command -v "$tool" >/dev/null || { echo "move_bench: $tool missing (apt-get install mydumper)" >&2; exit 1; }
 done
 TMP=$(mktemp -d "${BENCH_TMPDIR:-/tmp}/binrelay-mbench.XXXXXX")
@@ -56,24 +86,45 @@ user_args=(); [ "$(id -u)" -eq 0 ] && user_args=(--user=root)
 start_server() {  # NAME SERVER_ID [options]
   local name=$1 id=$2; shift 2
   local port; port=$(free_port)
-  mariadb-install-db --no-defaults --datadir="$TMP/$name" --auth-root-authentication-method=normal \
-    "${user_args[@]}" >"$TMP/$name.install" 2>&1
-  /usr/sbin/mariadbd --no-defaults "${user_args[@]}" --datadir="$TMP/$name" --port="$port" \
-    --bind-address=127.0.0.1 --socket="$TMP/$name.sock" --log-error="$TMP/$name.err" \
-    --server-id="$id" --skip-name-resolve --innodb-buffer-pool-size="$BUFFER_POOL" \
-    --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 --max-allowed-packet=256M \
-    --character-set-server=utf8mb4 --default-time-zone=+00:00 "$@" 2>/dev/null &
+  if [ "$SERVER_MYSQL" = 1 ]; then
+    # As InitDataDir and ServerSandbox::Launch in tests/harness/server_sandbox.cc:
+    # root@localhost without a password, no X plugin, no performance schema
+    # (MariaDB's default); the server's own defaults otherwise.
+    mkdir -p "$TMP/$name.tmp"
+    "$MYSQLD" --no-defaults --initialize-insecure --datadir="$TMP/$name" --tmpdir="$TMP/$name.tmp" \
+      --secure-file-priv= "${user_args[@]}" "${SERVER_ARGS[@]}" >"$TMP/$name.install" 2>&1
+    "$MYSQLD" --no-defaults "${user_args[@]}" --datadir="$TMP/$name" --port="$port" \
+      --bind-address=127.0.0.1 --socket="$TMP/$name.sock" --log-error="$TMP/$name.err" \
+      --tmpdir="$TMP/$name.tmp" --pid-file="$TMP/$name.pid" "${SERVER_ARGS[@]}" \
+      --mysqlx=OFF --secure-file-priv= --performance-schema=OFF \
+      --server-id="$id" --skip-name-resolve --innodb-buffer-pool-size="$BUFFER_POOL" \
+      --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 --max-allowed-packet=256M \
+      --character-set-server=utf8mb4 --default-time-zone=+00:00 "$@" 2>/dev/null &
+  else
+    mariadb-install-db --no-defaults --datadir="$TMP/$name" --auth-root-authentication-method=normal \
+      "${user_args[@]}" >"$TMP/$name.install" 2>&1
+    /usr/sbin/mariadbd --no-defaults "${user_args[@]}" --datadir="$TMP/$name" --port="$port" \
+      --bind-address=127.0.0.1 --socket="$TMP/$name.sock" --log-error="$TMP/$name.err" \
+      --server-id="$id" --skip-name-resolve --innodb-buffer-pool-size="$BUFFER_POOL" \
+      --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 --max-allowed-packet=256M \
+      --character-set-server=utf8mb4 --default-time-zone=+00:00 "$@" 2>/dev/null &
+  fi
   PIDS[$name]=$!
   for _ in $(seq 1 120); do
-    mariadb --no-defaults -uroot --socket="$TMP/$name.sock" -e 'SELECT 1' >/dev/null 2>&1 && break
+    "$CLIENT" --no-defaults -uroot --socket="$TMP/$name.sock" -e 'SELECT 1' >/dev/null 2>&1 && break
     sleep 0.5
   done
   echo "$port" >"$TMP/$name.port"
 }
 
-log "servers: source, target (SCALE=$SCALE, CONC=$CONC, RATE=$RATE, BUFFER_POOL=$BUFFER_POOL)"
+log "servers: source, target $FLAVOUR (SCALE=$SCALE, CONC=$CONC, RATE=$RATE, BUFFER_POOL=$BUFFER_POOL)"
 start_server source 1 --log-bin="$TMP/source/mysql-bin" --binlog-format=ROW --binlog-row-image=FULL
-start_server target 2
+# MySQL writes a binlog by default, MariaDB does not: the MySQL target runs
+# without one, as the MariaDB target does.
+target_args=(); [ "$SERVER_MYSQL" = 1 ] && target_args=(--disable-log-bin)
+start_server target 2 "${target_args[@]}"
+SERVER_VERSION=$(on source -N -e 'SELECT VERSION()')
+export SERVER_VERSION
 for s in source target; do on "$s" -e "CREATE USER b@'%' IDENTIFIED BY 'b'; GRANT ALL ON *.* TO b@'%';"; done
 ROWS=$(python3 -c "print(int(1000000*$SCALE))")
 log "loading sbtest.sbtest1: $ROWS rows"
@@ -86,13 +137,23 @@ k_index="KEY k_1 (k)"; [ "$INDEX_AFTER_LOAD" = 1 ] && k_index=""
 on source -e "CREATE DATABASE sbtest; CREATE TABLE sbtest.sbtest1 (id INT PRIMARY KEY,
   k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT ''
   ${k_index:+, $k_index}) ENGINE=InnoDB"
+if [ "$SERVER_MYSQL" = 1 ]; then
+  # MySQL has no seq_1_to_N (sequence engine) and 9.7 no MD5(): the same rows'
+  # shape from a recursive CTE, with the first 32 hex digits of SHA2 for MD5.
+  on source -e "SET SESSION cte_max_recursion_depth = $((ROWS + 1));
+  INSERT INTO sbtest.sbtest1 WITH RECURSIVE s (seq) AS (SELECT 1 UNION ALL SELECT seq + 1 FROM s WHERE seq < $ROWS)
+  SELECT seq, FLOOR(RAND(seq) * $ROWS), SUBSTRING(REPEAT(CONCAT(LEFT(SHA2(seq, 256), 32), '-'), 4), 1, 119),
+  SUBSTRING(REPEAT(LEFT(SHA2(seq + 1, 256), 32), 2), 1, 59) FROM s"
+else
 on source -e "INSERT INTO sbtest.sbtest1 SELECT seq, FLOOR(RAND(seq) * $ROWS),
   SUBSTRING(REPEAT(CONCAT(MD5(seq), '-'), 4), 1, 119), SUBSTRING(REPEAT(MD5(seq + 1), 2), 1, 59)
   FROM sbtest.seq_1_to_$ROWS"
+fi
 [ "$INDEX_AFTER_LOAD" = 1 ] && on source -e "ALTER TABLE sbtest.sbtest1 ADD KEY k_1 (k)"
 on source -e "ANALYZE TABLE sbtest.sbtest1" >/dev/null
 SPORT=$(cat "$TMP/source.port"); TPORT=$(cat "$TMP/target.port")
-BYTES=$(on source -N -e "SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sbtest' AND TABLE_NAME = 'sbtest1'")
+stats_now=""; [ "$SERVER_MYSQL" = 1 ] && stats_now="SET SESSION information_schema_stats_expiry = 0;"
+BYTES=$(on source -N -e "$stats_now SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sbtest' AND TABLE_NAME = 'sbtest1'")
 
 # start_timing / stop_timing KEY: wall time and the two servers' CPU seconds
 # (after quiesce: the live writer starts between the two).
@@ -136,21 +197,32 @@ while True:
     t += 0.05
     time.sleep(max(0.0, t - time.time()))
 PY
-# Phase durations and the cutover pause from a move's log.
+# Phase durations and the cutover pause from a move's log; on MySQL also the
+# longest lock of the table for a checksum snapshot ("snapshot of ... at
+# FILE:POS: the table was locked for X (waited Y for the lock)"), its wait,
+# and how many snapshots locked it (0 0 0 on MariaDB, which needs no lock).
 cat >"$TMP/phases.py" <<'PY'
 import re, sys, datetime
-ts, pause = {}, 0.0
+def dur(s):  # absl::FormatDuration: 1h2m3.5s, 2.5ms, 120us, 800ns, 0
+    u = {'h': 3600.0, 'm': 60.0, 's': 1.0, 'ms': 1e-3, 'us': 1e-6, 'ns': 1e-9}
+    return sum(float(n) * u[k] for n, k in re.findall(r'([0-9.]+)(ns|us|ms|h|m|s)', s))
+ts, pause, snap, snapwait, snaps = {}, 0.0, 0.0, 0.0, 0
 for line in open(sys.argv[1]):
     m = re.match(r'(\S+) info move \S+: (copy|indexes|catch up|checksum|cutover|done)$', line.strip())
     if m and m.group(2) not in ts:
         ts[m.group(2)] = datetime.datetime.fromisoformat(m.group(1))
+    s = re.search(r'snapshot of .* the table was locked for (\S+) \(waited (\S+) for the lock\)', line)
+    if s:
+        snap, snapwait, snaps = max(snap, dur(s.group(1))), max(snapwait, dur(s.group(2))), snaps + 1
+        continue
     p = re.search(r'locked for ([0-9.]+)(ms|us|s)', line)
     if p:
         pause = float(p.group(1)) * {'ms': 1e-3, 'us': 1e-6, 's': 1.0}[p.group(2)]
 copied = ts.get("indexes", ts["catch up"])
-print("%.2f %.2f %.2f %.3f" % ((copied - ts["copy"]).total_seconds(),
+print("%.2f %.2f %.2f %.3f %.6f %.6f %d" % ((copied - ts["copy"]).total_seconds(),
                               (ts["catch up"] - copied).total_seconds(),
-                              (ts["cutover"] - ts["checksum"]).total_seconds(), pause))
+                              (ts["cutover"] - ts["checksum"]).total_seconds(), pause,
+                              snap, snapwait, snaps))
 PY
 
 declare -A T
@@ -181,7 +253,7 @@ CNF
   quiesce source; quiesce target
   if [ "$kind" != idle ]; then
     python3 "$TMP/writer.py" "$ROWS" "$RATE" "$TMP/writer.pid" "$run" | \
-      mariadb --no-defaults -uroot --socket="$TMP/source.sock" --force sbtest 2>/dev/null &
+      "$CLIENT" --no-defaults -uroot --socket="$TMP/source.sock" --force sbtest 2>/dev/null &
     writer=$!
   fi
   start_timing
@@ -195,9 +267,12 @@ CNF
     wait "$writer" 2>/dev/null || true
   fi
   [ "$kind" = idle ] && check "binrelay move"
-  read -r copy idx sum pause < <(python3 "$TMP/phases.py" "$log")
+  read -r copy idx sum pause snap snapwait snaps < <(python3 "$TMP/phases.py" "$log")
   T[${kind}_copy,$run]=$copy; T[${kind}_idx,$run]=$idx; T[${kind}_sum,$run]=$sum
   T[${kind}_pause,$run]=$pause
+  T[${kind}_snap,$run]=$snap; T[${kind}_snapwait,$run]=$snapwait; T[${kind}_snaps,$run]=$snaps
+  [ -n "${MOVE_LOGS:-}" ] && cp "$log" "$MOVE_LOGS/move-$run-$kind.log"
+  return 0
 }
 
 for run in $(seq 1 "$RUNS"); do
@@ -206,11 +281,11 @@ for run in $(seq 1 "$RUNS"); do
     fresh_target; quiesce source; quiesce target
     start_timing
     /usr/bin/time -f '%U %S' -o "$TMP/time" \
-      mariadb-dump --no-defaults -uroot --socket="$TMP/source.sock" --single-transaction sbtest sbtest1 | \
-      /usr/bin/time -f '%U %S' -o "$TMP/time2" mariadb --no-defaults -uroot --socket="$TMP/target.sock" sbtest
+      "$DUMP" --no-defaults -uroot --socket="$TMP/source.sock" --single-transaction "${DUMP_ARGS[@]}" sbtest sbtest1 | \
+      /usr/bin/time -f '%U %S' -o "$TMP/time2" "$CLIENT" --no-defaults -uroot --socket="$TMP/target.sock" sbtest
     stop_timing dump
     CPU[dump,$run]="${CPU[dump,$run]}/$(cat "$TMP/time" "$TMP/time2" | awk '{c += $1 + $2} END {printf "%.1f", c}')"
-    check mariadb-dump
+    check "$(basename "$DUMP")"
     fresh_target; rm -rf "$TMP/mydumper"; quiesce source; quiesce target
     start_timing
     /usr/bin/time -f '%U %S' -o "$TMP/time" \
@@ -223,7 +298,11 @@ for run in $(seq 1 "$RUNS"); do
     check mydumper
   fi
   line="run $run:"
-  for k in $KINDS; do line="$line $k ${T[$k,$run]} s (copy ${T[${k}_copy,$run]}, CPU ${CPU[$k,$run]});"; done
+  for k in $KINDS; do
+    line="$line $k ${T[$k,$run]} s (copy ${T[${k}_copy,$run]}, CPU ${CPU[$k,$run]}, cutover pause ${T[${k}_pause,$run]} s"
+    [ "${T[${k}_snaps,$run]}" != 0 ] && line="$line, ${T[${k}_snaps,$run]} snapshot locks, max ${T[${k}_snap,$run]} s"
+    line="$line);"
+  done
   [ "$PEERS" = 1 ] && line="$line dump ${T[dump,$run]} s (CPU ${CPU[dump,$run]}); mydumper ${T[mydumper,$run]} s (CPU ${CPU[mydumper,$run]})"
   log "$line"
 done
@@ -234,31 +313,45 @@ fi
 
 list() { local k=$1 r out=""; for r in $(seq 1 "$RUNS"); do out="$out${T[$k,$r]},"; done; echo "[$out]"; }
 clist() { local k=$1 r out=""; for r in $(seq 1 "$RUNS"); do out="$out'${CPU[$k,$r]}',"; done; echo "[$out]"; }
-out="bench/results-move-$(date +%Y-%m-%d)-x${SCALE}.md"
+out="bench/results-move-${REPORT_TAG}$(date +%Y-%m-%d)-x${SCALE}.md"
 # A second invocation on the same day keeps the first's report.
-[ -e "$out" ] && out="bench/results-move-$(date +%Y-%m-%d-%H%M)-x${SCALE}.md"
+[ -e "$out" ] && out="bench/results-move-${REPORT_TAG}$(date +%Y-%m-%d-%H%M)-x${SCALE}.md"
 python3 - "$RUNS" "$ROWS" "$BYTES" "$CONC" "$RATE" "$(nproc)" \
   "$(list idle)" "$(list idle_copy)" "$(list idle_idx)" "$(list idle_sum)" "$(list live)" \
   "$(list live_copy)" "$(list live_pause)" "$(list dump)" "$(list mydumper)" \
   "$(list livetext)" "$(list livetext_copy)" \
-  "$(clist idle)" "$(clist live)" "$(clist livetext)" "$(clist dump)" "$(clist mydumper)" <<'PY' | tee "$out"
-import ast, statistics as st, sys, datetime
+  "$(clist idle)" "$(clist live)" "$(clist livetext)" "$(clist dump)" "$(clist mydumper)" \
+  "$(list idle_snap)" "$(list live_snap)" "$(list livetext_snap)" \
+  "$(list idle_snapwait)" "$(list live_snapwait)" "$(list livetext_snapwait)" \
+  "$(list idle_snaps)" "$(list live_snaps)" "$(list livetext_snaps)" \
+  "$(list idle_pause)" "$(list livetext_pause)" <<'PY' | tee "$out"
+import ast, os, statistics as st, sys, datetime
 runs, rows, size, conc, rate, cores = map(int, sys.argv[1:7])
 idle, icopy, iidx, isum, live, lcopy, pause, dump, myd, text, tcopy = (ast.literal_eval(a) for a in sys.argv[7:18])
 cidle, clive, ctext, cdump, cmyd = (ast.literal_eval(a) for a in sys.argv[18:23])
-print("# binrelay move vs mariadb-dump and mydumper (%s)" % datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%MZ"))
+snap, snapwait, snaps = [[ast.literal_eval(a) for a in sys.argv[i:i + 3]] for i in (23, 26, 29)]
+ipause, tpause = (ast.literal_eval(a) for a in sys.argv[32:34])
+server, dumpname, clients = os.environ["SERVER_NAME"], os.environ["DUMP_NAME"], os.environ["CLIENTS_NAME"]
+mysql = os.environ["FLAVOUR"].startswith("mysql")
+print("# binrelay move vs %s and mydumper (%s)" % ("mysqldump" if mysql else "mariadb-dump",
+                                                   datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%MZ")))
 print()
 print("%d rows of a sysbench-like table (%d MiB with its index); CONC=%d; source and target" % (rows, size >> 20, conc))
 print("buffer pools %s each;" % __import__("os").environ.get("BUFFER_POOL", "?"))
-print("MariaDB 10.11 on this machine (%d cores, shared). binrelay's time is the whole move:" % cores)
+print("%s on this machine (%d cores, shared). binrelay's time is the whole move:" % (server, cores))
 print("preflight, copy, secondary indexes built after the copy, catch up, checksum of every")
 print("chunk on both servers at one binlog position, cutover. Live: a writer at %d statements/s (60%% updates, 20%% inserts, 20%% deletes)" % rate)
 print("through the whole move; the peers cannot keep the table live and copy it idle.")
 print("Each move starts with start = next: its store begins in a binlog file the source opens")
 print("for it (FLUSH BINARY LOGS) rather than fetching the load's current file.")
 print("Ratio = peer time / binrelay live time (above 1: binrelay faster).")
+if mysql:
+    print("Servers: %s, both initialised with mysqld --initialize-insecure and run with" % os.environ["SERVER_VERSION"])
+    print("--performance-schema=OFF and the release's defaults otherwise (gtid_mode = ON); the target")
+    print("with --disable-log-bin (the MariaDB target has no binlog either). The dump peer is")
+    print("mysqldump --single-transaction --set-gtid-purged=OFF | mysql, both 9.7.")
 print()
-print("| run | move idle | its copy | its indexes | its checksum | move live | its copy | cutover pause | dump \\| mariadb | ratio | mydumper+myloader | ratio |")
+print("| run | move idle | its copy | its indexes | its checksum | move live | its copy | cutover pause | %s | ratio | mydumper+myloader | ratio |" % dumpname)
 print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for i in range(runs):
     print("| %d | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.3f s | %.1f s | %.2f | %.1f s | %.2f |" % (
@@ -273,6 +366,9 @@ print("Live move end to end: %.0f rows/s, %.2f GiB/h." % (rows / m(live), size /
 print()
 print("The copy's writes: bulk commands (bulk_copy = on, the default) against multi-row INSERT IGNORE")
 print("text (bulk_copy = off), both live, in the same runs:")
+if mysql:
+    print("(on a MySQL target bulk_copy = on writes multi-row text too: COM_STMT_BULK_EXECUTE is")
+    print("MariaDB's, so the two columns are the same writes and their ratio is the machine's noise)")
 print()
 print("| run | live, bulk | its copy | live, text | its copy | text / bulk |")
 print("|---|---|---|---|---|---|")
@@ -281,11 +377,26 @@ for i in range(runs):
 print("| median | %.1f s | %.1f s | %.1f s | %.1f s | %.2f |" % (m(live), m(lcopy), m(text), m(tcopy), m(text) / m(live)))
 print()
 print("CPU seconds (user + system) during each timing: source server / target server / the client")
-print("(binrelay; mariadb-dump and mariadb; mydumper and myloader). Every timing starts with both")
+print("(binrelay; %s; mydumper and myloader). Every timing starts with both" % clients)
 print("servers quiesced (dirty pages written, undo purged).")
 print()
-print("| run | move idle | move live | move live, text | dump \\| mariadb | mydumper+myloader |")
+print("| run | move idle | move live | move live, text | %s | mydumper+myloader |" % dumpname)
 print("|---|---|---|---|---|---|")
 for i in range(runs):
     print("| %d | %s | %s | %s | %s | %s |" % (i + 1, cidle[i], clive[i], ctext[i], cdump[i], cmyd[i]))
+if any(n for k in snaps for n in k):
+    print()
+    print("The checksum's snapshots on the MySQL source (MySQL reports no snapshot position: the")
+    print("move holds LOCK TABLES ... READ while the snapshot opens and SHOW BINARY LOG STATUS is")
+    print("read; from the move's log lines \"snapshot of ... the table was locked for X (waited Y")
+    print("for the lock)\"), next to the cutover pause (LOCK TABLES ... WRITE):")
+    print()
+    print("| run | move | snapshot locks | longest lock | longest wait for it | cutover pause |")
+    print("|---|---|---|---|---|---|")
+    for i in range(runs):
+        for k, name, p in ((0, "idle", ipause), (1, "live", pause), (2, "live, text", tpause)):
+            print("| %d | %s | %d | %.1f ms | %.1f ms | %.1f ms |" % (
+                i + 1, name, snaps[k][i], snap[k][i] * 1e3, snapwait[k][i] * 1e3, p[i] * 1e3))
+    print()
+    print("Longest snapshot lock over every move: %.1f ms." % (max(max(k) for k in snap) * 1e3))
 PY
