@@ -25,14 +25,17 @@ absl::Status Expect(const EventView& ev, uint8_t type) {
 
 }  // namespace
 
-absl::StatusOr<RotateEvent> ParseRotate(const EventView& ev, const FormatDescription& fd) {
+absl::StatusOr<RotateEvent> ParseRotate(const EventView& ev) {
   BR_RETURN_IF_ERROR(Expect(ev, kRotateEvent));
   ByteCursor c(ev.body);
   RotateEvent r;
-  // Binlog v1 had no position; every supported version has 8 bytes.
-  r.position = fd.PostHeaderLen(kRotateEvent) == 0 && fd.binlog_version < 3 ? 4 : c.U64();
+  r.position = c.U64();
   r.next_file = c.Rest();
   BR_RETURN_IF_ERROR(Check(ev, c, "ROTATE position"));
+  if (r.next_file.empty()) {
+    return absl::DataLossError(absl::StrCat("ROTATE event at offset ", ev.offset,
+                                            " names no next binlog file"));
+  }
   return r;
 }
 

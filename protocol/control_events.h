@@ -22,7 +22,10 @@ struct RotateEvent {
   uint64_t position = 0;
   std::string_view next_file;
 };
-absl::StatusOr<RotateEvent> ParseRotate(const EventView& ev, const FormatDescription& fd);
+// The one reader of ROTATE (binlog v4: MySQL 5.0+ and every MariaDB; the
+// 8-byte position of v1 files is not optional there). A ROTATE that names no
+// file is refused.
+absl::StatusOr<RotateEvent> ParseRotate(const EventView& ev);
 
 absl::StatusOr<uint64_t> ParseXid(const EventView& ev);
 

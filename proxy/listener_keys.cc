@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/errno_status.h"
 #include "proxy/rsa_key_pair.h"
 #include "protocol/status_macros.h"
 #include "replication/atomic_file.h"
@@ -76,7 +77,7 @@ absl::StatusOr<std::string> SelfSignedCertificate(const std::string& key_pem) {
 
 absl::Status EnsureDir(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return absl::UnknownError(absl::StrCat("cannot create ", dir, ": ", std::strerror(errno)));
+    return ErrnoStatus(errno, "cannot create", dir);
   }
   return absl::OkStatus();
 }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "protocol/status_macros.h"
+#include "replication/atomic_file.h"
 #include "replication/store_index.h"
 #include "proxy/slave_status.h"
 #include "replication/store_scan.h"
@@ -54,19 +55,6 @@ std::string RandomUuid() {
   return out;
 }
 
-absl::Status WriteWhole(const std::string& path, const std::string& data) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::UnknownError(absl::StrCat("cannot create ", path, ": ", std::strerror(errno)));
-  }
-  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
-            ::fsync(fd) == 0;
-  int err = errno;
-  ::close(fd);
-  if (!ok) return absl::UnknownError(absl::StrCat("cannot write ", path, ": ", std::strerror(err)));
-  return absl::OkStatus();
-}
-
 bool IsMysqlGtidSet(const std::string& s) { return s.find(':') != std::string::npos; }
 
 // "5.5.5-10.11.0-binrelay" (MariaDB's greeting prefix) or "...MariaDB...".
@@ -91,13 +79,7 @@ absl::StatusOr<std::string> LoadOrCreateServerUuid(const std::string& dir) {
     return absl::AsciiStrToLower(uuid);
   }
   std::string uuid = RandomUuid();
-  const std::string tmp = path + ".tmp";
-  BR_RETURN_IF_ERROR(WriteWhole(tmp, uuid + "\n"));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::UnknownError(absl::StrCat("cannot rename ", tmp, " to ", path, ": ",
-                                           std::strerror(errno)));
-  }
-  BR_RETURN_IF_ERROR(replication::SyncDirectory(dir));
+  BR_RETURN_IF_ERROR(replication::WriteFileAtomically(path, uuid + "\n", 0644));
   spdlog::info("binrelay server_uuid {} (kept in {})", uuid, path);
   return uuid;
 }

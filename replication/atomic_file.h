@@ -15,7 +15,10 @@
 namespace binrelay::replication {
 
 // `mode` applies to a newly created file (0600 for keys); errors name the
-// path and the failed step.
-absl::Status WriteFileAtomically(const std::string& path, std::string_view data, mode_t mode);
+// path and the failed step. `durable` false: still whole or not at all, but
+// without the fsyncs (a file rewritten again before it matters, such as the
+// store index between group commits).
+absl::Status WriteFileAtomically(const std::string& path, std::string_view data, mode_t mode,
+                                 bool durable = true);
 
 }  // namespace binrelay::replication

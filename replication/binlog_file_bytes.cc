@@ -12,16 +12,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/errno_status.h"
 #include "protocol/status_macros.h"
 
 namespace binrelay::replication {
 namespace {
-
-absl::Status Errno(std::string_view what, const std::string& path) {
-  const int e = errno;
-  std::string msg = absl::StrCat(AV(what), " ", path, ": ", std::strerror(e));
-  return e == ENOENT ? absl::NotFoundError(msg) : absl::UnavailableError(msg);
-}
 
 absl::Status Gunzip(const std::string& path, std::string_view in, uint64_t max_out,
                     std::string* out) {
@@ -70,10 +65,10 @@ absl::Status Gunzip(const std::string& path, std::string_view in, uint64_t max_o
 absl::StatusOr<BinlogFileBytes> BinlogFileBytes::Open(const std::string& path,
                                                       uint64_t max_inflated) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open binlog file", path);
+  if (fd < 0) return ErrnoStatus(errno, "cannot open binlog file", path);
   struct stat st{};
   if (::fstat(fd, &st) != 0) {
-    absl::Status s = Errno("cannot stat binlog file", path);
+    absl::Status s = ErrnoStatus(errno, "cannot stat binlog file", path);
     ::close(fd);
     return s;
   }
@@ -86,7 +81,7 @@ absl::StatusOr<BinlogFileBytes> BinlogFileBytes::Open(const std::string& path,
       const ssize_t n = ::read(fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        absl::Status s = Errno("cannot read binlog file", path);
+        absl::Status s = ErrnoStatus(errno, "cannot read binlog file", path);
         ::close(fd);
         return s;
       }
@@ -113,7 +108,7 @@ absl::StatusOr<BinlogFileBytes> BinlogFileBytes::Open(const std::string& path,
   if (size > 0) {
     void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
-      absl::Status s = Errno("cannot map binlog file", path);
+      absl::Status s = ErrnoStatus(errno, "cannot map binlog file", path);
       ::close(fd);
       return s;
     }

@@ -3,6 +3,7 @@
 #include "replication/binlog_file_bytes.h"
 
 #include "absl/strings/str_cat.h"
+#include "protocol/control_events.h"
 #include "protocol/binlog_file_reader.h"
 #include "protocol/byte_cursor.h"
 #include "protocol/event_type.h"
@@ -80,12 +81,10 @@ absl::Status FeedPacketCapture(const std::string& path, StreamConsumer& consumer
         reader.framer().has_format() ? reader.framer().format() : no_format;
     BinlogPosition end{file, ev.header.artificial() ? 0 : ev.header.log_pos};
     if (ev.type() == protocol::kRotateEvent) {
-      protocol::ByteCursor c(ev.body);
-      c.Skip(8);
-      std::string_view next = c.Rest();
-      if (!c.ok() || next.empty()) return c.status(absl::StrCat("ROTATE in ", path));
+      auto rotate = protocol::ParseRotate(ev);
+      if (!rotate.ok()) return Annotate(rotate.status(), absl::StrCat("ROTATE in ", path));
       if (end.offset != 0) BR_RETURN_IF_ERROR(tap.OnEvent(ev, fde, end));
-      file = std::string(next);
+      file = std::string(rotate->next_file);
       continue;
     }
     BR_RETURN_IF_ERROR(tap.OnEvent(ev, fde, end));

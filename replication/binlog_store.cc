@@ -9,10 +9,12 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/control_events.h"
 #include "protocol/binlog_file_reader.h"
 #include "protocol/byte_cursor.h"
 #include "protocol/event_type.h"
 #include "protocol/gtid_events.h"
+#include "protocol/errno_status.h"
 #include "protocol/status_macros.h"
 #include "replication/store_recovery.h"
 #include "spdlog/spdlog.h"
@@ -39,12 +41,6 @@ bool IsOutsideTransaction(uint8_t type) {
     default:
       return false;
   }
-}
-
-absl::Status ErrnoStatus(int err, std::string_view what) {
-  std::string msg = absl::StrCat(AV(what), ": ", std::strerror(err));
-  if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(msg);
-  return absl::UnknownError(msg);
 }
 
 // The exact text a file's opening GTID_LIST / PREVIOUS_GTIDS carries.
@@ -274,11 +270,9 @@ absl::Status BinlogStore::AppendLocked(const StreamEvent& e) {
   }
   if (!in_txn_ && (type == protocol::kRotateEvent || type == protocol::kStopEvent)) {
     if (type == protocol::kRotateEvent) {
-      protocol::ByteCursor c(e.event.body);
-      c.Skip(8);
-      std::string_view next = c.Rest();
-      if (!c.ok() || next.empty()) return c.status(absl::StrCat("ROTATE at ", e.end.ToString()));
-      rotate_to_ = std::string(next);
+      auto rotate = protocol::ParseRotate(e.event);
+      if (!rotate.ok()) return Annotate(rotate.status(), absl::StrCat("ROTATE at ", e.end.ToString()));
+      rotate_to_ = std::string(rotate->next_file);
     }
     if (absl::Status s = CloseFileLocked(true); !s.ok()) return FailLocked(s);
     return absl::OkStatus();

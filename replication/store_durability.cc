@@ -9,20 +9,12 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/errno_status.h"
 #include "protocol/status_macros.h"
 #include "replication/binlog_store.h"
 #include "spdlog/spdlog.h"
 
 namespace binrelay::replication {
-namespace {
-
-absl::Status ErrnoStatus(int err, std::string_view what) {
-  std::string msg = absl::StrCat(AV(what), ": ", std::strerror(err));
-  if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(msg);
-  return absl::UnknownError(msg);
-}
-
-}  // namespace
 
 absl::Status BinlogStore::WriteLocked(std::string_view data, uint64_t offset) {
   size_t done = 0;

@@ -1,5 +1,7 @@
 #include "replication/store_index.h"
 
+#include "replication/atomic_file.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,6 +23,7 @@
 #include "protocol/binlog_file_reader.h"
 #include "protocol/event_type.h"
 #include "protocol/gtid_events.h"
+#include "protocol/errno_status.h"
 #include "protocol/status_macros.h"
 #include "replication/gtid_set.h"
 
@@ -29,24 +32,17 @@ namespace {
 
 std::string TempIndexName() { return absl::StrCat(AV(kStoreIndexName), ".tmp"); }
 
-absl::Status ErrnoError(std::string_view what, const std::string& path) {
-  int err = errno;
-  std::string msg = absl::StrCat(AV(what), " ", path, ": ", std::strerror(err));
-  if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(msg);
-  return absl::UnknownError(msg);
-}
-
 // Reads at most `limit` bytes from the start of `path`.
 absl::StatusOr<std::string> ReadHead(const std::string& path, size_t limit) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("cannot open", path);
+  if (fd < 0) return ErrnoStatus(errno, "cannot open", path);
   std::string data(limit, '\0');
   size_t got = 0;
   while (got < limit) {
     ssize_t n = ::pread(fd, data.data() + got, limit - got, static_cast<off_t>(got));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      absl::Status s = ErrnoError("cannot read", path);
+      absl::Status s = ErrnoStatus(errno, "cannot read", path);
       ::close(fd);
       return s;
     }
@@ -100,7 +96,7 @@ absl::Status ValidateBinlogName(std::string_view name) {
 
 absl::StatusOr<std::vector<StoreFileEntry>> ListStoreFiles(const std::string& dir) {
   DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return ErrnoError("cannot list store directory", dir);
+  if (d == nullptr) return ErrnoStatus(errno, "cannot list store directory", dir);
   std::vector<StoreFileEntry> out;
   absl::Status status;
   while (dirent* e = ::readdir(d)) {
@@ -111,7 +107,7 @@ absl::StatusOr<std::vector<StoreFileEntry>> ListStoreFiles(const std::string& di
     std::string path = absl::StrCat(dir, "/", name);
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) {
-      status = ErrnoError("cannot stat", path);
+      status = ErrnoStatus(errno, "cannot stat", path);
       break;
     }
     if (!S_ISREG(st.st_mode)) continue;
@@ -163,30 +159,7 @@ absl::Status WriteStoreIndex(const std::string& dir, const std::vector<StoreFile
   for (const StoreFileEntry& f : files) {
     absl::StrAppend(&text, f.name, "\t", f.first_gtid_state, "\n");
   }
-  std::string tmp = absl::StrCat(dir, "/", TempIndexName());
-  std::string path = absl::StrCat(dir, "/", AV(kStoreIndexName));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("cannot create", tmp);
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      absl::Status s = ErrnoError("cannot write", tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (durable && ::fdatasync(fd) != 0) {
-    absl::Status s = ErrnoError("cannot fdatasync", tmp);
-    ::close(fd);
-    return s;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoError("cannot rename to", path);
-  return durable ? SyncDirectory(dir) : absl::OkStatus();
+  return WriteFileAtomically(absl::StrCat(dir, "/", AV(kStoreIndexName)), text, 0644, durable);
 }
 
 absl::StatusOr<std::string> ReadFirstGtidState(const std::string& path) {
@@ -239,9 +212,9 @@ absl::StatusOr<std::string> FileForGtidPosition(const std::vector<StoreFileEntry
 
 absl::Status SyncDirectory(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("cannot open directory", dir);
+  if (fd < 0) return ErrnoStatus(errno, "cannot open directory", dir);
   int rc = ::fsync(fd);
-  absl::Status s = rc == 0 ? absl::OkStatus() : ErrnoError("cannot fsync directory", dir);
+  absl::Status s = rc == 0 ? absl::OkStatus() : ErrnoStatus(errno, "cannot fsync directory", dir);
   ::close(fd);
   return s;
 }

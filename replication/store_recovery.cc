@@ -7,10 +7,12 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/control_events.h"
 #include "protocol/binlog_file_reader.h"
 #include "protocol/byte_cursor.h"
 #include "protocol/event_type.h"
 #include "protocol/gtid_events.h"
+#include "protocol/errno_status.h"
 #include "protocol/status_macros.h"
 #include "replication/binlog_file_bytes.h"
 #include "replication/gtid_state.h"
@@ -23,26 +25,22 @@ namespace {
 // The FDE's flags live at file offset 4 + 17 (magic, then the common header).
 constexpr off_t kFdeFlagsOffset = 4 + 17;
 
-absl::Status ErrnoError(std::string_view what, const std::string& path) {
-  return absl::UnknownError(absl::StrCat(AV(what), " ", path, ": ", std::strerror(errno)));
-}
-
 absl::Status CutAndMark(const std::string& path, const RecoveredFile& r, uint64_t old_size,
                         uint8_t fde_flags_lo, bool durable) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("cannot open for recovery", path);
+  if (fd < 0) return ErrnoStatus(errno, "cannot open for recovery", path);
   absl::Status s;
   if (r.size != old_size && ::ftruncate(fd, static_cast<off_t>(r.size)) != 0) {
-    s = ErrnoError("cannot truncate", path);
+    s = ErrnoStatus(errno, "cannot truncate", path);
   }
   // A closed file is byte-identical to the source's, whose server cleared
   // BINLOG_IN_USE on close (the crash may have come between our ROTATE
   // write and that one-byte update).
   if (s.ok() && r.closed && (fde_flags_lo & protocol::kFlagBinlogInUse) != 0) {
     char lo = static_cast<char>(fde_flags_lo & ~protocol::kFlagBinlogInUse);
-    if (::pwrite(fd, &lo, 1, kFdeFlagsOffset) != 1) s = ErrnoError("cannot update FDE of", path);
+    if (::pwrite(fd, &lo, 1, kFdeFlagsOffset) != 1) s = ErrnoStatus(errno, "cannot update FDE of", path);
   }
-  if (s.ok() && durable && ::fdatasync(fd) != 0) s = ErrnoError("cannot fdatasync", path);
+  if (s.ok() && durable && ::fdatasync(fd) != 0) s = ErrnoStatus(errno, "cannot fdatasync", path);
   ::close(fd);
   return s;
 }
@@ -86,10 +84,10 @@ absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool du
       }
       last_type = ev.type();
       if (last_type == protocol::kRotateEvent) {
-        protocol::ByteCursor c(ev.body);
-        c.Skip(8);
-        std::string_view next = c.Rest();
-        if (c.ok() && !next.empty()) rotate_to = std::string(next);
+        // Unreadable: the file is not taken as closed by it (r.closed).
+        if (auto rotate = protocol::ParseRotate(ev); rotate.ok()) {
+          rotate_to = std::string(rotate->next_file);
+        }
       }
       if (*ends) gtids.Commit();
       if (!boundary.in_transaction()) {
@@ -104,7 +102,7 @@ absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool du
   }
   r.truncated_bytes = data.size() - r.size;
   if (r.size == 0) {
-    if (::unlink(path.c_str()) != 0) return ErrnoError("cannot remove unusable file", path);
+    if (::unlink(path.c_str()) != 0) return ErrnoStatus(errno, "cannot remove unusable file", path);
     spdlog::warn("store recovery: removed {} ({} bytes, no complete FDE)", path, data.size());
     return r;
   }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "protocol/errno_status.h"
 #include "protocol/status_macros.h"
 #include "replication/binlog_store.h"
 #include "spdlog/spdlog.h"
@@ -135,8 +136,7 @@ absl::StatusOr<PurgeResult> BinlogStore::Purge(const PurgeOptions& options) {
   const auto now = std::chrono::system_clock::now();
   auto remove = [&](const StoreFileEntry& f) -> absl::Status {
     if (::unlink(PathOf(f.name).c_str()) != 0 && errno != ENOENT) {
-      return absl::UnknownError(
-          absl::StrCat("cannot purge ", PathOf(f.name), ": ", std::strerror(errno)));
+      return ErrnoStatus(errno, "cannot purge", PathOf(f.name));
     }
     total -= f.size;
     result.removed.push_back(f.name);
@@ -153,8 +153,7 @@ absl::StatusOr<PurgeResult> BinlogStore::Purge(const PurgeOptions& options) {
     if (!want && options.older_than) {
       struct stat st;
       if (::stat(PathOf(f.name).c_str(), &st) != 0) {
-        status = absl::UnknownError(
-            absl::StrCat("cannot stat ", PathOf(f.name), ": ", std::strerror(errno)));
+        status = ErrnoStatus(errno, "cannot stat", PathOf(f.name));
         break;
       }
       auto mtime = std::chrono::system_clock::from_time_t(st.st_mtime);

@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "protocol/errno_status.h"
 #include "protocol/binlog_file_reader.h"
 #include "protocol/event_framer.h"
 #include "protocol/event_type.h"
@@ -60,9 +61,7 @@ class ChunkReader {
         ssize_t r = ::pread(fd_, buf_.data() + got, want - got, static_cast<off_t>(off + got));
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) {
-          return absl::UnknownError(
-              absl::StrCat("cannot read ", path_, " at offset ", off + got, ": ",
-                           std::strerror(errno)));
+          return ErrnoStatus(errno, absl::StrCat("cannot read ", path_, " at offset ", off + got));
         }
         if (r == 0) {
           return absl::OutOfRangeError(absl::StrCat(path_, " ends at ", off + got,

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "protocol/control_events.h"
 #include "protocol/byte_cursor.h"
 #include "replication/binlog_status.h"
 #include "protocol/event_type.h"
@@ -252,10 +253,10 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   stats_.bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
 
   if (header.type == protocol::kRotateEvent) {
-    protocol::ByteCursor c(view.body);
-    uint64_t pos = c.U64();
-    std::string_view name = c.Rest();
-    if (!c.ok() || name.empty()) return c.status(absl::StrCat("ROTATE event at ", Where()));
+    auto rotate = protocol::ParseRotate(view);
+    if (!rotate.ok()) return Annotate(rotate.status(), absl::StrCat("ROTATE event at ", Where()));
+    const uint64_t pos = rotate->position;
+    const std::string_view name = rotate->next_file;
     if (!header.artificial() && header.log_pos != 0) {
       // A real ROTATE closes the old file; it is that file's last event.
       BinlogPosition end{current_.file, header.log_pos};

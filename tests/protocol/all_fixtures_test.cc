@@ -39,7 +39,7 @@ absl::Status ParseOther(const EventView& ev, const FormatDescription& fd, WalkSt
   switch (ev.type()) {
     case kQueryEvent:
     case kQueryCompressedEvent: return ParseQueryEvent(ev, fd, &stats->scratch).status();
-    case kRotateEvent: return ParseRotate(ev, fd).status();
+    case kRotateEvent: return ParseRotate(ev).status();
     case kXidEvent: return ParseXid(ev).status();
     case kIntvarEvent: return ParseIntvar(ev).status();
     case kRandEvent: return ParseRand(ev).status();

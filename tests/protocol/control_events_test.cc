@@ -158,7 +158,7 @@ TEST(EventsGoldenTest, RotateIntvarRandUserVar) {
   const std::string user_var_data = LoadFixture("mysql-cdc-rs/5.7__14_user_var__log.bin");
   auto rot = AllEvents(rotate_data);
   auto fd = Mysql8FormatDescription();
-  auto r = ParseRotate(rot.back(), fd);
+  auto r = ParseRotate(rot.back());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->position, 4u);
   EXPECT_EQ(r->next_file, "mysql_bin.000002");  // dump: "Rotate to mysql_bin.000002  pos: 4"

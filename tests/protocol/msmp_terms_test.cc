@@ -327,7 +327,7 @@ void CheckQuery(const EventView& ev, Fields& e) {
 void CheckEvent(uint8_t type, const EventView& ev, Fields& e) {
   switch (type) {
     case kRotateEvent: {
-      auto r = ParseRotate(ev, Mysql8FormatDescription());
+      auto r = ParseRotate(ev);
       ASSERT_TRUE(r.ok()) << r.status();
       EXPECT_EQ(r->position, static_cast<uint64_t>(e.Int("position")));
       EXPECT_EQ(r->next_file, e.Bin("new_log_ident"));
