@@ -10,15 +10,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "apply/copy_watermarks.h"
 
@@ -60,9 +60,9 @@ class TableCopyGate {
   Snapshot snapshot() const;
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  CopyWatermarks w_;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  CopyWatermarks w_ ABSL_GUARDED_BY(mu_);
   const bool exact_order_ = w_.exact_order();
   std::atomic<size_t> deferred_{0};
 };

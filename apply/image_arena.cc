@@ -6,7 +6,7 @@ namespace binrelay::apply {
 
 std::unique_ptr<char[]> ImageArena::Pool::Get() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     if (!free_.empty()) {
       std::unique_ptr<char[]> chunk = std::move(free_.back());
       free_.pop_back();
@@ -17,12 +17,12 @@ std::unique_ptr<char[]> ImageArena::Pool::Get() {
 }
 
 void ImageArena::Pool::Put(std::unique_ptr<char[]> chunk) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (free_.size() < max_chunks_) free_.push_back(std::move(chunk));
 }
 
 size_t ImageArena::Pool::free_chunks() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return free_.size();
 }
 

@@ -19,8 +19,10 @@
 
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace binrelay::apply {
 
@@ -43,8 +45,8 @@ class ImageArena {
 
    private:
     const size_t max_chunks_;
-    mutable std::mutex mu_;
-    std::vector<std::unique_ptr<char[]>> free_;
+    mutable absl::Mutex mu_;
+    std::vector<std::unique_ptr<char[]>> free_ ABSL_GUARDED_BY(mu_);
   };
 
   explicit ImageArena(Pool* pool = nullptr) : pool_(pool) {}

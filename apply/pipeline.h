@@ -47,27 +47,29 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "apply/apply_table.h"
 #include "apply/copy_gate.h"
-#include "apply/deferred_rows.h"
+#include "apply/drain.h"
+#include "apply/hold_gate.h"
+#include "apply/pipeline_checkpoint.h"
 #include "apply/pipeline_options.h"
-#include "apply/xa_holds.h"
+#include "apply/pipeline_state.h"
 #include "apply/subscription.h"
 #include "apply/table_buffer.h"
-#include "apply/target_session.h"
-#include "apply/pipeline_state.h"
+#include "apply/target_flusher.h"
+#include "apply/xa_holds.h"
 #include "replication/binlog_position.h"
 #include "replication/store_read_side.h"
 
@@ -114,7 +116,11 @@ struct PipelineStatus {
   std::map<int, uint64_t> retries;  // by server error code (2013: connection)
 };
 
-class ApplyPipeline {
+// The coordinator of the parts below: table setup at start
+// (pipeline_table_setup.cc), the reader (pipeline_reader.cc, with its
+// ChangeSink in pipeline_sink.h), the flusher (target_flusher.h), the
+// checkpoint (pipeline_checkpoint.h) and the hold gate (hold_gate.h).
+class ApplyPipeline final : private TargetFlusher::Host {
  public:
   // `gate` (a move's copier; may be null) must outlive the pipeline.
   ApplyPipeline(PipelineOptions options, replication::StoreReadSide* store,
@@ -151,50 +157,31 @@ class ApplyPipeline {
   void Resume();
   // Removes the local checkpoint file (a move starting afresh), before
   // Restore.
-  absl::Status ForgetLocalCheckpoint();
+  absl::Status ForgetLocalCheckpoint() { return local_checkpoint_.Forget(); }
 
  private:
   class Sink;
-  struct Drain;
 
+  // Coordinator (pipeline.cc).
   void Run();
-  absl::Status Prepare();
-  absl::Status ReadLoop();
   void DrainLoop();
-  absl::Status Flush(Drain& drain);
-  absl::Status RunJobs(std::vector<std::function<absl::Status(TargetSession&)>>& jobs);
-  absl::Status Execute(TargetSession& session, std::string_view sql, size_t rows);
-  // Upserts rows[0, n) of `t`: bulk commands if bulk_, else REPLACE text.
-  absl::Status Replace(TargetSession& session, const ApplyTable& t,
-                       const BufferedRow* const* rows, size_t n, size_t max_rows,
-                       size_t max_bytes);
-  // Runs `run` (one statement or command on `session`) until it succeeds,
-  // retrying contention and lost connections with backoff; `what` names it
-  // in a hard error.
-  absl::Status RunWithRetry(TargetSession& session, std::string_view what, size_t rows,
-                            absl::FunctionRef<absl::Status()> run);
-  absl::Status WriteCheckpoint(TargetSession& session, const replication::BinlogPosition& at);
-  // Hands the buffers to the drainer (waits if one is in flight).
-  absl::Status HandOff();
-  absl::Status WaitForDrain();
-  // Reader thread: holds here if Pause/AdvanceTo asks to (at a transaction
-  // boundary, `at` being the end of the last event read).
-  absl::Status MaybeHold(const replication::BinlogPosition& at);
-  absl::Status WaitHeld(std::unique_lock<std::mutex>& l, absl::Duration timeout);
   void SetState(PipelineState state, std::string error = "");
   // The state with what it is doing in it (PipelineStatus::activity).
   void SetActivity(PipelineState state, std::string activity);
-  bool Sleep(absl::Duration d);  // false if stopping
-  std::string LocalCheckpointPath() const;
+  // A hold request's timeout, with the state the pipeline is in.
+  absl::Status WithState(absl::Status s) const;
+  // TargetFlusher::Host.
+  bool Sleep(absl::Duration d) override;  // false if stopping
+  bool stopping() const override { return stopping_; }
+  void OnRetry(int code, bool target_lost, std::string_view error) override;
+  void OnRecovered() override;
+  absl::Status OnCheckpointWritten(const replication::BinlogPosition& at) override;
+
+  // Table setup (pipeline_table_setup.cc): the checkpoint, the tables and
+  // their checks, before each read.
+  absl::Status Prepare();
   // options_.start (gtid:...) as a position in the store.
   absl::StatusOr<replication::BinlogPosition> ResolveGtidStart() const;
-  absl::Status WriteLocalCheckpoint(const replication::BinlogPosition& at);
-  // The rows of XA transaction `xid`, committed now but prepared before
-  // read_start_ (ScanForXa reads them back once per read). None, with a
-  // warning, when the store no longer holds its XA PREPARE;
-  // FailedPrecondition when they cannot be applied to the table as it is.
-  absl::StatusOr<std::vector<HeldRow>> ReadBackXa(const std::string& xid);
-  absl::Status ScanForXa();
   // The first DDL statement stored after a position for one table.
   struct DdlAhead {
     std::string at;          // "file:pos"
@@ -206,11 +193,35 @@ class ApplyPipeline {
   // the table's earlier definition (Prepare).
   absl::StatusOr<absl::flat_hash_map<std::string, DdlAhead>> FindDdlAhead(
       const replication::BinlogPosition& from);
+  // Whether a table named by a DDL is one of ours, and its key among
+  // DdlAhead entries, by the source's rule for letter case.
+  bool DdlNamesOurs(std::string_view db, std::string_view table) const;
+  std::string DdlKey(std::string_view db, std::string_view table) const;
+
+  // Reader (pipeline_reader.cc).
+  absl::Status ReadLoop();
+  // Hands the buffers to the drainer (waits if one is in flight).
+  absl::Status HandOff();
+  absl::Status WaitForDrain();
+  // Whether an idle drain thread should take the buffer before
+  // flush_interval: see the definition.
+  bool WorthDrainingEarly() const;
+  // Holds here if the hold gate asks to (at a transaction boundary, `at`
+  // being the end of the last event read), with everything before it on
+  // the target.
+  absl::Status MaybeHold(const replication::BinlogPosition& at);
+  // The rows of XA transaction `xid`, committed now but prepared before
+  // read_start_ (ScanForXa reads them back once per read). None, with a
+  // warning, when the store no longer holds its XA PREPARE;
+  // FailedPrecondition when they cannot be applied to the table as it is.
+  absl::StatusOr<std::vector<HeldRow>> ReadBackXa(const std::string& xid);
+  absl::Status ScanForXa();
 
   PipelineOptions options_;
   replication::StoreReadSide* store_;
   protocol::ConnectOptions source_;
   CopyGate* gate_;
+  LocalCheckpoint local_checkpoint_;
   Subscription pattern_;  // the configured tables (DDL and new tables are matched by it)
   std::optional<Subscription> exact_;  // the tables checked at start
   // Arena chunks recycled from flushed drains to the buffers (declared
@@ -220,6 +231,7 @@ class ApplyPipeline {
   std::atomic<bool> stopping_{false};
   std::thread reader_;
   std::thread drainer_;
+  HoldGate hold_;
 
   // Reader thread state.
   absl::flat_hash_map<std::string, std::unique_ptr<ApplyTable>> tables_;  // "db\0t"
@@ -244,9 +256,6 @@ class ApplyPipeline {
   std::atomic<size_t> buffered_bytes_{0};  // written by the reader, read by status
   absl::Time last_handoff_ = absl::InfinitePast();
   uint64_t changes_since_handoff_ = 0;  // row changes buffered since the last hand-off
-  // Whether an idle drain thread should take the buffer before
-  // flush_interval: see the definition.
-  bool WorthDrainingEarly() const;
   absl::Status ddl_stop_;  // set by a DDL on a subscribed table
   // Whether the source carries out ON DELETE/UPDATE CASCADE and SET NULL
   // without logging the changes (set by Prepare).
@@ -254,54 +263,23 @@ class ApplyPipeline {
   // The source's lower_case_table_names (set by Prepare): nonzero, a DDL may
   // name a subscribed table in another letter case.
   int lower_case_table_names_ = 0;
-  // Whether a table named by a DDL is one of ours, and its key among
-  // DdlAhead entries, by the source's rule for letter case.
-  bool DdlNamesOurs(std::string_view db, std::string_view table) const;
-  std::string DdlKey(std::string_view db, std::string_view table) const;
   XaHolds xa_;             // prepared XA transactions' rows, until decided
   std::atomic<uint64_t> xa_held_{0};  // xa_.held(), for status
-
-  // Drainer state.
-  std::vector<std::unique_ptr<TargetSession>> sessions_;
-  DeferredRows deferred_;  // held back for a move's copier
-  replication::BinlogPosition drained_to_;  // the last drain's own checkpoint
-  replication::BinlogPosition written_;     // the checkpoint last written
-  // options_.bulk_replace and the target takes it; cleared (for the rest of
-  // the run) when the target refuses a bulk command. Flush threads read it.
-  std::atomic<bool> bulk_{false};
-  // Called after a statement or command the target ran with warnings: counts
-  // them and logs the first few (SHOW WARNINGS), naming `what`.
-  void NoteWarnings(TargetSession& session, std::string_view what, uint16_t warnings);
-  uint32_t warnings_logged_ = 0;  // under mu_
-  size_t cur_concurrency_;
-  size_t cur_batch_rows_;
-  size_t clean_drains_ = 0;
-  std::atomic<bool> contention_{false};
   std::atomic<uint64_t> changes_read_{0};
-  std::atomic<uint64_t> rows_written_{0};
 
-  mutable std::mutex mu_;
-  std::mutex stop_mu_;  // serializes Stop()
-  std::condition_variable cv_;
-  std::unique_ptr<Drain> pending_;  // handed off, not yet taken by the drainer
-  bool draining_ = false;           // a drain is pending or running
-  absl::Status drain_error_;
+  // Drain thread state (and the reader's, during Prepare).
+  std::unique_ptr<TargetFlusher> flusher_;
   std::atomic<size_t> inflight_bytes_{0};
   replication::StorePin pin_;
-  PipelineStatus status_;  // guarded by mu_
-  // Pause/AdvanceTo/Resume (under mu_; hold_wanted_ lets the reader test
-  // it without the lock).
-  enum class HoldMode { kNone, kPause, kAdvance };
-  HoldMode hold_mode_ = HoldMode::kNone;
-  replication::BinlogPosition hold_target_;
-  bool hold_or_after_ = false;
-  std::optional<replication::BinlogPosition> held_at_;
-  replication::BinlogPosition held_commit_;  // last_commit_ when it paused
-  uint64_t hold_generation_ = 0;  // each Pause/AdvanceTo/Resume
-  absl::Status hold_error_;
-  std::atomic<bool> hold_wanted_{false};
-  bool reader_done_ = false;  // Run returned
-  uint32_t flushed_ts_ = 0;
+
+  mutable absl::Mutex mu_;
+  absl::Mutex stop_mu_;  // serializes Stop()
+  absl::CondVar cv_;
+  std::unique_ptr<Drain> pending_ ABSL_GUARDED_BY(mu_);  // handed off, not yet taken
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;  // a drain is pending or running
+  absl::Status drain_error_ ABSL_GUARDED_BY(mu_);
+  PipelineStatus status_ ABSL_GUARDED_BY(mu_);
+  uint32_t flushed_ts_ ABSL_GUARDED_BY(mu_) = 0;  // the source's commit time at the checkpoint
 };
 
 }  // namespace binrelay::apply
