@@ -40,17 +40,17 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "apply/copy_gate.h"
 #include "apply/key_range_chunker.h"
 #include "apply/move_checkpoint.h"
@@ -185,15 +185,15 @@ class TableMove : public CopyGate {
   std::atomic<bool> cutover_requested_{false};
   std::atomic<bool> planned_{false};  // tables_ and by_name_ are complete
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool finished_ = false;
-  absl::Status outcome_;
-  MoveStatus status_;  // under mu_
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status outcome_ ABSL_GUARDED_BY(mu_);
+  MoveStatus status_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> rows_copied_{0};
   std::atomic<uint64_t> rows_left_to_checksum_{0};
   std::atomic<uint64_t> chunks_copied_{0};
-  absl::Time copy_started_ = absl::InfinitePast();  // under mu_
+  absl::Time copy_started_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 }  // namespace binrelay::apply
