@@ -257,6 +257,7 @@ class ServeStatus : public proxy::StatusProvider, public proxy::MoveControl {
     a.parked = ps.parked;
     a.target_warnings = ps.target_warnings;
     a.xa_held = ps.xa_held;
+    a.deferred = ps.deferred;
     a.upsert_protocol = ps.upsert_protocol;
     a.changes_read = ps.changes_read;
     a.rows_written = ps.rows_written;

@@ -101,6 +101,7 @@ std::string RenderStatusJson(const RelayStatus& s) {
     Num(&out, "parked", p.parked);
     Num(&out, "target_warnings", p.target_warnings);
     Num(&out, "xa_held", p.xa_held);
+    Num(&out, "deferred", p.deferred);
     Num(&out, "changes_read", p.changes_read);
     Num(&out, "rows_written", p.rows_written);
     Dbl(&out, "dedup_ratio", p.dedup_ratio());
@@ -224,6 +225,10 @@ std::string RenderPrometheus(const RelayStatus& s) {
       {"binrelay_apply_xa_held", "gauge",
        "Prepared XA transactions not yet decided on the source whose rows a pipeline holds.",
        [](const ApplyStatus& p) { return absl::StrCat(p.xa_held); }},
+      {"binrelay_apply_deferred", "gauge",
+       "Row changes held back while a move's copier copies their chunk (the checkpoint waits "
+       "before them).",
+       [](const ApplyStatus& p) { return absl::StrCat(p.deferred); }},
       {"binrelay_apply_changes_read_total", "counter", "Row changes read from the store.",
        [](const ApplyStatus& p) { return absl::StrCat(p.changes_read); }},
       {"binrelay_apply_rows_written_total", "counter", "Rows written to the target.",

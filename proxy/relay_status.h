@@ -40,6 +40,7 @@ struct ApplyStatus {
   uint64_t parked = 0;
   uint64_t target_warnings = 0;  // statements the target ran with warnings
   uint64_t xa_held = 0;  // undecided prepared XA transactions holding the checkpoint
+  uint64_t deferred = 0;  // changes held back while a move copies their chunk
   uint64_t changes_read = 0;
   uint64_t rows_written = 0;
   uint64_t drains = 0;
