@@ -49,6 +49,14 @@ class AdminHandler {
   virtual absl::StatusOr<ResultSet> Replicas() = 0;
   // SHOW RELAY STATUS: upstream state, positions, lag, counters, last error.
   virtual absl::StatusOr<ResultSet> RelayStatus() = 0;
+  // SHOW RELAY PIPELINES / SHOW RELAY MOVES: a row per apply pipeline or
+  // move, a column per field of its status description.
+  virtual absl::StatusOr<ResultSet> RelayPipelines() {
+    return absl::UnimplementedError("this server runs no apply pipelines");
+  }
+  virtual absl::StatusOr<ResultSet> RelayMoves() {
+    return absl::UnimplementedError("this server runs no moves");
+  }
   virtual absl::Status PurgeBinaryLogsTo(std::string_view file) = 0;
   // CUTOVER MOVE name: NotFound for no such move, FailedPrecondition for a
   // move that will not cut over (cutover = none, done, failed).

@@ -297,6 +297,10 @@ absl::StatusOr<AdminStatement> Parser::Show() {
     s.kind = K::kShowReplicas;
   } else if (AcceptWords({"relay", "status"})) {
     s.kind = K::kShowRelayStatus;
+  } else if (AcceptWords({"relay", "pipelines"})) {
+    s.kind = K::kShowRelayPipelines;
+  } else if (AcceptWords({"relay", "moves"})) {
+    s.kind = K::kShowRelayMoves;
   } else if (AcceptWords({"slave", "status"})) {
     s.kind = K::kShowSlaveStatus;
   } else if (AcceptWords({"replica", "status"})) {

@@ -82,6 +82,8 @@ struct AdminStatement {
     kShowBinaryLogs,    // also SHOW MASTER LOGS
     kShowReplicas,      // also SHOW SLAVE HOSTS
     kShowRelayStatus,
+    kShowRelayPipelines,  // one row per apply pipeline (proxy/status_fields.h)
+    kShowRelayMoves,      // one row per move
     kShowSlaveStatus,   // also SHOW REPLICA STATUS, SHOW ALL SLAVES STATUS
     kShowProcesslist,
     kShowGrants,

@@ -417,6 +417,10 @@ AdminReply AnswerStatement(const AdminStatement& s, const AdminContext& ctx) {
       return FromResultSet(ctx.handler->Replicas());
     case K::kShowRelayStatus:
       return FromResultSet(ctx.handler->RelayStatus());
+    case K::kShowRelayPipelines:
+      return FromResultSet(ctx.handler->RelayPipelines());
+    case K::kShowRelayMoves:
+      return FromResultSet(ctx.handler->RelayMoves());
     case K::kShowSlaveStatus:
       return FromResultSet(ctx.handler->SlaveStatus(s.replica_keyword, s.full));
     case K::kShowProcesslist:

@@ -16,6 +16,7 @@
 #include "protocol/status_macros.h"
 #include "replication/atomic_file.h"
 #include "replication/store_index.h"
+#include "proxy/status_fields.h"
 #include "proxy/slave_status.h"
 #include "replication/store_scan.h"
 #include "spdlog/spdlog.h"
@@ -341,6 +342,33 @@ absl::StatusOr<ResultSet> RelayAdmin::RelayStatus() {
     s.purges = store_->purged_files();
   }
   return RelayStatusResultSet(s);
+}
+
+namespace {
+
+template <class T>
+ResultSet FieldsResultSet(const std::vector<StatusField<T>>& fields, const std::vector<T>& items) {
+  ResultSet rs;
+  for (const StatusField<T>& f : fields) rs.columns.push_back(f.name);
+  for (const T& item : items) {
+    protocol::TextRow row;
+    for (const StatusField<T>& f : fields) row.push_back(StatusValueText(f.value(item)));
+    rs.rows.push_back(std::move(row));
+  }
+  return rs;
+}
+
+}  // namespace
+
+absl::StatusOr<ResultSet> RelayAdmin::RelayPipelines() {
+  const std::vector<ApplyStatus> none;
+  return FieldsResultSet(ApplyStatusFields(),
+                         status_ != nullptr ? status_->Snapshot().pipelines : none);
+}
+
+absl::StatusOr<ResultSet> RelayAdmin::RelayMoves() {
+  const std::vector<MoveProgress> none;
+  return FieldsResultSet(MoveProgressFields(), status_ != nullptr ? status_->Snapshot().moves : none);
 }
 
 absl::Status RelayAdmin::CutoverMove(std::string_view name) {

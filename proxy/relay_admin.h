@@ -78,6 +78,8 @@ class RelayAdmin : public AdminHandler {
   absl::StatusOr<ResultSet> BinaryLogs() override;
   absl::StatusOr<ResultSet> Replicas() override;
   absl::StatusOr<ResultSet> RelayStatus() override;
+  absl::StatusOr<ResultSet> RelayPipelines() override;
+  absl::StatusOr<ResultSet> RelayMoves() override;
   std::vector<std::pair<std::string, std::string>> AllSystemVariables() override;
   std::vector<std::pair<std::string, std::string>> StatusVariables() override;
   absl::StatusOr<ResultSet> SlaveStatus(bool replica_keyword, bool all) override;

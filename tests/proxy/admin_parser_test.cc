@@ -93,6 +93,10 @@ std::string Canon(const AdminStatement& s) {
       return "SHOW REPLICAS";
     case K::kShowRelayStatus:
       return "SHOW RELAY STATUS";
+    case K::kShowRelayPipelines:
+      return "SHOW RELAY PIPELINES";
+    case K::kShowRelayMoves:
+      return "SHOW RELAY MOVES";
     case K::kPurgeBinaryLogsTo:
       return absl::StrCat("PURGE TO '", s.argument, "'");
     case K::kCutoverMove:
@@ -165,6 +169,8 @@ const Case kAccepted[] = {
     {"SHOW SLAVE HOSTS", "SHOW REPLICAS"},
     {"SHOW REPLICAS", "SHOW REPLICAS"},
     {"SHOW RELAY STATUS", "SHOW RELAY STATUS"},
+    {"show relay pipelines", "SHOW RELAY PIPELINES"},
+    {"SHOW RELAY MOVES", "SHOW RELAY MOVES"},
     {"PURGE BINARY LOGS TO 'mysql-bin.000003'", "PURGE TO 'mysql-bin.000003'"},
     {"purge master logs to \"mysql-bin.000004\"", "PURGE TO 'mysql-bin.000004'"},
     {"CUTOVER MOVE archive", "CUTOVER MOVE 'archive'"},

@@ -304,6 +304,58 @@ TEST_F(RelayAdminTest, RelayStatusIsOneRowOfTheStatusFacts) {
             "orders: caught up, flushed binlog.000002:847, lag 0.0 s");
 }
 
+// Guards: a pipeline or move field that /status shows but SQL does not (or
+// the reverse): SHOW RELAY PIPELINES and SHOW RELAY MOVES are a row per item
+// and a column per field of the same description /status renders, values
+// as /status prints them.
+TEST_F(RelayAdminTest, RelayPipelinesAndMovesAreRowsOfTheStatusDescription) {
+  OpenStore();
+  FixedStatus status;
+  proxy::ApplyStatus p;
+  p.name = "orders";
+  p.state = "running";
+  p.flushed_file = "binlog.000002";
+  p.flushed_offset = 847;
+  p.deferred = 12;
+  p.lag_seconds = 1.5;
+  status.status.pipelines.push_back(p);
+  proxy::MoveProgress m;
+  m.name = "mv";
+  m.phase = "copy";
+  m.rows_copied = 900;
+  m.rows_left_to_checksum = 2;
+  status.status.moves.push_back(m);
+  NewAdmin(&status);
+  const std::string json = RenderStatusJson(status.status);
+  AdminReply r = Ask("SHOW RELAY PIPELINES");
+  ASSERT_EQ(r.kind, AdminReply::Kind::kResultSet) << r.message;
+  ASSERT_EQ(r.result.rows.size(), 1u);
+  for (size_t i = 0; i < r.result.columns.size(); ++i) {
+    const std::string& c = r.result.columns[i];
+    ASSERT_TRUE(r.result.rows[0][i].has_value()) << c;
+    const std::string& v = *r.result.rows[0][i];
+    // Text is quoted in JSON, numbers are not.
+    EXPECT_TRUE(absl::StrContains(json, absl::StrCat("\"", c, "\":", v)) ||
+                absl::StrContains(json, absl::StrCat("\"", c, "\":\"", v, "\"")))
+        << c << " = " << v << " is not in /status: " << json;
+  }
+  auto col = [&](const AdminReply& reply, std::string_view name) -> std::string {
+    for (size_t i = 0; i < reply.result.columns.size(); ++i) {
+      if (reply.result.columns[i] == name) return reply.result.rows[0][i].value_or("NULL");
+    }
+    return "<no column>";
+  };
+  EXPECT_EQ(col(r, "deferred"), "12");
+  EXPECT_EQ(col(r, "lag_seconds"), "1.500");
+  EXPECT_EQ(col(r, "flushed_file"), "binlog.000002");
+  AdminReply moves = Ask("SHOW RELAY MOVES");
+  ASSERT_EQ(moves.kind, AdminReply::Kind::kResultSet) << moves.message;
+  ASSERT_EQ(moves.result.rows.size(), 1u);
+  EXPECT_EQ(col(moves, "rows_copied"), "900");
+  EXPECT_EQ(col(moves, "rows_left_to_checksum"), "2");
+  EXPECT_EQ(col(moves, "phase"), "copy");
+}
+
 TEST_F(RelayAdminTest, RelayStatusWithoutProviderShowsTheStore) {
   BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   StoreMysql();

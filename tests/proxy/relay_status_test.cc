@@ -4,7 +4,9 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "proxy/status_fields.h"
 
 namespace binrelay::proxy {
 namespace {
@@ -30,6 +32,35 @@ TEST(RelayStatusTest, PipelineCountersReachStatusJsonAndMetrics) {
       << metrics;
   EXPECT_NE(metrics.find("binrelay_apply_xa_held{pipeline=\"p1\"} 3"), std::string::npos)
       << metrics;
+}
+
+// Guards against a field described once but rendered in only one place:
+// every field of the description is a JSON member of /status, and every one
+// with a metric name a sample in /metrics labelled with its item.
+TEST(RelayStatusTest, EveryDescribedFieldIsInTheJsonAndEveryMetricInTheMetrics) {
+  RelayStatus s;
+  ApplyStatus a;
+  a.name = "p";
+  s.pipelines.push_back(a);
+  MoveProgress m;
+  m.name = "m";
+  s.moves.push_back(m);
+  const std::string json = RenderStatusJson(s);
+  const std::string metrics = RenderPrometheus(s);
+  for (const auto& f : ApplyStatusFields()) {
+    EXPECT_NE(json.find(absl::StrCat("\"", f.name, "\":")), std::string::npos) << f.name;
+    if (f.metric != nullptr) {
+      EXPECT_NE(metrics.find(absl::StrCat(f.metric, "{pipeline=\"p\"} ")), std::string::npos)
+          << f.metric;
+    }
+  }
+  for (const auto& f : MoveProgressFields()) {
+    EXPECT_NE(json.find(absl::StrCat("\"", f.name, "\":")), std::string::npos) << f.name;
+    if (f.metric != nullptr) {
+      EXPECT_NE(metrics.find(absl::StrCat(f.metric, "{move=\"m\"} ")), std::string::npos)
+          << f.metric;
+    }
+  }
 }
 
 }  // namespace
