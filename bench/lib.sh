@@ -1,8 +1,12 @@
-# Helpers shared by the benchmarks that run throwaway MariaDB servers
-# (apply_bench.sh, move_bench.sh). Sourced after TMP is set: server NAME
-# listens on the socket $TMP/NAME.sock. A script that runs MySQL servers
-# instead (move_bench.sh with FLAVOUR=mysql-9.7) sets, before sourcing,
-# CLIENT to MySQL's client and SERVER_MYSQL=1 (quiesce's status queries).
+# Helpers shared by the benchmarks that run throwaway servers (apply_bench.sh,
+# move_bench.sh). Server NAME listens on the socket $TMP/NAME.sock (TMP is
+# read when a helper runs, not when this file is sourced).
+#
+# select_flavour SCRIPT: from FLAVOUR (mariadb-10.11, the default, or
+# mysql-9.7) sets CLIENT, DUMP, SERVER_MYSQL (quiesce's status queries and
+# start_server's initialisation), MYSQLD, SERVER_ARGS, DUMP_ARGS, SERVER_NAME
+# and REPORT_TAG. start_server NAME SERVER_ID [options] then initialises and
+# starts one server of that flavour.
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -40,4 +44,72 @@ quiesce() {
     sleep 0.1
   done
   on "$s" -e "SET GLOBAL innodb_max_dirty_pages_pct = $pct"
+}
+
+# FLAVOUR: which release every server of the script runs, its client and dump
+# tool. SCRIPT names the caller in error messages.
+select_flavour() {
+  local me=$1
+  FLAVOUR=${FLAVOUR:-mariadb-10.11}
+  SERVER_ARGS=() DUMP_ARGS=() MYSQLD=""
+  case $FLAVOUR in
+    mariadb-10.11)
+      SERVER_MYSQL=0 CLIENT=mariadb DUMP=mariadb-dump SERVER_NAME="MariaDB 10.11" REPORT_TAG="" ;;
+    mysql-9.7)
+      # As tests/harness/server_flavour.cc: the wrappers in bin/ run the unpacked
+      # binaries through the unpacked tree's dynamic loader; the server needs the
+      # tree's basedir, messages, plugins.
+      # Absolute: mysqld takes a relative --lc-messages-dir as under --basedir
+      # (then it finds no errmsg.sys and logs an error at every start).
+      MYSQL_DIR=$(realpath -m "${BINRELAY_SERVERS_DIR:-.servers}/mysql-9.7")
+      [ -f "$MYSQL_DIR/.complete" ] || { echo "$me: mysql-9.7 is not fetched into $MYSQL_DIR: run scripts/fetch-servers.sh mysql-9.7" >&2; exit 1; }
+      SERVER_MYSQL=1 CLIENT=$MYSQL_DIR/bin/mysql DUMP=$MYSQL_DIR/bin/mysqldump MYSQLD=$MYSQL_DIR/bin/mysqld
+      # 9.7 has gtid_mode = ON by default: a dump of one table must not carry
+      # the source's GTID_PURGED (a second load of it would then fail).
+      DUMP_ARGS=(--set-gtid-purged=OFF)
+      SERVER_ARGS=(--basedir="$MYSQL_DIR/root/usr" --lc-messages-dir="$MYSQL_DIR/root/usr/share/mysql")
+      [ -d "$MYSQL_DIR/root/usr/lib/mysql/plugin" ] && SERVER_ARGS+=(--plugin-dir="$MYSQL_DIR/root/usr/lib/mysql/plugin")
+      SERVER_NAME="MySQL 9.7" REPORT_TAG="mysql97-" ;;
+    *) echo "$me: unknown FLAVOUR '$FLAVOUR' (mariadb-10.11 or mysql-9.7)" >&2; exit 1 ;;
+  esac
+}
+
+# start_server NAME SERVER_ID [options]: a fresh datadir $TMP/NAME and a
+# server on a free loopback port (written to $TMP/NAME.port), its pid in
+# PIDS[NAME]. The InnoDB buffer pool is $BUFFER_POOL; SERVER_EXTRA_ARGS (an
+# array, optional) go before the options.
+start_server() {
+  local name=$1 id=$2; shift 2
+  local port; port=$(free_port)
+  local user_args=(); [ "$(id -u)" -eq 0 ] && user_args=(--user=root)
+  local extra=("${SERVER_EXTRA_ARGS[@]}")
+  if [ "$SERVER_MYSQL" = 1 ]; then
+    # As InitDataDir and ServerSandbox::Launch in tests/harness/server_sandbox.cc:
+    # root@localhost without a password, no X plugin, no performance schema
+    # (MariaDB's default); the server's own defaults otherwise.
+    mkdir -p "$TMP/$name.tmp"
+    "$MYSQLD" --no-defaults --initialize-insecure --datadir="$TMP/$name" --tmpdir="$TMP/$name.tmp" \
+      --secure-file-priv= "${user_args[@]}" "${SERVER_ARGS[@]}" >"$TMP/$name.install" 2>&1
+    "$MYSQLD" --no-defaults "${user_args[@]}" --datadir="$TMP/$name" --port="$port" \
+      --bind-address=127.0.0.1 --socket="$TMP/$name.sock" --log-error="$TMP/$name.err" \
+      --tmpdir="$TMP/$name.tmp" --pid-file="$TMP/$name.pid" "${SERVER_ARGS[@]}" \
+      --mysqlx=OFF --secure-file-priv= --performance-schema=OFF \
+      --server-id="$id" --skip-name-resolve --innodb-buffer-pool-size="$BUFFER_POOL" \
+      --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 --max-allowed-packet=256M \
+      --character-set-server=utf8mb4 --default-time-zone=+00:00 "${extra[@]}" "$@" 2>/dev/null &
+  else
+    mariadb-install-db --no-defaults --datadir="$TMP/$name" --auth-root-authentication-method=normal \
+      "${user_args[@]}" >"$TMP/$name.install" 2>&1
+    /usr/sbin/mariadbd --no-defaults "${user_args[@]}" --datadir="$TMP/$name" --port="$port" \
+      --bind-address=127.0.0.1 --socket="$TMP/$name.sock" --log-error="$TMP/$name.err" \
+      --server-id="$id" --skip-name-resolve --innodb-buffer-pool-size="$BUFFER_POOL" \
+      --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 --max-allowed-packet=256M \
+      --character-set-server=utf8mb4 --default-time-zone=+00:00 "${extra[@]}" "$@" 2>/dev/null &
+  fi
+  PIDS[$name]=$!
+  for _ in $(seq 1 120); do
+    on "$name" -e 'SELECT 1' >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  echo "$port" >"$TMP/$name.port"
 }

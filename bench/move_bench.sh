@@ -45,29 +45,15 @@ BUFFER_POOL=${BUFFER_POOL:-$(python3 -c "print(max(1, round(0.6 * $SCALE + 0.5))
 export BUFFER_POOL
 BINRELAY=${BINRELAY:-build/binrelay}
 [ -x "$BINRELAY" ] || { echo "move_bench: $BINRELAY missing; run ./scripts/setup.sh" >&2; exit 1; }
-# FLAVOUR: which servers (both source and target), their client and dump tool.
-FLAVOUR=${FLAVOUR:-mariadb-10.11}
-SERVER_ARGS=() DUMP_ARGS=()
-case $FLAVOUR in
-  mariadb-10.11)
-    SERVER_MYSQL=0 CLIENT=mariadb DUMP=mariadb-dump
-    SERVER_NAME="MariaDB 10.11" DUMP_NAME="dump \\| mariadb" CLIENTS_NAME="mariadb-dump and mariadb"
-    REPORT_TAG="" ;;
-  mysql-9.7)
-    # As tests/harness/server_flavour.cc: the wrappers in bin/ run the unpacked
-    # binaries; the server needs the unpacked tree's basedir, messages, plugins.
-    MYSQL_DIR=${BINRELAY_SERVERS_DIR:-.servers}/mysql-9.7
-    [ -f "$MYSQL_DIR/.complete" ] || { echo "move_bench: mysql-9.7 is not fetched into $MYSQL_DIR: run scripts/fetch-servers.sh mysql-9.7" >&2; exit 1; }
-    SERVER_MYSQL=1 CLIENT=$MYSQL_DIR/bin/mysql DUMP=$MYSQL_DIR/bin/mysqldump MYSQLD=$MYSQL_DIR/bin/mysqld
-    # 9.7 has gtid_mode = ON by default: a dump of one table must not carry
-    # the source's GTID_PURGED (a second run's load would then fail).
-    DUMP_ARGS=(--set-gtid-purged=OFF)
-    SERVER_ARGS=(--basedir="$MYSQL_DIR/root/usr" --lc-messages-dir="$MYSQL_DIR/root/usr/share/mysql")
-    [ -d "$MYSQL_DIR/root/usr/lib/mysql/plugin" ] && SERVER_ARGS+=(--plugin-dir="$MYSQL_DIR/root/usr/lib/mysql/plugin")
-    SERVER_NAME="MySQL 9.7" DUMP_NAME="dump \\| mysql" CLIENTS_NAME="mysqldump and mysql"
-    REPORT_TAG="mysql97-" ;;
-  *) echo "move_bench: unknown FLAVOUR '$FLAVOUR' (mariadb-10.11 or mysql-9.7)" >&2; exit 1 ;;
-esac
+# FLAVOUR: which servers (both source and target), their client and dump
+# tool (bench/lib.sh's select_flavour).
+. bench/lib.sh  # select_flavour, start_server, log, free_port, now, on, cpu_of, quiesce
+select_flavour move_bench
+if [ "$SERVER_MYSQL" = 1 ]; then
+  DUMP_NAME="dump \\| mysql" CLIENTS_NAME="mysqldump and mysql"
+else
+  DUMP_NAME="dump \\| mariadb" CLIENTS_NAME="mariadb-dump and mariadb"
+fi
 export SERVER_NAME DUMP_NAME CLIENTS_NAME FLAVOUR
 for tool in mydumper myloader "$DUMP" "$CLIENT" ${MYSQLD:+"$MYSQLD"}; do
   command -v "$tool" >/dev/null || { echo "move_bench: $tool missing (apt-get install mydumper)" >&2; exit 1; }
@@ -80,43 +66,6 @@ cleanup() {
   [ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
-. bench/lib.sh  # log, free_port, now, on, cpu_of, quiesce
-user_args=(); [ "$(id -u)" -eq 0 ] && user_args=(--user=root)
-
-start_server() {  # NAME SERVER_ID [options]
-  local name=$1 id=$2; shift 2
-  local port; port=$(free_port)
-  if [ "$SERVER_MYSQL" = 1 ]; then
-    # As InitDataDir and ServerSandbox::Launch in tests/harness/server_sandbox.cc:
-    # root@localhost without a password, no X plugin, no performance schema
-    # (MariaDB's default); the server's own defaults otherwise.
-    mkdir -p "$TMP/$name.tmp"
-    "$MYSQLD" --no-defaults --initialize-insecure --datadir="$TMP/$name" --tmpdir="$TMP/$name.tmp" \
-      --secure-file-priv= "${user_args[@]}" "${SERVER_ARGS[@]}" >"$TMP/$name.install" 2>&1
-    "$MYSQLD" --no-defaults "${user_args[@]}" --datadir="$TMP/$name" --port="$port" \
-      --bind-address=127.0.0.1 --socket="$TMP/$name.sock" --log-error="$TMP/$name.err" \
-      --tmpdir="$TMP/$name.tmp" --pid-file="$TMP/$name.pid" "${SERVER_ARGS[@]}" \
-      --mysqlx=OFF --secure-file-priv= --performance-schema=OFF \
-      --server-id="$id" --skip-name-resolve --innodb-buffer-pool-size="$BUFFER_POOL" \
-      --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 --max-allowed-packet=256M \
-      --character-set-server=utf8mb4 --default-time-zone=+00:00 "$@" 2>/dev/null &
-  else
-    mariadb-install-db --no-defaults --datadir="$TMP/$name" --auth-root-authentication-method=normal \
-      "${user_args[@]}" >"$TMP/$name.install" 2>&1
-    /usr/sbin/mariadbd --no-defaults "${user_args[@]}" --datadir="$TMP/$name" --port="$port" \
-      --bind-address=127.0.0.1 --socket="$TMP/$name.sock" --log-error="$TMP/$name.err" \
-      --server-id="$id" --skip-name-resolve --innodb-buffer-pool-size="$BUFFER_POOL" \
-      --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 --max-allowed-packet=256M \
-      --character-set-server=utf8mb4 --default-time-zone=+00:00 "$@" 2>/dev/null &
-  fi
-  PIDS[$name]=$!
-  for _ in $(seq 1 120); do
-    "$CLIENT" --no-defaults -uroot --socket="$TMP/$name.sock" -e 'SELECT 1' >/dev/null 2>&1 && break
-    sleep 0.5
-  done
-  echo "$port" >"$TMP/$name.port"
-}
-
 log "servers: source, target $FLAVOUR (SCALE=$SCALE, CONC=$CONC, RATE=$RATE, BUFFER_POOL=$BUFFER_POOL)"
 start_server source 1 --log-bin="$TMP/source/mysql-bin" --binlog-format=ROW --binlog-row-image=FULL
 # MySQL writes a binlog by default, MariaDB does not: the MySQL target runs
