@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Apply benchmark (issue 8): on one stored binlog, how long an apply pipeline
+# Apply benchmark: on one stored binlog, how long an apply pipeline
 # takes to bring a target to the source's state, against a real MariaDB
 # replica catching up the same binlog (single-threaded, and with
 # slave_parallel_threads=4 / optimistic), and against the target's own limit

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Move benchmark (issue 9): how long `binrelay move` takes to put a table on
+# Move benchmark: how long `binrelay move` takes to put a table on
 # another server, idle and while a writer changes the table at a steady rate
 # (RATE statements/s: updates, inserts and deletes), against the usual
 # offline tools doing the same copy on the same servers, in the same script:
@@ -12,7 +12,7 @@
 # table). Each run drops the target's copy first; the idle copies are
 # checked with CHECKSUM TABLE against the source's. Every timing starts with
 # both servers quiesced and records the CPU seconds of source, target and
-# client. Variables: see bench/README.md (Issue 9).
+# client. Variables: see bench/README.md (the move benchmark).
 #
 #   bench/move_bench.sh                 # SCALE=1: 1,000,000 sysbench-like rows (~250 MB)
 #   SCALE=5 RUNS=1 bench/move_bench.sh  # the issue's 5M rows (about 1 GiB)

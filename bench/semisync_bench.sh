@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Semi-sync benchmark (issue 10): the commit latency a MariaDB primary sees
+# Semi-sync benchmark: the commit latency a MariaDB primary sees
 # when binrelay is its semi-synchronous replica ([source] semi_sync = on,
 # [store] sync = transaction) against a real MariaDB replica in the same
 # role (rpl_semi_sync_slave_enabled), on the same primary in the same run,

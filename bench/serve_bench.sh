@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The serve benchmark (issue 3): `binrelay serve` against MariaDB's own tools on
+# The serve benchmark: `binrelay serve` against MariaDB's own tools on
 # ~1 GiB of binlog generated in a throwaway MariaDB 10.11. See bench/README.md.
 #
 #   bench/serve_bench.sh                 # full run (SCALE=1.0, ~1 GiB of binlog)

@@ -106,7 +106,7 @@ def main():
     total = meta["total_bytes"]
     out = []
     w = out.append
-    w("# binrelay serve benchmark (issue 3) — %s" % meta["stamp"])
+    w("# binrelay serve benchmark — %s" % meta["stamp"])
     w("")
     w("SCALE=%s, %d timed runs per cell (median shown, min–max in brackets), source %s "
       "(binlog_checksum=%s), everything under `nice -n 10` on a shared %d-core machine (%s); "
@@ -315,7 +315,7 @@ def main():
         b, src = by_up.get("binrelay"), by_up.get("source")
         if b and src and b["median"] is not None and src["median"] is not None:
             w("binrelay adds **%.2f ms** at the median and %.2f ms at p99 to what the source's own "
-              "replica sees (issue 3: \"a new event reaches a connected replica within a few "
+              "replica sees (the goal: \"a new event reaches a connected replica within a few "
               "milliseconds\")." % (b["median"] - src["median"], b["p99"] - src["p99"]))
             w("")
     if not counts:

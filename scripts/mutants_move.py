@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Mutation check of a move's decisions (issue 9): watermarks, chunk bounds,
+"""Mutation check of a move's decisions: watermarks, chunk bounds,
 checksum, repair and cutover. Each mutant is applied to the source in place
 (the file is restored afterwards, even on failure), the named targets are
 rebuilt in build/, and the tests that should notice it are run. A mutant whose

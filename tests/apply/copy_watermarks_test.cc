@@ -26,7 +26,7 @@ std::string K(uint32_t k) {
 
 // Guards: a change dropped before the copier's first chunk (the copier's
 // snapshot may then be older than nothing: there is no "later read" to rely
-// on yet), and the seed's TestPreDispatchChangeThenAboveHighWatermark: a
+// on yet), and spirit's TestPreDispatchChangeThenAboveHighWatermark: a
 // change kept before its chunk reaches the target first, the chunk's INSERT
 // IGNORE then skips the row, so a second change to it must not be dropped.
 TEST(CopyWatermarksTest, AKeyKeptBeforeItsChunkIsNeverDroppedLater) {

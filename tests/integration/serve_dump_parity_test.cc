@@ -1,4 +1,4 @@
-// Issue 7: every replication client reads binrelay exactly as it reads the
+// Every replication client reads binrelay exactly as it reads the
 // source. The same dump requests go to a real MariaDB 10.11 source and to
 // `binrelay serve` following it, through a raw protocol client
 // (raw_dump_client.h), and the two event streams must be equal event by

@@ -1,4 +1,4 @@
-// Issue 7: real third-party binlog clients from the npm registry read
+// Real third-party binlog clients from the npm registry read
 // `binrelay serve` exactly as they read the source. Each client (wrapped in
 // tests/clients/*.js with one CLI and one normalised output: a JSON line per
 // changed row, positions included) streams the same workload (many column

@@ -1,4 +1,4 @@
-// Issue 3 acceptance, part 1: real MariaDB 10.11 replicas and mariadb-binlog
+// binrelay serve, part 1: real MariaDB 10.11 replicas and mariadb-binlog
 // served by `binrelay serve` from its store.
 //  (a) file/position and GTID replicas end with the source's checksums;
 //  (b) mariadb-binlog --raw downloads files byte-identical to the source's;
@@ -57,7 +57,7 @@ absl::Status PurgeSourceTo(ServerSandbox& source, const std::string& file) {
   }
 }
 
-// Guards issue 3 (a): a replica by MASTER_LOG_FILE/POS and one by
+// Guards: a replica by MASTER_LOG_FILE/POS and one by
 // MASTER_USE_GTID=slave_pos, streaming live through binrelay while the mixed
 // workload (DDL, a 50k-row transaction, a 40 MiB rows event, two GTID
 // domains) runs, end with every table equal to the source's.
@@ -82,7 +82,7 @@ TEST(ServeReplicaTest, FilePositionAndGtidReplicasMatchSourceChecksums) {
   BR_EXPECT_OK(serve->Stop());
 }
 
-// Guards issue 3 (b): what binrelay sends to `mariadb-binlog --raw
+// Guards: what binrelay sends to `mariadb-binlog --raw
 // --to-last-log` must be the source's files, byte for byte: every closed
 // file identical, the open one a prefix (its FDE's IN_USE flag is cleared
 // in any dump stream) reaching the end binrelay had stored. The open file
@@ -130,7 +130,7 @@ TEST(ServeReplicaTest, MariadbBinlogRawDownloadIsByteIdenticalToSourceFiles) {
   EXPECT_EQ(downloaded, files) << "files written by mariadb-binlog";
 }
 
-// Guards issue 3 (c): binrelay keeps (and serves) files the source purged:
+// Guards: binrelay keeps (and serves) files the source purged:
 // a brand-new replica asking for the first file at position 4 replays the
 // source's whole history and ends with equal checksums; the stored copies
 // of the purged files are the source's bytes.

@@ -1,4 +1,4 @@
-// Issue 3 acceptance, part 2: `binrelay serve` under abuse.
+// Part 2: `binrelay serve` under abuse.
 //  (d) kill -9 at random moments during a steady workload, restarted on the
 //      same store each time: stored files stay the source's bytes, and the
 //      replicas (reconnecting on their own) converge;
@@ -38,7 +38,7 @@ using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 using Mode = ReplicaOptions::Mode;
 
-// Guards issue 3 (d): SIGKILL at 10 random moments (mid-transaction,
+// Guards: SIGKILL at 10 random moments (mid-transaction,
 // mid-rotation, mid-dump to the replicas) must neither corrupt nor lose
 // stored data, and replicas connected throughout must reconnect and
 // converge. The seed is printed so a failure can be replayed
@@ -225,7 +225,7 @@ int ReplicaConnects(const ServerSandbox& replica) {
   return n;
 }
 
-// Guards issue 3 (e): garbage, a truncated handshake, an endless packet, a
+// Guards: garbage, a truncated handshake, an endless packet, a
 // wrong password and a dump of a missing file/position each end in an error
 // or a closed connection; binrelay stays up and a healthy replica connected
 // throughout keeps receiving rows written after the attacks.

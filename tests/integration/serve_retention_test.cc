@@ -1,4 +1,4 @@
-// Issue 3, retention inside a running `binrelay serve`: the store's size
+// Retention inside a running `binrelay serve`: the store's size
 // limit purges files nobody needs, keeps what a stopped (recently connected)
 // replica still needs, and past the hard cap purges it anyway and tells that
 // replica why when it comes back. Real source, replica and binrelay.

@@ -1,4 +1,4 @@
-// Issue 7: what clients send on binrelay's port besides the dump, through
+// What clients send on binrelay's port besides the dump, through
 // libmysqlclient as monitoring tools and binlog libraries send it:
 // SHOW SLAVE STATUS with a real replica's column names, SHOW VARIABLES
 // (LIKE, WHERE, all), KILL and SHOW PROCESSLIST, metadata statements

@@ -1,4 +1,4 @@
-// Issue 7: a binrelay is a valid source for another binrelay (how binrelay
+// A binrelay is a valid source for another binrelay (how binrelay
 // scales out: a relay of a relay fans a primary's stream out to more
 // consumers). Source → binrelay A → binrelay B: B's preflight, variable
 // reads, registration and dump are all answered by A; a MariaDB replica of B

@@ -1,5 +1,5 @@
 // binrelay serve with TLS on both sides, and a stalled dump next to a healthy
-// replica (issue 3: optional TLS on [listen], ssl_mode=verify_ca upstream; a
+// replica (optional TLS on [listen], ssl_mode=verify_ca upstream; a
 // slow or stalled replica never slows the upstream session or others).
 #include <gtest/gtest.h>
 #include <signal.h>

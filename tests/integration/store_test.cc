@@ -241,7 +241,7 @@ TEST_F(StoreTest, LiveFollowingThenStopAndResumeFromSeveralTornTails) {
   }
 }
 
-// Guards issue 3: a full disk during a live session ending binrelay, or the
+// Guards: a full disk during a live session ending binrelay, or the
 // retry resuming from the session's position instead of what the store
 // kept (the store drops transactions it had not written yet): after three
 // ENOSPC writes the session must retry and every file must still equal the

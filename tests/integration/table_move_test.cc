@@ -1217,7 +1217,7 @@ TEST_F(TableMoveTest, CutoverThatNeverGetsItsLockGivesUpAfterItsAttempts) {
   std::filesystem::remove_all(dir);
 }
 
-// The seed's TestPreDispatchChangeThenAboveHighWatermark on real servers:
+// spirit's TestPreDispatchChangeThenAboveHighWatermark (block/spirit, pkg/copier) on real servers:
 // a row changed before the copier hands out its first chunk (the change is
 // applied: the target then holds the row, and the chunk's INSERT IGNORE
 // will skip it), then changed again (UPDATE) or deleted (DELETE) once the
