@@ -22,7 +22,7 @@ inline void ParseEvent(const protocol::EventView& ev, const protocol::FormatDesc
   switch (ev.type()) {
     case kQueryEvent:
     case kQueryCompressedEvent: (void)ParseQueryEvent(ev, fd, scratch); break;
-    case kRotateEvent: (void)ParseRotate(ev, fd); break;
+    case kRotateEvent: (void)ParseRotate(ev); break;
     case kXidEvent: (void)ParseXid(ev); break;
     case kIntvarEvent: (void)ParseIntvar(ev); break;
     case kRandEvent: (void)ParseRand(ev); break;
