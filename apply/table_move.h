@@ -58,6 +58,7 @@
 #include "apply/move_options.h"
 #include "apply/move_preflight.h"
 #include "apply/pipeline.h"
+#include "apply/source_snapshot.h"
 #include "replication/connection_sql_source.h"
 #include "replication/store_read_side.h"
 
@@ -119,6 +120,9 @@ class TableMove : public CopyGate {
   absl::Status SumAtOnePosition(Table& t, const std::vector<KeyRange>& ranges,
                                 std::vector<size_t>* differing);
   absl::Status Repair(Table& t, const KeyRange& range);
+  // With the pipeline paused: a consistent snapshot of `t` on the source and
+  // the pipeline advanced to its position (source_snapshot.h).
+  absl::StatusOr<Snapshot> SnapshotAtPipeline(const Table& t);
   // Named locks on the target (the concurrency guard): the move's name,
   // then each target table; CheckGuard: still held.
   absl::Status GuardName();

@@ -104,12 +104,7 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
   {
     ResumeOnExit resume(pipeline_.get());  // also when the pause fails
     BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
-    BR_ASSIGN_OR_RETURN(Snapshot s, SourceSnapshotAtPipeline(
-        source_, source_is_mariadb_, t.SourceSql(), name(),
-        [this](absl::Duration d) { return Sleep(d); },
-        [this](const replication::BinlogPosition& at) {
-          return pipeline_->AdvanceTo(at, absl::Seconds(120));
-        }));
+    BR_ASSIGN_OR_RETURN(Snapshot s, SnapshotAtPipeline(t));
     source.emplace(std::move(s));
     BR_ASSIGN_OR_RETURN(Snapshot d, OpenSnapshot(options_.apply.target));
     target.emplace(std::move(d));
@@ -170,15 +165,19 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
   return absl::OkStatus();
 }
 
+absl::StatusOr<Snapshot> TableMove::SnapshotAtPipeline(const Table& t) {
+  return SourceSnapshotAtPipeline(
+      source_, source_is_mariadb_, t.SourceSql(), name(),
+      [this](absl::Duration d) { return Sleep(d); },
+      [this](const replication::BinlogPosition& at) {
+        return pipeline_->AdvanceTo(at, absl::Seconds(120));
+      });
+}
+
 absl::Status TableMove::Repair(Table& t, const KeyRange& range) {
   ResumeOnExit resume(pipeline_.get());
   BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
-  BR_ASSIGN_OR_RETURN(Snapshot source, SourceSnapshotAtPipeline(
-        source_, source_is_mariadb_, t.SourceSql(), name(),
-        [this](absl::Duration d) { return Sleep(d); },
-        [this](const replication::BinlogPosition& at) {
-          return pipeline_->AdvanceTo(at, absl::Seconds(120));
-        }));
+  BR_ASSIGN_OR_RETURN(Snapshot source, SnapshotAtPipeline(t));
   // The pipeline stays paused at the snapshot's position: the range on the
   // target becomes exactly the source's there, and the changes after it
   // follow once it resumes.

@@ -10,9 +10,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tests/harness/server_sandbox.h"
@@ -258,6 +260,17 @@ absl::StatusOr<ProcessResult> RunBinrelay(const std::vector<std::string>& args,
   auto p = BackgroundBinrelay::Start(args, env);
   if (!p.ok()) return p.status();
   return (*p)->Wait(timeout);
+}
+
+uint64_t PeakRssBytes(pid_t pid) {
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (absl::StartsWith(line, "VmHWM:")) {
+      return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+    }
+  }
+  return 0;
 }
 
 }  // namespace binrelay::testing

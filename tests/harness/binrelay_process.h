@@ -98,4 +98,8 @@ class BackgroundBinrelay {
   bool closed_ = false;
 };
 
+// Peak resident memory (VmHWM) of a running process, from /proc; 0 once
+// it is gone.
+uint64_t PeakRssBytes(pid_t pid);
+
 }  // namespace binrelay::testing

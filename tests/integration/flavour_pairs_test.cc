@@ -9,8 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <atomic>
 #include <chrono>
@@ -27,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/server_flavour.h"
@@ -324,16 +323,6 @@ TEST(MoveOnMySqlTest, ChecksumSnapshotLockWaitsOutAnOpenTransactionOnTheTable) {
   ASSERT_TRUE(v.ok() && !v->empty()) << v.status();
   EXPECT_EQ((*v)[0][0].value_or("NULL"), "committed late");
   BR_EXPECT_OK(serve->Stop());
-}
-
-// Peak resident memory of a running process, from /proc (0 once gone).
-uint64_t PeakRssBytes(pid_t pid) {
-  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(status, line)) {
-    if (absl::StartsWith(line, "VmHWM:")) return std::strtoull(line.c_str() + 6, nullptr, 10) << 10;
-  }
-  return 0;
 }
 
 // Guards the copy's byte limit on MySQL, whose rows the copier reads as text

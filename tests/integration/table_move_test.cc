@@ -1501,18 +1501,6 @@ TEST_F(TableMoveTest, ChecksumTakesALaterSnapshotWhenThePipelineIsAheadOfIt) {
   EXPECT_EQ(Checksum(*target_, db + ".t"), Checksum(*source_, db + ".t_old"));
 }
 
-// Peak resident memory of a running process, from /proc (0 once gone).
-uint64_t PeakRssBytes(pid_t pid) {
-  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(status, line)) {
-    if (absl::StartsWith(line, "VmHWM:")) {
-      return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
-    }
-  }
-  return 0;
-}
-
 // Guards: chunks sized in rows alone. A table of 1 MB rows copied 1000
 // rows per chunk (the first chunk's size) makes each copy thread hold a
 // gigabyte; with copy_chunk_bytes = 8M the move's peak memory must stay far
