@@ -75,7 +75,7 @@ proxy::RelayStatus ServeStatus::Snapshot() const {
   replication::CommittedEnd end = store_->committed();
   s.stored_file = end.position.file;
   s.stored_offset = end.position.offset;
-  s.stored_gtid_state = end.gtid_state;
+  s.stored_gtids = end.gtid_state();
   std::vector<replication::StoreFileEntry> files = store_->Files();
   for (const auto& f : files) {
     s.stored_bytes += f.size;

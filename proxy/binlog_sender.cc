@@ -114,7 +114,7 @@ absl::Status BinlogSender::Init() {
     BR_RETURN_IF_ERROR(InitMysqlGtid(files));
   } else if (mariadb_) {
     MariaDumpStart start;
-    start.binlog_state = ctx_.store->committed_maria_state();
+    start.binlog_state = ctx_.store->committed().gtid_state().maria();
     start.files = files;
     start.server_id = ctx_.server_id;
     start.may_be_behind = may_be_behind;
@@ -167,7 +167,7 @@ absl::Status BinlogSender::InitMysqlGtid(const std::vector<replication::StoreFil
   mysql_executed_ = *std::move(executed);
   std::string file = files.front().name;
   if (!text->empty()) {
-    auto found = ctx_.store->FileForGtid(*text);
+    auto found = ctx_.store->FileForGtid(replication::SourceGtids(mysql_executed_));
     if (!found.ok()) {
       return Fatal(absl::StrCat(
           "Cannot replicate because the source purged required binary logs: ",

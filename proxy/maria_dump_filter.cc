@@ -197,13 +197,13 @@ absl::StatusOr<std::string> MariaDumpFilter::FindStartFile(const MariaDumpStart&
   std::vector<MariaGtid> want;
   for (const Entry& e : state_) want.push_back(e.gtid);
   for (auto it = start.files.rbegin(); it != start.files.rend(); ++it) {
-    auto list = replication::MariaBinlogState::ParseEntries(it->first_gtid_state);
-    if (!list.ok()) {
-      return Fatal(absl::StrCat("binrelay's index has an unreadable GTID_LIST for ", it->name,
-                                ": ", list.status().message()));
+    if (it->first_gtids.is_mysql()) {
+      return Fatal(absl::StrCat("binrelay's stored ", it->name,
+                                " is from a MySQL source: it has no MariaDB GTIDs to start from"));
     }
-    if (!ContainsAll(want, *list)) continue;
-    for (const auto& l : *list) {
+    const std::vector<protocol::MariaGtidList::Entry> list = it->first_gtids.maria().ToGtidList();
+    if (!ContainsAll(want, list)) continue;
+    for (const auto& l : list) {
       Entry* e = FindEntry(state_, l.domain_id);
       if (e != nullptr && e->gtid.server_id == l.server_id && e->gtid.seq == l.seq_no) {
         // Requested exactly the last GTID before this file: nothing to skip.

@@ -56,8 +56,6 @@ std::string RandomUuid() {
   return out;
 }
 
-bool IsMysqlGtidSet(const std::string& s) { return s.find(':') != std::string::npos; }
-
 // "5.5.5-10.11.0-binrelay" (MariaDB's greeting prefix) or "...MariaDB...".
 bool VersionIsMariaDb(const std::string& version) {
   return absl::StartsWith(version, "5.5.5-") ||
@@ -217,7 +215,7 @@ absl::StatusOr<ResultSet> RelayAdmin::SlaveStatus(bool replica_keyword, bool all
   proxy::RelayStatus s;
   if (status_ != nullptr) s = status_->Snapshot();
   s.source_is_mariadb = SourceFlavour().mariadb;
-  if (s.stored_gtid_state.empty()) s.stored_gtid_state = store_->committed().gtid_state;
+  if (!s.stored_gtids.known()) s.stored_gtids = store_->committed().gtid_state();
   return SlaveStatusResultSet(s, replica_keyword, all);
 }
 
@@ -251,7 +249,7 @@ std::optional<std::string> RelayAdmin::Computed(std::string_view name) {
   if (name == "rpl_semi_sync_master_enabled") return std::string("OFF");
   if (name == "rpl_semi_sync_source_enabled") return std::string("0");
   if (name == "port" && options_.port != 0) return absl::StrCat(options_.port);
-  if (name == "gtid_binlog_state") return store_->committed_maria_state().ToString();
+  if (name == "gtid_binlog_state") return store_->committed().gtid_state().maria().ToString();
   if (name == "hostname") {
     char host[256] = {};
     if (::gethostname(host, sizeof(host) - 1) == 0) return std::string(host);
@@ -265,21 +263,26 @@ std::optional<std::string> RelayAdmin::Computed(std::string_view name) {
   if (name == "binlog_checksum") {
     return std::string(flavour.checksum == protocol::ChecksumAlg::kCrc32 ? "CRC32" : "NONE");
   }
-  const std::string state = store_->committed().gtid_state;
+  const replication::CommittedEnd end = store_->committed();
+  const replication::SourceGtids& state = end.gtid_state();
   if (name == "gtid_binlog_pos" || name == "gtid_current_pos") {
-    return flavour.mariadb && !IsMysqlGtidSet(state) ? state : std::string();
+    return flavour.mariadb && state.is_mariadb() ? state.PositionText() : std::string();
   }
-  if (name == "gtid_executed") return !flavour.mariadb && IsMysqlGtidSet(state) ? state : "";
+  if (name == "gtid_executed") {
+    return !flavour.mariadb && state.is_mysql() ? state.PositionText() : std::string();
+  }
   std::vector<replication::StoreFileEntry> files = store_->Files();
   if (name == "gtid_purged") {
     // Everything before the oldest stored file: what its PREVIOUS_GTIDS says.
-    if (flavour.mariadb || files.empty()) return std::string();
-    return IsMysqlGtidSet(files.front().first_gtid_state) ? files.front().first_gtid_state : "";
+    if (flavour.mariadb || files.empty() || !files.front().first_gtids.is_mysql()) {
+      return std::string();
+    }
+    return files.front().first_gtids.PositionText();
   }
   // gtid_mode (MySQL's): ON when the stored stream carries MySQL GTIDs.
   if (flavour.mariadb) return std::string("OFF");
-  bool gtids = IsMysqlGtidSet(state);
-  for (const auto& f : files) gtids = gtids || IsMysqlGtidSet(f.first_gtid_state);
+  bool gtids = state.is_mysql() && !state.empty();
+  for (const auto& f : files) gtids = gtids || (f.first_gtids.is_mysql() && !f.first_gtids.empty());
   return std::string(gtids ? "ON" : "OFF");
 }
 
@@ -293,7 +296,7 @@ absl::StatusOr<ResultSet> RelayAdmin::MasterStatus() {
   protocol::TextRow row = {end.position.file, absl::StrCat(end.position.offset), std::string(),
                            std::string()};
   if (!flavour.mariadb) {
-    row.push_back(IsMysqlGtidSet(end.gtid_state) ? end.gtid_state : std::string());
+    row.push_back(end.gtid_state().is_mysql() ? end.gtid_state().PositionText() : std::string());
   }
   rs.rows.push_back(std::move(row));
   return rs;
@@ -406,9 +409,8 @@ absl::StatusOr<std::optional<std::string>> RelayAdmin::BinlogGtidPos(std::string
   const uint64_t readable_end = entry->size;
   if (position <= 4) {
     // A file's first state is in the index: no file read.
-    BR_ASSIGN_OR_RETURN(std::string state,
-                        replication::MariaPositionFromGtidList(entry->first_gtid_state));
-    return Result(std::move(state));
+    return Result(entry->first_gtids.is_mariadb() ? entry->first_gtids.maria().PositionString()
+                                                  : std::string());
   }
   return replication::MariaGtidPosAt(absl::StrCat(store_->dir(), "/", entry->name), position,
                                      readable_end);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "replication/source_gtids.h"
 
 namespace binrelay::proxy {
 
@@ -90,7 +91,7 @@ struct RelayStatus {
   bool source_is_mariadb = true;
   bool source_tls = false;         // the connection to the source is encrypted
   uint64_t connect_retry_seconds = 0;
-  std::string stored_gtid_state;   // GTID state at the durable end
+  replication::SourceGtids stored_gtids;  // GTID state at the durable end
   bool storing = true;             // the store accepts appends (false: e.g. disk full)
   std::string store_error;
   absl::Time last_error_time;      // InfinitePast: none

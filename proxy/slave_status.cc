@@ -156,7 +156,7 @@ ResultSet SlaveStatusResultSet(const RelayStatus& s, bool replica_keyword, bool 
   if (s.source_is_mariadb) {
     std::vector<std::pair<std::string, Cell>> extra = {
         {"Using_Gtid", "No"},
-        {"Gtid_IO_Pos", s.stored_gtid_state},
+        {"Gtid_IO_Pos", s.stored_gtids.PositionText()},
         {"Parallel_Mode", "optimistic"},
         {"SQL_Delay", "0"},
         {"SQL_Remaining_Delay", std::nullopt},
@@ -185,7 +185,7 @@ ResultSet SlaveStatusResultSet(const RelayStatus& s, bool replica_keyword, bool 
       extra.emplace_back("Executed_log_entries", Num(s.events_received));
       extra.emplace_back("Slave_received_heartbeats", "0");
       extra.emplace_back("Slave_heartbeat_period", "0.000");
-      extra.emplace_back("Gtid_Slave_Pos", s.stored_gtid_state);
+      extra.emplace_back("Gtid_Slave_Pos", s.stored_gtids.PositionText());
     }
     return FromNames(r, names, extra);
   }
@@ -199,8 +199,8 @@ ResultSet SlaveStatusResultSet(const RelayStatus& s, bool replica_keyword, bool 
       {"Master_Retry_Count", "86400"},
       {"Last_IO_Error_Timestamp", ""},
       {"Last_SQL_Error_Timestamp", ""},
-      {"Retrieved_Gtid_Set", s.stored_gtid_state},
-      {"Executed_Gtid_Set", s.stored_gtid_state},
+      {"Retrieved_Gtid_Set", s.stored_gtids.PositionText()},
+      {"Executed_Gtid_Set", s.stored_gtids.PositionText()},
       {"Auto_Position", "0"},
       {"Get_master_public_key", "0"},
   };

@@ -44,14 +44,6 @@ bool IsOutsideTransaction(uint8_t type) {
 }
 
 // The exact text a file's opening GTID_LIST / PREVIOUS_GTIDS carries.
-absl::StatusOr<std::string> StateEventText(const protocol::EventView& ev) {
-  if (ev.type() == protocol::kGtidListEvent) {
-    BR_ASSIGN_OR_RETURN(protocol::MariaGtidList list, protocol::ParseMariaGtidList(ev));
-    return list.ToString();
-  }
-  return protocol::DecodeGtidSetText(ev.body);
-}
-
 }  // namespace
 
 BinlogStore::BinlogStore(std::string dir, BinlogStoreOptions options)
@@ -107,20 +99,20 @@ absl::Status BinlogStore::LoadLocked() {
     if (index.ok()) {
       for (const StoreFileEntry& e : *index) {
         if (e.name == f.name) {
-          f.first_gtid_state = e.first_gtid_state;
+          f.first_gtids = e.first_gtids;
           found = true;
         }
       }
     }
     if (!found) {
-      BR_ASSIGN_OR_RETURN(f.first_gtid_state, ReadFirstGtidState(PathOf(f.name)));
+      BR_ASSIGN_OR_RETURN(f.first_gtids, ReadFirstGtids(PathOf(f.name)));
     }
   }
   files_ = std::move(files);
   if (last) {
     StoreFileEntry& f = files_.back();
     f.size = size_ = safe_offset_ = buf_offset_ = last->size;
-    f.first_gtid_state = last->first_gtid_state;
+    f.first_gtids = last->first_gtids;
     gtids_ = std::move(last->gtids);
     if (last->closed) {
       state_ = FileState::kClosed;
@@ -220,7 +212,7 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
     return FailLocked(ErrnoStatus(errno, absl::StrCat("store ", dir_, ": cannot create ", path)));
   }
   fd_ = fd;
-  files_.push_back({name, "", 0});
+  files_.push_back({name, SourceGtids(), 0});
   state_ = FileState::kOpen;
   rotate_to_.reset();
   buf_.assign(protocol::kBinlogMagic);
@@ -254,8 +246,8 @@ absl::Status BinlogStore::AppendLocked(const StreamEvent& e) {
   size_ += bytes.size();
   StoreFileEntry& file = files_.back();
   if ((type == protocol::kGtidListEvent || type == protocol::kPreviousGtidsEvent) && !in_txn_ &&
-      file.first_gtid_state.empty()) {
-    BR_ASSIGN_OR_RETURN(file.first_gtid_state, StateEventText(e.event));
+      !file.first_gtids.known()) {
+    BR_ASSIGN_OR_RETURN(file.first_gtids, GtidsOfStateEvent(e.event));
     BR_RETURN_IF_ERROR(WriteIndexLocked());
   }
   const bool safe_point = e.ends_transaction || (!in_txn_ && IsOutsideTransaction(type));
@@ -375,8 +367,8 @@ bool BinlogStore::IsClosed(const std::string& name) const {
                      [&](const StoreFileEntry& f) { return f.name == name; });
 }
 
-absl::StatusOr<std::string> BinlogStore::FileForGtid(std::string_view gtid) const {
-  return FileForGtidPosition(CommittedFiles(), gtid);
+absl::StatusOr<std::string> BinlogStore::FileForGtid(const SourceGtids& position) const {
+  return FileForGtidPosition(CommittedFiles(), position);
 }
 
 }  // namespace binrelay::replication

@@ -137,7 +137,6 @@ class BinlogStore : public StreamConsumer, public StoreReadSide {
   uint64_t committed_sequence() const override;
   // MariaDB: the binlog state (every server's last GTID per domain) at the
   // committed end, which a dump checks a replica's GTID position against.
-  MariaBinlogState committed_maria_state() const override;
   // Waits until committed().sequence > after_sequence; false on timeout.
   bool WaitForCommitted(uint64_t after_sequence, absl::Duration timeout,
                         CommittedEnd* out) const override;
@@ -162,7 +161,7 @@ class BinlogStore : public StreamConsumer, public StoreReadSide {
   bool IsClosed(const std::string& name) const override;
   // The committed file a dump from GTID position `gtid` starts in (index
   // lookup, no file scan); see FileForGtidPosition.
-  absl::StatusOr<std::string> FileForGtid(std::string_view gtid) const override;
+  absl::StatusOr<std::string> FileForGtid(const SourceGtids& position) const override;
   const std::string& dir() const override { return dir_; }
 
   // `consumer` names the reader in purge messages and status ("replica
@@ -220,7 +219,6 @@ class BinlogStore : public StreamConsumer, public StoreReadSide {
 
   mutable absl::Mutex commit_mu_;
   CommittedEnd committed_ ABSL_GUARDED_BY(commit_mu_);
-  MariaBinlogState committed_maria_ ABSL_GUARDED_BY(commit_mu_);
   std::function<void()> commit_listener_ ABSL_GUARDED_BY(commit_mu_);
 
   struct PinState {

@@ -134,6 +134,39 @@ bool MysqlGtidSet::IsSubsetOf(const MysqlGtidSet& other) const {
   return true;
 }
 
+MysqlGtidSet MysqlGtidSet::Minus(const MysqlGtidSet& other) const {
+  MysqlGtidSet out;
+  for (const auto& [key, ivs] : sids_) {
+    auto it = other.sids_.find(key);
+    if (it == other.sids_.end()) {
+      out.sids_[key] = ivs;
+      continue;
+    }
+    // Both lists are sorted, merged and disjoint: walk them together.
+    std::vector<Interval> left;
+    size_t j = 0;
+    const std::vector<Interval>& cut = it->second;
+    for (Interval iv : ivs) {
+      while (j < cut.size() && cut[j].end < iv.start) ++j;
+      uint64_t from = iv.start;
+      bool covered_to_end = false;  // no iv.end + 1: gno may be 2^64 - 1 here
+      for (size_t k = j; k < cut.size() && cut[k].start <= iv.end; ++k) {
+        if (cut[k].start > from) left.push_back({from, cut[k].start - 1});
+        if (cut[k].end >= iv.end) {
+          covered_to_end = true;
+          break;
+        }
+        from = std::max(from, cut[k].end + 1);
+      }
+      if (!covered_to_end) left.push_back({from, iv.end});
+    }
+    if (!left.empty()) out.sids_[key] = std::move(left);
+  }
+  return out;
+}
+
+bool MysqlGtidSet::operator==(const MysqlGtidSet& other) const { return sids_ == other.sids_; }
+
 bool MysqlGtidSet::Contains(std::string_view uuid, std::string_view tag, uint64_t gno) const {
   auto it = sids_.find({absl::AsciiStrToLower(AV(uuid)), absl::AsciiStrToLower(AV(tag))});
   if (it == sids_.end()) return false;

@@ -52,6 +52,9 @@ class MysqlGtidSet {
   bool empty() const { return sids_.empty(); }
   // Every GTID of this set is also in `other`.
   bool IsSubsetOf(const MysqlGtidSet& other) const;
+  // The GTIDs of this set that `other` lacks (this minus other).
+  MysqlGtidSet Minus(const MysqlGtidSet& other) const;
+  bool operator==(const MysqlGtidSet& other) const;
   // `uuid` in canonical text (any case), `tag` "" when untagged.
   bool Contains(std::string_view uuid, std::string_view tag, uint64_t gno) const;
   std::string ToString() const;
@@ -64,6 +67,7 @@ class MysqlGtidSet {
   struct Interval {
     uint64_t start;  // inclusive
     uint64_t end;    // inclusive
+    bool operator==(const Interval&) const = default;
   };
   // Key: (uuid in lowercase canonical text, tag).
   std::map<std::pair<std::string, std::string>, std::vector<Interval>> sids_;

@@ -14,18 +14,29 @@ namespace binrelay::replication {
 
 absl::StatusOr<BinlogPosition> FirstTransactionNotIn(const StoreReadSide& store,
                                                      std::string_view gtid_position) {
+  // The text is read in the stored stream's flavour: the store, not the
+  // text's shape, says which GTIDs it holds.
+  const GtidFlavour flavour = store.committed().gtid_state().flavour();
+  if (flavour == GtidFlavour::kNone) {
+    return absl::UnavailableError(absl::StrCat(
+        "the store holds no GTID state yet to place GTID position '", AV(gtid_position),
+        "' in; it will once the source's first binlog file is stored"));
+  }
+  auto parsed = SourceGtids::Parse(flavour, gtid_position);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", AV(gtid_position), "' is not a ", AV(GtidFlavourName(flavour)), " GTID position (",
+        flavour == GtidFlavour::kMariaDb ? "domain-server-seq,..." : "uuid:1-5,...",
+        ", as the stored stream holds): ", parsed.status().message()));
+  }
   std::optional<MariaGtidPosition> maria;
   std::optional<MysqlGtidSet> mysql;
-  if (auto m = MariaGtidPosition::Parse(gtid_position); m.ok()) {
-    maria = std::move(*m);
-  } else if (auto s = MysqlGtidSet::Parse(gtid_position); s.ok()) {
-    mysql = std::move(*s);
+  if (parsed->is_mariadb()) {
+    BR_ASSIGN_OR_RETURN(maria, MariaGtidPosition::Parse(gtid_position));  // one GTID per domain
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", AV(gtid_position), "' is neither a MariaDB GTID position (domain-server-seq,...) nor "
-        "a MySQL GTID set (uuid:1-5,...)"));
+    mysql = parsed->mysql();
   }
-  BR_ASSIGN_OR_RETURN(std::string file, store.FileForGtid(gtid_position));
+  BR_ASSIGN_OR_RETURN(std::string file, store.FileForGtid(*parsed));
   BR_ASSIGN_OR_RETURN(std::unique_ptr<StoreReader> reader,
                       StoreReader::Open(&store, BinlogPosition{file, 4}));
   BR_RETURN_IF_ERROR(reader->PeekAt(4).status());  // the file's format

@@ -50,16 +50,16 @@ void GtidState::Commit() {
   DropPending();
 }
 
-std::string GtidState::ToString() const {
+SourceGtids GtidState::gtids() const {
   switch (flavour_) {
     case Flavour::kMaria:
-      return maria_.PositionString();
+      return SourceGtids(maria_);
     case Flavour::kMysql:
-      return mysql_.ToString();
+      return SourceGtids(mysql_);
     case Flavour::kNone:
       break;
   }
-  return "";
+  return SourceGtids();
 }
 
 }  // namespace binrelay::replication

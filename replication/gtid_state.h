@@ -16,6 +16,7 @@
 #include "protocol/event_header.h"
 #include "replication/gtid_set.h"
 #include "replication/maria_binlog_state.h"
+#include "replication/source_gtids.h"
 
 namespace binrelay::replication {
 
@@ -32,12 +33,9 @@ class GtidState {
     pending_maria_.reset();
     pending_mysql_.reset();
   }
-  // "0-1-100,1-2-5" (MariaDB: each domain's last GTID) or "uuid:1-5"
-  // (MySQL); "" when nothing known.
-  std::string ToString() const;
-  // MariaDB: every server's last GTID per domain (what a GTID_LIST holds);
-  // empty for a MySQL stream.
-  const MariaBinlogState& maria_state() const { return maria_; }
+  // The state now, typed by flavour (kNone until a GTID_LIST,
+  // PREVIOUS_GTIDS or GTID event was seen).
+  SourceGtids gtids() const;
 
  private:
   enum class Flavour { kNone, kMaria, kMysql };

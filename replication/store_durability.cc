@@ -81,8 +81,7 @@ void BinlogStore::PublishLocked() {
   absl::MutexLock l(&commit_mu_);
   committed_.position =
       files_.empty() ? BinlogPosition{"", 0} : BinlogPosition{files_.back().name, safe_offset_};
-  committed_.gtid_state = gtids_.ToString();
-  committed_maria_ = gtids_.maria_state();
+  committed_.gtids = std::make_shared<const SourceGtids>(gtids_.gtids());
   committed_.epoch = epoch_;
   ++committed_.sequence;
   if (commit_listener_) commit_listener_();
@@ -146,11 +145,6 @@ CommittedEnd BinlogStore::committed() const {
 uint64_t BinlogStore::committed_sequence() const {
   absl::MutexLock l(&commit_mu_);
   return committed_.sequence;
-}
-
-MariaBinlogState BinlogStore::committed_maria_state() const {
-  absl::MutexLock l(&commit_mu_);
-  return committed_maria_;
 }
 
 bool BinlogStore::WaitForCommitted(uint64_t after_sequence, absl::Duration timeout,

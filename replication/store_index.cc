@@ -54,25 +54,6 @@ absl::StatusOr<std::string> ReadHead(const std::string& path, size_t limit) {
   return data;
 }
 
-// A GTID_LIST may name several servers of one domain; a position keeps the
-// newest (highest seq_no) per domain. Malformed parts are left for Parse to
-// reject.
-std::string NewestPerDomain(std::string_view list) {
-  std::map<uint64_t, std::pair<uint64_t, std::string>> newest;
-  std::vector<std::string> other;
-  for (absl::string_view part : absl::StrSplit(AV(list), ',', absl::SkipEmpty())) {
-    std::vector<absl::string_view> f = absl::StrSplit(part, '-');
-    uint64_t domain = 0, seq = 0;
-    if (f.size() != 3 || !absl::SimpleAtoi(f[0], &domain) || !absl::SimpleAtoi(f[2], &seq)) {
-      other.emplace_back(part);
-      continue;
-    }
-    auto it = newest.find(domain);
-    if (it == newest.end() || it->second.first < seq) newest[domain] = {seq, std::string(part)};
-  }
-  for (auto& [domain, v] : newest) other.push_back(v.second);
-  return absl::StrJoin(other, ",");
-}
 
 }  // namespace
 
@@ -124,7 +105,7 @@ absl::StatusOr<std::vector<StoreFileEntry>> ListStoreFiles(const std::string& di
           "directory"));
       break;
     }
-    out.push_back({name, "", static_cast<uint64_t>(st.st_size)});
+    out.push_back({name, SourceGtids(), static_cast<uint64_t>(st.st_size)});
   }
   ::closedir(d);
   if (!status.ok()) return status;
@@ -144,11 +125,19 @@ absl::StatusOr<std::vector<StoreFileEntry>> ReadStoreIndex(const std::string& di
   while (std::getline(in, line)) {
     ++line_no;
     std::vector<std::string> f = absl::StrSplit(line, '\t');
-    if (f.size() != 2 || !ValidateBinlogName(f[0]).ok()) {
-      return absl::DataLossError(absl::StrCat("store index ", path, " line ", line_no,
-                                              " is not '<file>\\t<gtid state>'"));
+    GtidFlavour flavour = GtidFlavour::kNone;
+    const bool named = f.size() == 3 && (f[1] == "none" || f[1] == "mariadb" || f[1] == "mysql");
+    if (named) flavour = f[1] == "mariadb" ? GtidFlavour::kMariaDb
+                         : f[1] == "mysql" ? GtidFlavour::kMysql
+                                           : GtidFlavour::kNone;
+    absl::StatusOr<SourceGtids> gtids =
+        named ? SourceGtids::Parse(flavour, f[2]) : absl::InvalidArgumentError("");
+    if (!named || !gtids.ok() || !ValidateBinlogName(f[0]).ok()) {
+      return absl::DataLossError(
+          absl::StrCat("store index ", path, " line ", line_no,
+                       " is not '<file>\\t<mariadb|mysql|none>\\t<gtid state>'"));
     }
-    out.push_back({f[0], f[1], 0});
+    out.push_back({f[0], *std::move(gtids), 0});
   }
   return out;
 }
@@ -157,56 +146,68 @@ absl::Status WriteStoreIndex(const std::string& dir, const std::vector<StoreFile
                              bool durable) {
   std::string text;
   for (const StoreFileEntry& f : files) {
-    absl::StrAppend(&text, f.name, "\t", f.first_gtid_state, "\n");
+    absl::StrAppend(&text, f.name, "\t", AV(GtidFlavourName(f.first_gtids.flavour())), "\t",
+                    f.first_gtids.StateText(), "\n");
   }
   return WriteFileAtomically(absl::StrCat(dir, "/", AV(kStoreIndexName)), text, 0644, durable);
 }
 
-absl::StatusOr<std::string> ReadFirstGtidState(const std::string& path) {
+absl::StatusOr<SourceGtids> ReadFirstGtids(const std::string& path) {
   // The state event follows the FDE (and, MySQL, nothing else): 1 MiB is far
   // more than an FDE plus a GTID_LIST/PREVIOUS_GTIDS of any real size.
   BR_ASSIGN_OR_RETURN(std::string head, ReadHead(path, 1 << 20));
   auto reader = protocol::BinlogFileReader::Open(head, path);
-  if (!reader.ok()) return std::string();
+  if (!reader.ok()) return SourceGtids();
   protocol::EventView ev;
   for (int i = 0; i < 4; ++i) {
     auto more = reader->Next(&ev);
     if (!more.ok() || !*more) break;
-    if (ev.type() == protocol::kGtidListEvent) {
-      BR_ASSIGN_OR_RETURN(protocol::MariaGtidList list, protocol::ParseMariaGtidList(ev));
-      return list.ToString();
-    }
-    if (ev.type() == protocol::kPreviousGtidsEvent) {
-      return protocol::DecodeGtidSetText(ev.body);
+    if (ev.type() == protocol::kGtidListEvent || ev.type() == protocol::kPreviousGtidsEvent) {
+      return GtidsOfStateEvent(ev);
     }
   }
-  return std::string();
+  return SourceGtids();
 }
 
-absl::StatusOr<std::string> FileForGtidPosition(const std::vector<StoreFileEntry>& files,
-                                                std::string_view gtid) {
-  // MySQL sets name a uuid followed by ':'; MariaDB positions never do.
-  const bool mysql = gtid.find(':') != std::string_view::npos;
-  std::optional<MysqlGtidSet> want_set;
-  std::optional<MariaGtidPosition> want_pos;
-  if (mysql) {
-    BR_ASSIGN_OR_RETURN(want_set, MysqlGtidSet::Parse(gtid));
-  } else {
-    BR_ASSIGN_OR_RETURN(want_pos, MariaGtidPosition::Parse(gtid));
-  }
-  for (auto it = files.rbegin(); it != files.rend(); ++it) {
-    bool passed = false;
-    if (mysql) {
-      auto first = MysqlGtidSet::Parse(it->first_gtid_state);
-      passed = first.ok() && first->IsSubsetOf(*want_set);
-    } else {
-      auto first = MariaGtidPosition::Parse(NewestPerDomain(it->first_gtid_state));
-      passed = first.ok() && first->IsAtOrBefore(*want_pos);
+namespace {
+
+// A GTID_LIST may name several servers of one domain; the position a file
+// opens at keeps the highest seq_no per domain.
+MariaGtidPosition HighestPerDomain(const MariaBinlogState& state) {
+  MariaGtidPosition pos;
+  for (const auto& e : state.ToGtidList()) {
+    auto it = pos.domains().find(e.domain_id);
+    if (it == pos.domains().end() || it->second.seq < e.seq_no) {
+      pos.Update(MariaGtid{e.domain_id, e.server_id, e.seq_no});
     }
+  }
+  return pos;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FileForGtidPosition(const std::vector<StoreFileEntry>& files,
+                                                const SourceGtids& position) {
+  if (!position.known()) {
+    return absl::InvalidArgumentError("a GTID position without its flavour names no file");
+  }
+  const MariaGtidPosition want = position.is_mariadb() ? position.maria().ToPosition()
+                                                       : MariaGtidPosition();
+  for (auto it = files.rbegin(); it != files.rend(); ++it) {
+    const SourceGtids& first = it->first_gtids;
+    if (first.known() && first.flavour() != position.flavour()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GTID position ", position.PositionText(), " is a ",
+          AV(GtidFlavourName(position.flavour())), " position, but stored file ", it->name,
+          " holds a ", AV(GtidFlavourName(first.flavour())), " stream"));
+    }
+    const bool passed = first.empty() ||
+                        (first.is_mysql() ? first.mysql().IsSubsetOf(position.mysql())
+                                          : HighestPerDomain(first.maria()).IsAtOrBefore(want));
     if (passed) return it->name;
   }
   return absl::NotFoundError(absl::StrCat(
-      "no stored binlog file starts at or before GTID position ", AV(gtid),
+      "no stored binlog file starts at or before GTID position ", position.PositionText(),
       ": the files holding it were purged (or never stored)"));
 }
 

@@ -1,9 +1,13 @@
 // The local store's directory layout: which files are binlogs, in what order,
 // and the index file (`binrelay-store.index`) that lists them with each
-// file's first GTID state (the GTID_LIST / PREVIOUS_GTIDS text the file
-// opens with), so a GTID position maps to a file without scanning files.
+// file's first GTID state (the GTID_LIST / PREVIOUS_GTIDS the file opens
+// with), so a GTID position maps to a file without scanning files.
 //
-// Index format: one line per file, oldest first: `<name>\t<gtid state>\n`.
+// Index format: one line per file, oldest first:
+// `<name>\t<flavour>\t<gtid state>\n`, flavour "mariadb" (the state as
+// @@gtid_binlog_state prints it), "mysql" (as @@gtid_executed) or "none"
+// (the file carries no state yet). An index in any other form (binrelay
+// before 2026-12 wrote `<name>\t<state>`) is rebuilt from the files.
 // It is rewritten whole and atomically (temp file, fsync, rename, fsync of
 // the directory); the binlog files themselves stay the source of truth, and
 // a missing or stale index is rebuilt from them on open.
@@ -20,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "replication/binlog_position.h"
+#include "replication/source_gtids.h"
 
 namespace binrelay::replication {
 
@@ -27,7 +32,7 @@ inline constexpr std::string_view kStoreIndexName = "binrelay-store.index";
 
 struct StoreFileEntry {
   std::string name;
-  std::string first_gtid_state;  // "" if the file carries none (yet)
+  SourceGtids first_gtids;  // kNone if the file carries none (yet)
   uint64_t size = 0;             // not persisted in the index
 };
 
@@ -55,15 +60,17 @@ absl::Status WriteStoreIndex(const std::string& dir, const std::vector<StoreFile
                              bool durable);
 
 // The GTID state a binlog file opens with (its GTID_LIST or PREVIOUS_GTIDS,
-// read from the head of the file); "" if it has none.
-absl::StatusOr<std::string> ReadFirstGtidState(const std::string& path);
+// read from the head of the file); kNone if it has none.
+absl::StatusOr<SourceGtids> ReadFirstGtids(const std::string& path);
 
-// The file a dump for GTID position `gtid` (MariaDB "d-s-n,..." or MySQL
-// "uuid:1-5,...") must start from: the newest file whose first GTID state
-// the position has already passed. NotFound if every such file is gone
-// (purged); InvalidArgument for a malformed position.
+// The file a dump from GTID position `position` must start from: the newest
+// file whose first GTID state the position has already passed (MariaDB: in
+// each domain, at or past the file's last GTID; MySQL: the file's set is a
+// subset). A file that opens with no state counts as passed. NotFound if
+// every such file is gone (purged); InvalidArgument if the position's
+// flavour is not the files'.
 absl::StatusOr<std::string> FileForGtidPosition(const std::vector<StoreFileEntry>& files,
-                                                std::string_view gtid);
+                                                const SourceGtids& position);
 
 // fsync of a directory, so a created/renamed/removed entry survives a crash.
 absl::Status SyncDirectory(const std::string& dir);

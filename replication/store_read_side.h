@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "replication/binlog_position.h"
-#include "replication/maria_binlog_state.h"
+#include "replication/source_gtids.h"
 #include "replication/store_index.h"
 
 namespace binrelay::replication {
@@ -26,9 +27,17 @@ namespace binrelay::replication {
 // The end of the last durable transaction, for readers.
 struct CommittedEnd {
   BinlogPosition position;  // empty file name: the store is empty
-  std::string gtid_state;   // GTID state after it ("" if the source has none)
+  // GTID state after it (null: none known); shared, since every reader
+  // copies this struct per wake-up and a published state never changes.
+  std::shared_ptr<const SourceGtids> gtids;
   uint64_t sequence = 0;    // +1 per publication
   uint64_t epoch = 0;       // +1 whenever stored bytes were cut (truncate)
+
+  // The state, kNone when none is known.
+  const SourceGtids& gtid_state() const {
+    static const SourceGtids kNone;
+    return gtids ? *gtids : kNone;
+  }
 };
 
 // A pin as status output shows it.
@@ -79,9 +88,6 @@ class StoreReadSide {
   virtual CommittedEnd committed() const = 0;
   // committed().sequence without copying the rest.
   virtual uint64_t committed_sequence() const = 0;
-  // MariaDB: the binlog state (every server's last GTID per domain) at the
-  // committed end, which a dump checks a replica's GTID position against.
-  virtual MariaBinlogState committed_maria_state() const = 0;
   // Waits until committed().sequence > after_sequence; false on timeout.
   // `out` (may be null) receives the committed end seen.
   virtual bool WaitForCommitted(uint64_t after_sequence, absl::Duration timeout,
@@ -93,9 +99,9 @@ class StoreReadSide {
   // True if `name` is stored and complete: it ended with a ROTATE or STOP
   // (or the source abandoned it), so nothing will ever be appended to it.
   virtual bool IsClosed(const std::string& name) const = 0;
-  // The committed file a dump from GTID position `gtid` starts in (index
-  // lookup, no file scan).
-  virtual absl::StatusOr<std::string> FileForGtid(std::string_view gtid) const = 0;
+  // The committed file a dump from GTID position `position` starts in
+  // (index lookup, no file scan; see FileForGtidPosition).
+  virtual absl::StatusOr<std::string> FileForGtid(const SourceGtids& position) const = 0;
   // The directory holding the files (a reader opens them itself).
   virtual const std::string& dir() const = 0;
   // A claim on every file from `position` on (see StorePin). `consumer`

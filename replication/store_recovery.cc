@@ -73,13 +73,8 @@ absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool du
       if (!ends.ok()) break;
       if (!gtids.OnEvent(ev).ok()) break;
       if (ev.type() == protocol::kGtidListEvent || ev.type() == protocol::kPreviousGtidsEvent) {
-        if (r.first_gtid_state.empty() && ev.offset < 1024 * 1024) {
-          if (ev.type() == protocol::kGtidListEvent) {
-            auto list = protocol::ParseMariaGtidList(ev);
-            if (list.ok()) r.first_gtid_state = list->ToString();
-          } else if (auto t = protocol::DecodeGtidSetText(ev.body); t.ok()) {
-            r.first_gtid_state = *t;
-          }
+        if (!r.first_gtids.known() && ev.offset < 1024 * 1024) {
+          if (auto first = GtidsOfStateEvent(ev); first.ok()) r.first_gtids = *std::move(first);
         }
       }
       last_type = ev.type();

@@ -25,7 +25,7 @@ struct RecoveredFile {
   // The file's last event is a ROTATE or STOP: the source closed it.
   bool closed = false;
   std::optional<std::string> rotate_to;  // the next file a closing ROTATE names
-  std::string first_gtid_state;          // GTID_LIST / PREVIOUS_GTIDS text
+  SourceGtids first_gtids;               // its GTID_LIST / PREVIOUS_GTIDS
   GtidState gtids;                       // at `size`
 };
 

@@ -220,20 +220,4 @@ absl::StatusOr<std::optional<std::string>> MariaGtidPosAt(const std::string& pat
   return std::optional<std::string>(state.pos.ToString());
 }
 
-absl::StatusOr<std::string> MariaPositionFromGtidList(std::string_view list) {
-  if (list.find(':') != std::string_view::npos) return std::string();  // MySQL set
-  MariaGtidPosition pos;
-  for (absl::string_view part : absl::StrSplit(AV(list), ',', absl::SkipWhitespace())) {
-    std::vector<absl::string_view> f = absl::StrSplit(absl::StripAsciiWhitespace(part), '-');
-    MariaGtid g;
-    if (f.size() != 3 || !absl::SimpleAtoi(f[0], &g.domain) ||
-        !absl::SimpleAtoi(f[1], &g.server_id) || !absl::SimpleAtoi(f[2], &g.seq)) {
-      return absl::DataLossError(absl::StrCat("bad GTID '", part, "' in GTID list '", AV(list),
-                                              "': expected domain-server-seq"));
-    }
-    pos.Update(g);  // a domain named again: the later entry wins, as in MariaDB
-  }
-  return pos.ToString();
-}
-
 }  // namespace binrelay::replication

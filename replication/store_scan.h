@@ -36,9 +36,5 @@ absl::StatusOr<std::optional<std::string>> MariaGtidPosAt(const std::string& pat
                                                           uint64_t offset,
                                                           uint64_t readable_end);
 
-// The GTID_LIST text of a file's first state ("0-1-20,0-2-25,1-1-3", as the
-// store index keeps it) as a position: the last GTID of each domain in list
-// order, as MariaDB loads it. "" for a MySQL set or an empty list.
-absl::StatusOr<std::string> MariaPositionFromGtidList(std::string_view list);
 
 }  // namespace binrelay::replication

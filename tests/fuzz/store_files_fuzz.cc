@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string file = dir + "/binlog.000001";
   Write(file, data, size);
   (void)ListStoreFiles(dir);
-  (void)ReadFirstGtidState(file);
+  (void)ReadFirstGtids(file);
   (void)RecoverBinlogFile(file, /*durable=*/false);
   return 0;
 }

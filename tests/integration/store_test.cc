@@ -221,7 +221,7 @@ TEST_F(StoreTest, LiveFollowingThenStopAndResumeFromSeveralTornTails) {
     t.join();
     BR_EXPECT_OK(run);
     EXPECT_TRUE(reached(c.position)) << c.position.ToString() << " vs " << want.ToString();
-    EXPECT_FALSE(c.gtid_state.empty());
+    EXPECT_FALSE(c.gtid_state().empty());
     BR_ASSERT_OK(store->Close());
   }
   ExpectIdenticalToSource();

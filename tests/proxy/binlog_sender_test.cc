@@ -349,7 +349,7 @@ TEST_F(BinlogSenderTest, MariaDbGtidDumpSkipsToTheRequestedGtidAndSendsFakeGtidL
   std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   BR_ASSERT_OK(testing::FeedAsDump(maria, "mariadb-bin.000001", 4, *store_));
   BR_ASSERT_OK(store_->Flush());
-  ASSERT_EQ(store_->committed().gtid_state, "0-1-2");
+  ASSERT_EQ(store_->committed().gtid_state().PositionText(), "0-1-2");
   DumpRequest r = Request("", 4);
   r.settings.checksum = "CRC32";
   r.settings.mariadb_capability = 4;

@@ -34,6 +34,13 @@ namespace fs = std::filesystem;
 using testing::FixturePath;
 using testing::ReadFileOrDie;
 
+SourceGtids Maria(std::string_view text) {
+  return SourceGtids::Parse(GtidFlavour::kMariaDb, text).value();
+}
+SourceGtids Mysql(std::string_view text) {
+  return SourceGtids::Parse(GtidFlavour::kMysql, text).value();
+}
+
 
 
 void WriteFile(const std::string& path, const std::string& data) {
@@ -74,7 +81,7 @@ TEST_F(BinlogStoreTest, ClosedMysqlFilesAreStoredByteForByte) {
   CommittedEnd c = store->committed();
   EXPECT_EQ(c.position, (BinlogPosition{"binlog.000002", 847}));
   // PREVIOUS_GTIDS of file 2 is uuid:1-4; file 2 adds GTIDs 5 and 6.
-  EXPECT_EQ(c.gtid_state, absl::StrCat(testing::kMysqlBinlogUuid, ":1-6"));
+  EXPECT_EQ(c.gtid_state().PositionText(), absl::StrCat(testing::kMysqlBinlogUuid, ":1-6"));
 }
 
 // Guards: the open file losing the BINLOG_IN_USE flag the source's open file
@@ -88,7 +95,7 @@ TEST_F(BinlogStoreTest, OpenMariaDbFileKeepsInUseFlagAndGtidState) {
   BR_ASSERT_OK(store->Flush());
   EXPECT_EQ(Stored("mariadb-bin.000001"), maria);
   EXPECT_EQ(store->committed().position, (BinlogPosition{"mariadb-bin.000001", 1074}));
-  EXPECT_EQ(store->committed().gtid_state, "0-1-2");
+  EXPECT_EQ(store->committed().gtid_state().PositionText(), "0-1-2");
 }
 
 // Guards: a dump stream's FDE re-sent with log_pos 0 (and a fake ROTATE)
@@ -181,17 +188,25 @@ TEST_F(BinlogStoreTest, IndexListsFilesWithFirstGtidStateAndIsRebuilt) {
     BR_ASSERT_OK_AND_ASSIGN(std::vector<StoreFileEntry> idx, ReadStoreIndex(dir_));
     ASSERT_EQ(idx.size(), 2u);
     EXPECT_EQ(idx[0].name, "binlog.000001");
-    EXPECT_EQ(idx[0].first_gtid_state, "");  // PREVIOUS_GTIDS with 0 sids
+    EXPECT_TRUE(idx[0].first_gtids.is_mysql());  // PREVIOUS_GTIDS with 0 sids
+    EXPECT_TRUE(idx[0].first_gtids.empty());
     EXPECT_EQ(idx[1].name, "binlog.000002");
-    EXPECT_EQ(idx[1].first_gtid_state, absl::StrCat(testing::kMysqlBinlogUuid, ":1-4"));
+    EXPECT_TRUE(idx[1].first_gtids.is_mysql());
+    EXPECT_EQ(idx[1].first_gtids.StateText(), absl::StrCat(testing::kMysqlBinlogUuid, ":1-4"));
   };
   expect_index();
   EXPECT_EQ(Stored(std::string(kStoreIndexName)),
-            absl::StrCat("binlog.000001\t\nbinlog.000002\t", testing::kMysqlBinlogUuid, ":1-4\n"));
+            absl::StrCat("binlog.000001\tmysql\t\nbinlog.000002\tmysql\t",
+                         testing::kMysqlBinlogUuid, ":1-4\n"));
   fs::remove(dir_ + "/" + std::string(kStoreIndexName));
   { BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_)); }
   expect_index();
   WriteFile(dir_ + "/" + std::string(kStoreIndexName), "garbage without a tab\n");
+  { BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_)); }
+  expect_index();
+  // The older two-field form (no flavour) is rebuilt from the files too.
+  WriteFile(dir_ + "/" + std::string(kStoreIndexName),
+            absl::StrCat("binlog.000001\t\nbinlog.000002\t", testing::kMysqlBinlogUuid, ":1-4\n"));
   { BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_)); }
   expect_index();
 }
@@ -204,18 +219,18 @@ TEST_F(BinlogStoreTest, GtidPositionMapsToFileThroughTheIndex) {
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
   // binlog.000002 opens with uuid:1-4 (PREVIOUS_GTIDS), binlog.000001 with "".
-  EXPECT_EQ(store->FileForGtid(absl::StrCat(testing::kMysqlBinlogUuid, ":1-4")).value_or("?"), "binlog.000002");
-  EXPECT_EQ(store->FileForGtid(absl::StrCat(testing::kMysqlBinlogUuid, ":1-6")).value_or("?"), "binlog.000002");
-  EXPECT_EQ(store->FileForGtid(absl::StrCat(testing::kMysqlBinlogUuid, ":1-3")).value_or("?"), "binlog.000001");
-  EXPECT_EQ(store->FileForGtid(absl::StrCat(testing::kMysqlBinlogUuid, ":2-4")).value_or("?"), "binlog.000001");
+  EXPECT_EQ(store->FileForGtid(Mysql(absl::StrCat(testing::kMysqlBinlogUuid, ":1-4"))).value_or("?"), "binlog.000002");
+  EXPECT_EQ(store->FileForGtid(Mysql(absl::StrCat(testing::kMysqlBinlogUuid, ":1-6"))).value_or("?"), "binlog.000002");
+  EXPECT_EQ(store->FileForGtid(Mysql(absl::StrCat(testing::kMysqlBinlogUuid, ":1-3"))).value_or("?"), "binlog.000001");
+  EXPECT_EQ(store->FileForGtid(Mysql(absl::StrCat(testing::kMysqlBinlogUuid, ":2-4"))).value_or("?"), "binlog.000001");
 }
 
 // Guards: MariaDB GTID_LIST states with several servers per domain, domains
 // the position lacks, and purged history.
 TEST(FileForGtidPositionTest, MariaDbTable) {
-  std::vector<StoreFileEntry> files = {{"b.000001", "", 0},
-                                       {"b.000002", "0-1-10", 0},
-                                       {"b.000003", "0-1-20,0-2-25,1-1-3", 0}};
+  std::vector<StoreFileEntry> files = {{"b.000001", SourceGtids(), 0},
+                                       {"b.000002", Maria("0-1-10"), 0},
+                                       {"b.000003", Maria("0-1-20,0-2-25,1-1-3"), 0}};
   struct Case {
     const char* gtid;
     const char* file;
@@ -223,11 +238,13 @@ TEST(FileForGtidPositionTest, MariaDbTable) {
                {"0-2-24", "b.000002"},      {"0-2-25", "b.000002"},  // domain 1 missing
                {"0-2-25,1-1-3", "b.000003"}, {"0-1-30,1-1-2", "b.000002"}};
   for (const Case& c : cases) {
-    EXPECT_EQ(FileForGtidPosition(files, c.gtid).value_or("?"), c.file) << c.gtid;
+    EXPECT_EQ(FileForGtidPosition(files, Maria(c.gtid)).value_or("?"), c.file) << c.gtid;
   }
   files.erase(files.begin(), files.begin() + 2);  // purged
-  EXPECT_TRUE(absl::IsNotFound(FileForGtidPosition(files, "0-1-5").status()));
-  EXPECT_TRUE(absl::IsInvalidArgument(FileForGtidPosition(files, "junk").status()));
+  EXPECT_TRUE(absl::IsNotFound(FileForGtidPosition(files, Maria("0-1-5")).status()));
+  // A position of the other flavour names no file: the stream is not its own.
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      FileForGtidPosition(files, Mysql("396e294c-1ca4-11f1-9ae7-00155da79c6b:1-4")).status()));
 }
 
 // Guards: a foreign file in the store directory being taken for a binlog.
@@ -439,7 +456,7 @@ TEST_F(BinlogStoreTest, GroupCommitPublishesABurstThatEndsWithoutACue) {
     store->WaitForCommitted(end.sequence, absl::Milliseconds(100), &end);
   }
   EXPECT_EQ(end.position, (BinlogPosition{"mariadb-bin.000001", 1074}));
-  EXPECT_EQ(end.gtid_state, "0-1-2");
+  EXPECT_EQ(end.gtid_state().PositionText(), "0-1-2");
 }
 
 // Guards: sync=off leaving each transaction unpublished until the flusher's
@@ -454,7 +471,7 @@ TEST_F(BinlogStoreTest, OffPolicyPublishesEachTransactionWithoutWaiting) {
   std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
   BR_ASSERT_OK(testing::FeedBinlogFile(maria, "mariadb-bin.000001", 4, *store));
   EXPECT_EQ(store->committed().position, (BinlogPosition{"mariadb-bin.000001", 1074}));
-  EXPECT_EQ(store->committed().gtid_state, "0-1-2");
+  EXPECT_EQ(store->committed().gtid_state().PositionText(), "0-1-2");
   EXPECT_EQ(Stored("mariadb-bin.000001"), maria);  // written, since published
 }
 
@@ -476,7 +493,7 @@ TEST_F(BinlogStoreTest, IntervalPolicyPublishesAndWakesWaiters) {
   }
   writer.join();
   EXPECT_TRUE(reached);
-  EXPECT_EQ(c.gtid_state, "0-1-2");
+  EXPECT_EQ(c.gtid_state().PositionText(), "0-1-2");
   EXPECT_EQ(Stored("mariadb-bin.000001"), maria);  // written, since published
 }
 

@@ -66,6 +66,12 @@ TEST_F(GtidStartTest, MariaDbPositionStartsAtTheFirstTransactionItLacks) {
   EXPECT_EQ(start("0-9-1"), at_2) << "MariaDB compares seq_no within the domain, any server";
   EXPECT_EQ(start("0-1-2"), store->committed().position.ToString());
   EXPECT_TRUE(absl::IsInvalidArgument(FirstTransactionNotIn(*store, "junk").status()));
+  // The stored stream's flavour decides how the text is read: a MySQL set
+  // against a MariaDB store is refused by name, not taken for no position.
+  auto mysql = FirstTransactionNotIn(*store, "396e294c-1ca4-11f1-9ae7-00155da79c6b:1-4");
+  EXPECT_TRUE(absl::IsInvalidArgument(mysql.status()));
+  EXPECT_NE(mysql.status().message().find("not a mariadb GTID position"), std::string::npos)
+      << mysql.status();
 }
 
 // Guards: MySQL sets checked by interval (a gap in the set must be read),

@@ -160,24 +160,6 @@ TEST_F(StoreScanTest, GtidListWithSeveralServersPerDomainKeepsTheLastEntry) {
   EXPECT_EQ(MariaGtidPosAt(path, gtid_at, file.size()).value_or("?"), "0-2-10");
   EXPECT_EQ(MariaGtidPosAt(path, query_at, file.size()).value_or("?"), "0-3704-2815");
   EXPECT_EQ(MariaGtidPosAt(path, file.size(), file.size()).value_or("?"), "0-3704-2815");
-  EXPECT_EQ(MariaPositionFromGtidList("0-1-20,0-2-10").value_or("?"), "0-2-10");
-}
-
-// Guards: index texts misparsed (several domains, MySQL sets, garbage).
-TEST(MariaPositionFromGtidListTest, Table) {
-  struct Case {
-    const char* list;
-    const char* want;
-  } cases[] = {{"", ""},
-               {"0-1-100", "0-1-100"},
-               {"0-1-20,0-2-25,1-1-3", "0-2-25,1-1-3"},
-               {"1-1-3,0-2-25,0-1-20", "0-1-20,1-1-3"},
-               {"396e294c-1ca4-11f1-9ae7-00155da79c6b:1-4", ""}};
-  for (const Case& c : cases) {
-    EXPECT_EQ(MariaPositionFromGtidList(c.list).value_or("?"), c.want) << c.list;
-  }
-  EXPECT_TRUE(absl::IsDataLoss(MariaPositionFromGtidList("0-1").status()));
-  EXPECT_TRUE(absl::IsDataLoss(MariaPositionFromGtidList("a-b-c").status()));
 }
 
 // Guards: a MySQL binlog (no GTID_LIST) given a MariaDB state: '' as MariaDB.
