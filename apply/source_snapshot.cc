@@ -1,10 +1,12 @@
 #include "apply/source_snapshot.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "apply/retry_policy.h"
 #include "apply/target_session.h"
 #include "protocol/status_macros.h"
 #include "replication/binlog_status.h"
@@ -50,41 +52,48 @@ absl::StatusOr<Snapshot> MySqlSnapshotAt(const protocol::ConnectOptions& server,
                       protocol::ClientConnection::Connect(server));
   replication::ConnectionSqlSource lock(lock_conn.get());
   BR_RETURN_IF_ERROR(lock.Query("SET SESSION lock_wait_timeout = 1").status());
+  // 1205: lock_wait_timeout (1 s) passed; a long transaction on the table
+  // holds its metadata lock. Waited out for as long as it lasts.
+  RetryPolicy policy;
+  policy.retryable = [](const absl::Status& s) { return ServerErrorCode(s) == 1205; };
+  policy.wait = [](int, const absl::Status&) { return absl::Seconds(1); };
   absl::Time logged = absl::InfinitePast();
-  for (int attempt = 1;; ++attempt) {
-    const absl::Time asked = absl::Now();
-    auto locked = lock.Query(absl::StrCat("LOCK TABLES ", table, " READ"));
-    if (!locked.ok()) {
-      if (ServerErrorCode(locked.status()) != 1205) {
-        return Annotate(locked.status(), absl::StrCat("locking ", table, " on ", lock.Peer(),
-                                                      " for the checksum's snapshot"));
-      }
-      if (absl::Now() - logged > absl::Minutes(1)) {
-        logged = absl::Now();
-        spdlog::warn("move {}: LOCK TABLES {} READ on {} waited 1 s and gave up (attempt {}): a "
-                     "long transaction writes it or holds its metadata lock; trying again",
-                     move, table, lock.Peer(), attempt);
-      }
-      if (!sleep(absl::Seconds(1))) return absl::CancelledError("stopping");
-      continue;
-    }
-    const absl::Time held = absl::Now();
-    absl::StatusOr<Snapshot> s = OpenSnapshot(server);
-    absl::StatusOr<replication::BinlogPosition> at =
-        s.ok() ? replication::ReadBinlogStatus(*s->sql)
-               : absl::StatusOr<replication::BinlogPosition>(s.status());
-    absl::Status unlocked = lock.Query("UNLOCK TABLES").status();
-    const absl::Duration locked_for = absl::Now() - held;
-    BR_RETURN_IF_ERROR(at.status());
-    // Closing the lock's connection releases the lock if UNLOCK failed.
-    if (!unlocked.ok()) spdlog::warn("move {}: UNLOCK TABLES on {}: {}", move, lock.Peer(),
-                                     SV(unlocked.message()));
-    s->position = *at;
-    spdlog::info("move {}: snapshot of {} at {}: the table was locked for {} (waited {} for the "
-                 "lock)", move, table, at->ToString(), absl::FormatDuration(locked_for),
-                 absl::FormatDuration(held - asked));
-    return std::move(*s);
+  absl::Time asked;
+  RetryResult locked = RunWithRetries(
+      policy, sleep,
+      [&] {
+        asked = absl::Now();
+        return lock.Query(absl::StrCat("LOCK TABLES ", table, " READ")).status();
+      },
+      [&](int attempt, const absl::Status&) {
+        if (absl::Now() - logged > absl::Minutes(1)) {
+          logged = absl::Now();
+          spdlog::warn("move {}: LOCK TABLES {} READ on {} waited 1 s and gave up (attempt {}): "
+                       "a long transaction writes it or holds its metadata lock; trying again",
+                       move, table, lock.Peer(), attempt);
+        }
+      });
+  if (!locked.status.ok()) {
+    if (absl::IsCancelled(locked.status)) return locked.status;
+    return Annotate(locked.status, absl::StrCat("locking ", table, " on ", lock.Peer(),
+                                                " for the checksum's snapshot"));
   }
+  const absl::Time held = absl::Now();
+  absl::StatusOr<Snapshot> s = OpenSnapshot(server);
+  absl::StatusOr<replication::BinlogPosition> at =
+      s.ok() ? replication::ReadBinlogStatus(*s->sql)
+             : absl::StatusOr<replication::BinlogPosition>(s.status());
+  absl::Status unlocked = lock.Query("UNLOCK TABLES").status();
+  const absl::Duration locked_for = absl::Now() - held;
+  BR_RETURN_IF_ERROR(at.status());
+  // Closing the lock's connection releases the lock if UNLOCK failed.
+  if (!unlocked.ok()) spdlog::warn("move {}: UNLOCK TABLES on {}: {}", move, lock.Peer(),
+                                   SV(unlocked.message()));
+  s->position = *at;
+  spdlog::info("move {}: snapshot of {} at {}: the table was locked for {} (waited {} for the "
+               "lock)", move, table, at->ToString(), absl::FormatDuration(locked_for),
+               absl::FormatDuration(held - asked));
+  return std::move(*s);
 }
 
 }  // namespace
@@ -119,33 +128,42 @@ absl::StatusOr<Snapshot> SourceSnapshotAtPipeline(
   // rpl_semi_sync_master_wait_point = AFTER_SYNC until a replica
   // acknowledges it (or the wait times out). Its commit is moments away:
   // take a later snapshot.
-  const absl::Time give_up = absl::Now() + absl::Seconds(30);
-  for (int attempt = 1;; ++attempt) {
-    BR_ASSIGN_OR_RETURN(Snapshot s, SourceSnapshot(source, is_mariadb, table, move, sleep));
-    absl::Status advanced = advance(s.position);
-    if (!absl::IsOutOfRange(advanced)) {
-      if (!advanced.ok()) return advanced;
-      if (attempt > 1) {
-        spdlog::info("move {}: the source's snapshot reached the pipeline's position after {} "
-                     "attempt(s)", move, attempt);
-      }
-      return s;
-    }
-    if (attempt == 1) {
-      spdlog::info("move {}: the source's snapshot is at {}, before what the pipeline applied "
-                   "({}); a transaction in its binlog is not committed yet (semi-sync waiting "
-                   "for an acknowledgement?): taking a later snapshot",
-                   move, s.position.ToString(), SV(advanced.message()));
-    }
-    (void)s.sql->Query("COMMIT");
-    if (absl::Now() > give_up) {
-      return absl::UnavailableError(absl::StrCat(
-          "the source's snapshots stayed before the transactions the pipeline applied for "
-          "30 s (", advanced.message(), "): a transaction in the source's binlog has not "
-          "become visible; is a semi-sync wait on the source stuck?"));
-    }
-    if (!sleep(absl::Milliseconds(100))) return absl::CancelledError("stopping");
+  // OutOfRange from `advance`: the snapshot stands before what the pipeline
+  // applied. Any other failure (taking the snapshot included) is final.
+  RetryPolicy policy;
+  policy.retryable = [](const absl::Status& s) { return absl::IsOutOfRange(s); };
+  policy.wait = [](int, const absl::Status&) { return absl::Milliseconds(100); };
+  policy.give_up_after = absl::Seconds(30);
+  std::optional<Snapshot> taken;
+  RetryResult r = RunWithRetries(
+      policy, sleep,
+      [&]() -> absl::Status {
+        if (taken) (void)taken->sql->Query("COMMIT");  // the earlier, too early one
+        taken.reset();
+        BR_ASSIGN_OR_RETURN(Snapshot s, SourceSnapshot(source, is_mariadb, table, move, sleep));
+        taken = std::move(s);
+        return advance(taken->position);
+      },
+      [&](int attempt, const absl::Status& s) {
+        if (attempt == 1) {
+          spdlog::info("move {}: the source's snapshot is at {}, before what the pipeline "
+                       "applied ({}); a transaction in its binlog is not committed yet "
+                       "(semi-sync waiting for an acknowledgement?): taking a later snapshot",
+                       move, taken->position.ToString(), SV(s.message()));
+        }
+      });
+  if (r.exhausted) {
+    return absl::UnavailableError(absl::StrCat(
+        "the source's snapshots stayed before the transactions the pipeline applied for "
+        "30 s (", r.status.message(), "): a transaction in the source's binlog has not "
+        "become visible; is a semi-sync wait on the source stuck?"));
   }
+  if (!r.status.ok()) return r.status;
+  if (r.attempts > 1) {
+    spdlog::info("move {}: the source's snapshot reached the pipeline's position after {} "
+                 "attempt(s)", move, r.attempts);
+  }
+  return std::move(*taken);
 }
 
 }  // namespace binrelay::apply

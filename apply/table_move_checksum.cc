@@ -14,6 +14,7 @@
 #include "apply/moved_table.h"
 #include "apply/range_checksum.h"
 #include "apply/range_copier.h"
+#include "apply/retry_policy.h"
 #include "apply/secondary_indexes.h"
 #include "apply/source_snapshot.h"
 #include "apply/sql_literal.h"
@@ -200,17 +201,22 @@ absl::Status TableMove::Repair(Table& t, const KeyRange& range) {
 
 absl::Status TableMove::Retry(std::string_view what, const std::function<absl::Status()>& step) {
   // A lost connection, a pause that timed out (the store behind the
-  // source for a while): tried again, not the end of the move.
-  for (int attempt = 1;; ++attempt) {
-    absl::Status s = step();
-    if (s.ok() || stopping_ || attempt == 5 || absl::IsDataLoss(s) ||
-        absl::IsFailedPrecondition(s) || absl::IsInvalidArgument(s)) {
-      return s;
-    }
-    spdlog::warn("move {}: {} failed (attempt {} of 5), retrying: {}", name(), what, attempt,
-                 SV(s.message()));
-    if (!Sleep(absl::Seconds(2 * attempt))) return absl::CancelledError("stopping");
-  }
+  // source for a while): tried again, not the end of the move. A changed
+  // row, a refused precondition or argument are final.
+  RetryPolicy policy;
+  policy.retryable = [this](const absl::Status& s) {
+    return !stopping_ && !absl::IsDataLoss(s) && !absl::IsFailedPrecondition(s) &&
+           !absl::IsInvalidArgument(s);
+  };
+  policy.wait = [](int attempt, const absl::Status&) { return absl::Seconds(2 * attempt); };
+  policy.max_attempts = 5;
+  return RunWithRetries(
+             policy, [this](absl::Duration d) { return Sleep(d); }, [&] { return step(); },
+             [&](int attempt, const absl::Status& s) {
+               spdlog::warn("move {}: {} failed (attempt {} of 5), retrying: {}", name(), what,
+                            attempt, SV(s.message()));
+             })
+      .status;
 }
 
 absl::Status TableMove::Checksum() {

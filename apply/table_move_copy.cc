@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
-#include <thread>
 #include <deque>
 #include <iterator>
 #include <utility>
@@ -17,6 +16,7 @@
 #include "apply/moved_table.h"
 #include "apply/range_checksum.h"
 #include "apply/range_copier.h"
+#include "apply/retry_policy.h"
 #include "apply/secondary_indexes.h"
 #include "apply/source_snapshot.h"
 #include "apply/sql_literal.h"
@@ -26,6 +26,7 @@
 #include "apply/table_shape.h"
 #include "apply/target_session.h"
 #include "protocol/status_macros.h"
+#include "protocol/worker_pool.h"
 #include "replication/binlog_status.h"
 #include "replication/connection_sql_source.h"
 #include "spdlog/spdlog.h"
@@ -59,6 +60,10 @@ absl::Status TableMove::CopyTable(Table& t) {
   const double target_seconds =
       std::max(0.05, std::chrono::duration<double>(options_.chunk_time).count());
 
+  RetryPolicy copy_policy = TargetWritePolicy();
+  copy_policy.retryable = [this](const absl::Status& s) {
+    return !stopping_ && !absl::IsDataLoss(s) && Classify(s) != ErrorClass::kHard;
+  };
   auto work = [&] {
     replication::ConnectionSqlSource src(source_);
     TargetSession target(options_.apply.target, options_.apply.lock_wait_timeout_seconds);
@@ -72,22 +77,24 @@ absl::Status TableMove::CopyTable(Table& t) {
         queue.pop_front();
       }
       const absl::Time start = absl::Now();
-      absl::StatusOr<CopyResult> n;
-      for (int attempt = 0;; ++attempt) {
-        // INSERT IGNORE of the same range again is harmless.
-        n = t.copier->Copy(src, target, job.range, *t.chunker, options_.copy_batch_bytes);
-        // Retried like the pipeline's writes, for as long as the target's
-        // locks or a lost connection last (target_session.h). DataLoss (the
-        // target changed a row) is not: a retry would find the changed row
-        // there and see only a duplicate.
-        const ErrorClass c = Classify(n.status());
-        if (n.ok() || stopping_ || absl::IsDataLoss(n.status()) || c == ErrorClass::kHard) break;
-        if (attempt == 0 || attempt % 30 == 0) {
-          spdlog::warn("move {}: copying a chunk of {} ({}) failed (attempt {}), retrying: {}",
-                       name(), t.Name(), job.range.where, attempt + 1, SV(n.status().message()));
-        }
-        if (!Sleep(RetryWait(c, attempt))) break;
-      }
+      absl::StatusOr<CopyResult> n = absl::UnknownError("not copied");
+      // INSERT IGNORE of the same range again is harmless. Retried like the
+      // pipeline's writes, for as long as the target's locks or a lost
+      // connection last (target_session.h). DataLoss (the target changed a
+      // row) is not: a retry would find the changed row there and see only
+      // a duplicate. On stopping, `n` keeps the last failure.
+      RunWithRetries(
+          copy_policy, [this](absl::Duration d) { return Sleep(d); },
+          [&] {
+            n = t.copier->Copy(src, target, job.range, *t.chunker, options_.copy_batch_bytes);
+            return n.status();
+          },
+          [&](int attempt, const absl::Status& s) {
+            if (attempt == 1 || (attempt - 1) % 30 == 0) {
+              spdlog::warn("move {}: copying a chunk of {} ({}) failed (attempt {}), retrying: {}",
+                           name(), t.Name(), job.range.where, attempt, SV(s.message()));
+            }
+          });
       std::lock_guard<std::mutex> l(qmu);
       --busy;
       if (!n.ok()) {
@@ -123,8 +130,11 @@ absl::Status TableMove::CopyTable(Table& t) {
       qcv.notify_all();
     }
   };
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < workers; ++i) threads.emplace_back(work);
+  // One thread per copier for this table's copy; the job loops run until
+  // the queue closes, so the pool has exactly as many threads.
+  WorkerPool pool(workers, workers);
+  JobGroup copiers(&pool);
+  for (size_t i = 0; i < workers; ++i) copiers.Run(work);
 
   // Upper bounds handed out, by ordered key: the checkpoint stores the
   // bound the low watermark reached as the chunker resumes from it.
@@ -196,7 +206,7 @@ absl::Status TableMove::CopyTable(Table& t) {
     if (!s.ok() && error.ok()) error = s;
     qcv.notify_all();
   }
-  for (auto& th : threads) th.join();
+  copiers.Wait();
   t.chunk_rows = chunk_rows.load();
   if (!error.ok()) return error;
   if (stopping_) return absl::CancelledError("stopping");

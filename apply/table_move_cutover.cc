@@ -14,6 +14,7 @@
 #include "apply/moved_table.h"
 #include "apply/range_checksum.h"
 #include "apply/range_copier.h"
+#include "apply/retry_policy.h"
 #include "apply/secondary_indexes.h"
 #include "apply/source_snapshot.h"
 #include "apply/sql_literal.h"
@@ -30,21 +31,25 @@
 namespace binrelay::apply {
 
 absl::Status TableMove::Cutover() {
-  for (size_t attempt = 1;; ++attempt) {
-    absl::Status s = TryCutover();
-    if (s.ok() || !absl::IsUnavailable(s)) return s;
-    if (attempt >= options_.cutover_attempts) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "move ", name(), ": cutover failed ", attempt, " times (cutover_attempts), the last: ",
-          s.message(), "; the source's tables are unlocked and the move keeps its checkpoint: "
-          "run it again when the source is quieter, or raise cutover_timeout or "
-          "cutover_lock_wait"));
-    }
-    spdlog::warn("move {}: cutover attempt {} of {} not possible now, the source's tables are "
-                 "unlocked; retrying in 5 s: {}",
-                 name(), attempt, options_.cutover_attempts, SV(s.message()));
-    if (!Sleep(absl::Seconds(5))) return absl::CancelledError("stopping");
-  }
+  // Unavailable: not possible now (the source busy, the pipeline behind);
+  // anything else ends the move.
+  RetryPolicy policy;
+  policy.retryable = [](const absl::Status& s) { return absl::IsUnavailable(s); };
+  policy.wait = [](int, const absl::Status&) { return absl::Seconds(5); };
+  policy.max_attempts = static_cast<int>(std::max<size_t>(1, options_.cutover_attempts));
+  RetryResult r = RunWithRetries(
+      policy, [this](absl::Duration d) { return Sleep(d); }, [this] { return TryCutover(); },
+      [&](int attempt, const absl::Status& s) {
+        spdlog::warn("move {}: cutover attempt {} of {} not possible now, the source's tables "
+                     "are unlocked; retrying in 5 s: {}",
+                     name(), attempt, options_.cutover_attempts, SV(s.message()));
+      });
+  if (!r.exhausted) return r.status;
+  return absl::DeadlineExceededError(absl::StrCat(
+      "move ", name(), ": cutover failed ", r.attempts, " times (cutover_attempts), the last: ",
+      r.status.message(), "; the source's tables are unlocked and the move keeps its "
+      "checkpoint: run it again when the source is quieter, or raise cutover_timeout or "
+      "cutover_lock_wait"));
 }
 
 absl::Status TableMove::CarryAutoIncrement(replication::SqlSource& locked_source) {

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <mutex>
-#include <thread>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "apply/pipeline_checkpoint.h"
+#include "apply/retry_policy.h"
 #include "protocol/status_macros.h"
 #include "replication/store_index.h"
 #include "spdlog/spdlog.h"
@@ -18,10 +18,12 @@ TargetFlusher::TargetFlusher(const PipelineOptions& options, Host* host)
       host_(host),
       cur_concurrency_(options.concurrency),
       cur_batch_rows_(options.batch_rows) {
-  for (size_t i = 0; i < std::max<size_t>(1, options_.concurrency); ++i) {
+  const size_t sessions = std::max<size_t>(1, options_.concurrency);
+  for (size_t i = 0; i < sessions; ++i) {
     sessions_.push_back(
         std::make_unique<TargetSession>(options_.target, options_.lock_wait_timeout_seconds));
   }
+  if (sessions > 1) pool_ = std::make_unique<WorkerPool>(sessions - 1, sessions);
 }
 
 void TargetFlusher::SetUpsertProtocol(bool bulk, std::string how) {
@@ -71,38 +73,38 @@ void TargetFlusher::NoteWarnings(TargetSession& session, std::string_view what,
 
 absl::Status TargetFlusher::RunWithRetry(TargetSession& session, std::string_view what,
                                          size_t rows, absl::FunctionRef<absl::Status()> run) {
-  for (int attempt = 0;; ++attempt) {
-    absl::Status s = run();
-    ErrorClass c = Classify(s);
-    if (c == ErrorClass::kNone) {
-      rows_written_.fetch_add(rows, std::memory_order_relaxed);
-      if (attempt > 0) host_->OnRecovered();
-      return absl::OkStatus();
-    }
-    if (host_->stopping()) return absl::CancelledError("stopping");
-    if (c == ErrorClass::kHard) {
-      // 1665: a STATEMENT-format binlog the applier may not switch to ROW.
-      const char* hint = ServerErrorCode(s) != 1665 ? ""
+  static const RetryPolicy kPolicy = TargetWritePolicy();
+  RetryResult r = RunWithRetries(
+      kPolicy, [this](absl::Duration d) { return host_->Sleep(d); }, run,
+      [&](int attempt, const absl::Status& s) {
+        const ErrorClass c = Classify(s);
+        const int code = ServerErrorCode(s) != 0 ? ServerErrorCode(s) : 2013;
+        host_->OnRetry(code, c == ErrorClass::kConnection,
+                       c == ErrorClass::kConnection
+                           ? absl::StrCat("target ", session.peer(), ": ", s.message())
+                           : std::string());
+        if (c == ErrorClass::kContention) {
+          contention_ = true;
+        } else if (attempt == 1) {
+          spdlog::warn("apply pipeline {}: target {} unavailable ({}); retrying", options_.name,
+                       session.peer(), SV(s.message()));
+        }
+      });
+  if (r.status.ok()) {
+    rows_written_.fetch_add(rows, std::memory_order_relaxed);
+    if (r.attempts > 1) host_->OnRecovered();
+    return absl::OkStatus();
+  }
+  if (host_->stopping() || absl::IsCancelled(r.status)) return absl::CancelledError("stopping");
+  // 1665: a STATEMENT-format binlog the applier may not switch to ROW.
+  const char* hint = ServerErrorCode(r.status) != 1665
+                         ? ""
                          : "; grant the applier BINLOG ADMIN (binrelay then logs its writes "
                            "as rows) or set binlog_format = MIXED or ROW on the target";
-      return Annotate(s, absl::StrCat("apply pipeline ", options_.name, ", target ",
-                                      session.peer(), ", statement ",
-                                      std::string(what.substr(0, 200)),
-                                      what.size() > 200 ? "..." : "", hint));
-    }
-    const int code = ServerErrorCode(s) != 0 ? ServerErrorCode(s) : 2013;
-    host_->OnRetry(code, c == ErrorClass::kConnection,
-                   c == ErrorClass::kConnection
-                       ? absl::StrCat("target ", session.peer(), ": ", s.message())
-                       : std::string());
-    if (c == ErrorClass::kContention) {
-      contention_ = true;
-    } else if (attempt == 0) {
-      spdlog::warn("apply pipeline {}: target {} unavailable ({}); retrying", options_.name,
-                   session.peer(), SV(s.message()));
-    }
-    if (!host_->Sleep(RetryWait(c, attempt))) return absl::CancelledError("stopping");
-  }
+  return Annotate(r.status, absl::StrCat("apply pipeline ", options_.name, ", target ",
+                                         session.peer(), ", statement ",
+                                         std::string(what.substr(0, 200)),
+                                         what.size() > 200 ? "..." : "", hint));
 }
 
 absl::Status TargetFlusher::Replace(TargetSession& session, const ApplyTable& t,
@@ -191,13 +193,11 @@ absl::Status TargetFlusher::RunJobs(std::vector<Job>& jobs) {
       }
     }
   };
-  if (n == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> threads;
-    for (size_t w = 0; w < n; ++w) threads.emplace_back(work, w);
-    for (auto& t : threads) t.join();
-  }
+  {
+    JobGroup group(pool_.get());
+    for (size_t w = 1; w < n; ++w) group.Run([&work, w] { work(w); });
+    work(0);  // this thread is session 0's worker
+  }  // waits for the others
   return first;
 }
 

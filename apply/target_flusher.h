@@ -35,6 +35,7 @@
 #include "apply/drain.h"
 #include "apply/pipeline_options.h"
 #include "apply/target_session.h"
+#include "protocol/worker_pool.h"
 #include "replication/binlog_position.h"
 
 namespace binrelay::apply {
@@ -111,6 +112,9 @@ class TargetFlusher {
   const PipelineOptions& options_;
   Host* host_;
   std::vector<std::unique_ptr<TargetSession>> sessions_;
+  // Runs a drain's jobs beside the flushing thread (concurrency - 1
+  // threads, kept for the pipeline's life rather than started per drain).
+  std::unique_ptr<WorkerPool> pool_;
   DeferredRows deferred_;  // held back for a move's copier
   replication::BinlogPosition drained_to_;
   replication::BinlogPosition written_;  // the checkpoint last written

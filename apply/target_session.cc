@@ -48,6 +48,13 @@ absl::Duration RetryWait(ErrorClass c, int attempt) {
   return absl::Milliseconds(std::min(5000, 100 << std::min(attempt, 6)));
 }
 
+RetryPolicy TargetWritePolicy() {
+  RetryPolicy p;
+  p.retryable = [](const absl::Status& s) { return Classify(s) != ErrorClass::kHard; };
+  p.wait = [](int attempt, const absl::Status& s) { return RetryWait(Classify(s), attempt - 1); };
+  return p;
+}
+
 std::string TargetSession::peer() const { return absl::StrCat(options_.host, ":", options_.port); }
 
 absl::Status TargetSession::EnsureOpen() {

@@ -29,6 +29,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "apply/retry_policy.h"
 #include "protocol/bulk_execute.h"
 #include "protocol/client_connection.h"
 
@@ -44,6 +45,9 @@ ErrorClass Classify(const absl::Status& status);
 // contention 10 ms doubling to 1 s, a lost connection 100 ms doubling to
 // 5 s. A target's row locks and restarts are not errors of the data.
 absl::Duration RetryWait(ErrorClass c, int attempt);
+// That policy as a RetryPolicy: anything but kHard passes, for as long as
+// it lasts.
+RetryPolicy TargetWritePolicy();
 // The server error code in `status` (0 if none).
 int ServerErrorCode(const absl::Status& status);
 

@@ -35,7 +35,7 @@
 #include "proxy/relay_status.h"
 #include "proxy/source_forwarder.h"
 #include "proxy/source_view.h"
-#include "proxy/blocking_pool.h"
+#include "protocol/worker_pool.h"
 #include "replication/binlog_rotation.h"
 #include "replication/binlog_store.h"
 #include "replication/connection_sql_source.h"
@@ -368,7 +368,7 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   }
   // The io_context outlives the pool: a job finishing at shutdown posts to it.
   proxy::asio::io_context ioc;
-  proxy::BlockingPool pool(4, 1024);
+  WorkerPool pool(4, 1024);
   proxy::ListenerOptions listen;
   listen.address = config.listen.address;
   listen.port = config.listen.port;

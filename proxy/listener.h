@@ -1,7 +1,7 @@
 // Listener: accepts TCP connections on [listen] and runs one C++20 coroutine
 // per connection, each on its own strand, driving a ServerSession: it writes
 // the greeting, then reads bytes into the session, writes its replies, runs
-// its deferred work on the BlockingPool, and closes the socket when the
+// its deferred work on the WorkerPool, and closes the socket when the
 // session closes.
 //
 // Limits (every one a documented [listen] setting):
@@ -55,7 +55,7 @@
 #include "absl/status/statusor.h"
 #include "proxy/admin_handler.h"
 #include "proxy/asio.h"
-#include "proxy/blocking_pool.h"
+#include "protocol/worker_pool.h"
 #include "proxy/connection_registry.h"
 #include "proxy/query_forwarder.h"
 #include "proxy/server_session.h"
@@ -78,7 +78,7 @@ struct ListenerOptions {
   // the greeting's auth plugin then follows it too (GreetingPluginFor).
   std::function<std::string()> server_version;
   // Where deferred work runs; null: it is refused with an error.
-  BlockingPool* pool = nullptr;
+  WorkerPool* pool = nullptr;
   // Null: nothing is forwarded to the source.
   QueryForwarder* forwarder = nullptr;
   // Set: asked before each greeting; an error is sent instead of it as
