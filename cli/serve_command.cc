@@ -348,6 +348,8 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   admin_options.port = config.listen.port;
   admin_options.source = &source_view;
   admin_options.moves = &status;
+  admin_options.source_candidates = config.source_candidates;
+  admin_options.follow_read_only = config.follow_read_only;
   BR_ASSIGN_OR_RETURN(std::unique_ptr<proxy::RelayAdmin> admin,
                       proxy::RelayAdmin::Create(store.get(), &status, admin_options));
   proxy::DumpService dump_service(

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "protocol/auth.h"
 #include "protocol/status_macros.h"
@@ -153,6 +154,39 @@ absl::Status ParseSource(const Section& s, ServeConfig* c) {
     c->upstream.heartbeat_period = *d;
   }
   BR_ASSIGN_OR_RETURN(c->upstream.semi_sync, OnOff(s, "semi_sync", false));
+  BR_ASSIGN_OR_RETURN(c->follow_read_only, OnOff(s, "follow_read_only", false));
+  // candidates = host:port, host:port: the other servers of the topology.
+  c->source_candidates = {conn};
+  const std::string candidates = s.Optional("candidates", "");
+  for (absl::string_view item : absl::StrSplit(candidates, ',', absl::SkipWhitespace())) {
+    item = absl::StripAsciiWhitespace(item);
+    protocol::ConnectOptions other = conn;
+    absl::string_view host = item;
+    other.port = 3306;
+    // "[::1]:3306", "db2:3307", "db2".
+    const size_t colon = item.rfind(':');
+    const bool bracketed = absl::StartsWith(item, "[");
+    if (colon != absl::string_view::npos && (!bracketed || item[colon - 1] == ']') &&
+        (bracketed || item.find(':') == colon)) {
+      host = item.substr(0, colon);
+      uint32_t port = 0;
+      if (!absl::SimpleAtoi(item.substr(colon + 1), &port) || port == 0 || port > 65535) {
+        return s.Invalid("candidates", absl::StrCat("'", item, "' has no valid port"));
+      }
+      other.port = static_cast<uint16_t>(port);
+    }
+    if (bracketed) host = absl::StripPrefix(absl::StripSuffix(host, "]"), "[");
+    if (host.empty()) return s.Invalid("candidates", absl::StrCat("'", item, "' names no host"));
+    other.host = std::string(host);
+    for (const protocol::ConnectOptions& seen : c->source_candidates) {
+      if (seen.host == other.host && seen.port == other.port) {
+        return s.Invalid("candidates",
+                         absl::StrCat(other.host, ":", other.port, " is named twice (the "
+                                      "[source] host is a candidate already)"));
+      }
+    }
+    c->source_candidates.push_back(std::move(other));
+  }
   return absl::OkStatus();
 }
 

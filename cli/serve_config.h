@@ -26,6 +26,12 @@ struct ServeConfig {
   // store's first fetch (upstream.start is then kCurrent, the fallback).
   bool start_next = false;
   std::string source_ssl_mode;  // as written, for status output
+  // [source] candidates: the servers a failover may follow, [source] host
+  // first, each with [source]'s credentials and TLS settings; and
+  // follow_read_only. SHOW RELAY SOURCES checks them (replication/
+  // source_choice.h).
+  std::vector<protocol::ConnectOptions> source_candidates;
+  bool follow_read_only = false;
 
   struct Store {
     std::string dir;

@@ -57,6 +57,11 @@ class AdminHandler {
   virtual absl::StatusOr<ResultSet> RelayMoves() {
     return absl::UnimplementedError("this server runs no moves");
   }
+  // SHOW RELAY SOURCES: a row per server a failover may follow, with its
+  // role, GTIDs and the verdict. Blocks (probes servers): runs on a worker.
+  virtual absl::StatusOr<ResultSet> RelaySources() {
+    return absl::UnimplementedError("this server follows no source");
+  }
   virtual absl::Status PurgeBinaryLogsTo(std::string_view file) = 0;
   // CUTOVER MOVE name: NotFound for no such move, FailedPrecondition for a
   // move that will not cut over (cutover = none, done, failed).

@@ -301,6 +301,9 @@ absl::StatusOr<AdminStatement> Parser::Show() {
     s.kind = K::kShowRelayPipelines;
   } else if (AcceptWords({"relay", "moves"})) {
     s.kind = K::kShowRelayMoves;
+  } else if (AcceptWords({"relay", "sources"})) {
+    s.kind = K::kShowRelaySources;
+    s.may_block = true;  // connects to every candidate
   } else if (AcceptWords({"slave", "status"})) {
     s.kind = K::kShowSlaveStatus;
   } else if (AcceptWords({"replica", "status"})) {

@@ -83,6 +83,7 @@ struct AdminStatement {
     kShowReplicas,      // also SHOW SLAVE HOSTS
     kShowRelayStatus,
     kShowRelayPipelines,  // one row per apply pipeline (proxy/status_fields.h)
+    kShowRelaySources,    // one row per failover candidate (blocks: probes them)
     kShowRelayMoves,      // one row per move
     kShowSlaveStatus,   // also SHOW REPLICA STATUS, SHOW ALL SLAVES STATUS
     kShowProcesslist,

@@ -419,6 +419,8 @@ AdminReply AnswerStatement(const AdminStatement& s, const AdminContext& ctx) {
       return FromResultSet(ctx.handler->RelayStatus());
     case K::kShowRelayPipelines:
       return FromResultSet(ctx.handler->RelayPipelines());
+    case K::kShowRelaySources:
+      return FromResultSet(ctx.handler->RelaySources());
     case K::kShowRelayMoves:
       return FromResultSet(ctx.handler->RelayMoves());
     case K::kShowSlaveStatus:

@@ -17,6 +17,7 @@
 #include "replication/atomic_file.h"
 #include "replication/store_index.h"
 #include "proxy/status_fields.h"
+#include "proxy/relay_sources.h"
 #include "proxy/slave_status.h"
 #include "replication/store_scan.h"
 #include "spdlog/spdlog.h"
@@ -367,6 +368,12 @@ absl::StatusOr<ResultSet> RelayAdmin::RelayPipelines() {
   const std::vector<ApplyStatus> none;
   return FieldsResultSet(ApplyStatusFields(),
                          status_ != nullptr ? status_->Snapshot().pipelines : none);
+}
+
+absl::StatusOr<ResultSet> RelayAdmin::RelaySources() {
+  if (options_.source_candidates.empty()) return AdminHandler::RelaySources();
+  return RelaySourcesResultSet(store_->committed().gtid_state(), options_.source_candidates,
+                               options_.follow_read_only);
 }
 
 absl::StatusOr<ResultSet> RelayAdmin::RelayMoves() {

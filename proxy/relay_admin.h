@@ -29,12 +29,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "protocol/format_description.h"
+#include "protocol/client_connection.h"
 #include "proxy/admin_handler.h"
 #include "proxy/move_control.h"
 #include "proxy/relay_status.h"
@@ -60,6 +62,10 @@ struct RelayAdminOptions {
   const SourceView* source = nullptr;
   // The moves CUTOVER MOVE reaches (null: none run here).
   MoveControl* moves = nullptr;
+  // SHOW RELAY SOURCES: the servers a failover may follow, the current
+  // source first ([source] host and candidates).
+  std::vector<protocol::ConnectOptions> source_candidates;
+  bool follow_read_only = false;
 };
 
 class RelayAdmin : public AdminHandler {
@@ -79,6 +85,9 @@ class RelayAdmin : public AdminHandler {
   absl::StatusOr<ResultSet> Replicas() override;
   absl::StatusOr<ResultSet> RelayStatus() override;
   absl::StatusOr<ResultSet> RelayPipelines() override;
+  // Probes every candidate now (a connection and a SELECT each) and shows
+  // the failover's verdict on each (replication/source_choice.h).
+  absl::StatusOr<ResultSet> RelaySources() override;
   absl::StatusOr<ResultSet> RelayMoves() override;
   std::vector<std::pair<std::string, std::string>> AllSystemVariables() override;
   std::vector<std::pair<std::string, std::string>> StatusVariables() override;

@@ -99,6 +99,33 @@ TEST(ServeConfigTest, RetentionHardCapIsOptionalAndAtLeastTheSizeLimit) {
   EXPECT_FALSE(c.ok());
 }
 
+// Guards: a candidate parsed to the wrong host or port (the failover check
+// would probe another server), IPv6 brackets kept in the host, a candidate
+// named twice, or the [source] host missing from the list.
+TEST(ServeConfigTest, SourceCandidatesAreHostPortWithTheSourcesCredentials) {
+  auto c = Parse(kGood, {"--source.candidates=db2.example:3308, [::1]:3309,db3.example",
+                         "--source.follow_read_only=on"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->source_candidates.size(), 4u);
+  EXPECT_EQ(c->source_candidates[0].host, "db1.example");
+  EXPECT_EQ(c->source_candidates[0].port, 3307);
+  EXPECT_EQ(c->source_candidates[1].host, "db2.example");
+  EXPECT_EQ(c->source_candidates[1].port, 3308);
+  EXPECT_EQ(c->source_candidates[2].host, "::1");
+  EXPECT_EQ(c->source_candidates[2].port, 3309);
+  EXPECT_EQ(c->source_candidates[3].host, "db3.example");
+  EXPECT_EQ(c->source_candidates[3].port, 3306);
+  EXPECT_EQ(c->source_candidates[3].user, "repl");
+  EXPECT_EQ(c->source_candidates[3].tls, protocol::ConnectOptions::Tls::kRequired);
+  EXPECT_TRUE(c->follow_read_only);
+  for (const char* bad : {"--source.candidates=db2:0", "--source.candidates=db2:x",
+                          "--source.candidates=db1.example:3307", "--source.candidates=:3306"}) {
+    auto refused = Parse(kGood, {bad});
+    EXPECT_FALSE(refused.ok()) << bad;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), "candidates")) << refused.status();
+  }
+}
+
 TEST(ServeConfigTest, CommandLineOverridesFileKeys) {
   auto c = Parse(kGood, {"--store.dir=/tmp/relay", "--listen.port=13306"});
   ASSERT_TRUE(c.ok()) << c.status();

@@ -97,6 +97,8 @@ std::string Canon(const AdminStatement& s) {
       return "SHOW RELAY PIPELINES";
     case K::kShowRelayMoves:
       return "SHOW RELAY MOVES";
+    case K::kShowRelaySources:
+      return s.may_block ? "SHOW RELAY SOURCES (blocking)" : "SHOW RELAY SOURCES";
     case K::kPurgeBinaryLogsTo:
       return absl::StrCat("PURGE TO '", s.argument, "'");
     case K::kCutoverMove:
@@ -171,6 +173,8 @@ const Case kAccepted[] = {
     {"SHOW RELAY STATUS", "SHOW RELAY STATUS"},
     {"show relay pipelines", "SHOW RELAY PIPELINES"},
     {"SHOW RELAY MOVES", "SHOW RELAY MOVES"},
+    // Probes servers: must run on a worker, never on the io thread.
+    {"show relay sources", "SHOW RELAY SOURCES (blocking)"},
     {"PURGE BINARY LOGS TO 'mysql-bin.000003'", "PURGE TO 'mysql-bin.000003'"},
     {"purge master logs to \"mysql-bin.000004\"", "PURGE TO 'mysql-bin.000004'"},
     {"CUTOVER MOVE archive", "CUTOVER MOVE 'archive'"},

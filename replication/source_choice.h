@@ -1,0 +1,54 @@
+// ChooseSource: which candidate binrelay may follow after losing its source,
+// decided from each candidate's facts (candidate_probe.h) and the GTIDs the
+// store holds. A candidate is followed only if
+//   (a) it answered, has a binlog, and takes writes (read_only = 0), unless
+//       follow_read_only allows a read-only one;
+//   (b) its binlog holds every transaction binrelay stored (CompareGtids:
+//       per MariaDB domain, per MySQL uuid), so a GTID dump continues on it
+//       with no gap;
+//   (c) no other candidate takes writes too: two writable servers are a
+//       split brain, and following either could serve the replicas a
+//       history the other one contradicts;
+//   (d) binrelay did not leave it in an earlier switch (`left`): an old
+//       primary that flaps back is not followed again by itself.
+// Otherwise nothing is chosen and `refusal` says why, naming candidates and
+// GTIDs. Of several that qualify (only possible with follow_read_only and
+// none writable) the first in configured order is taken.
+//
+// Thread safety: pure function over plain values.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "replication/candidate_probe.h"
+#include "replication/source_gtids.h"
+
+namespace binrelay::replication {
+
+struct ChoiceOptions {
+  bool follow_read_only = false;
+  // Addresses (host:port) binrelay switched away from.
+  std::vector<std::string> left;
+};
+
+struct CandidateVerdict {
+  bool eligible = false;
+  // "follows: holds every stored transaction", "read-only", "lacks
+  // 0-2-145 that binrelay stored", "unreachable: ...".
+  std::string why;
+  GtidComparison gtids;  // unset when the candidate could not be asked
+};
+
+struct SourceChoice {
+  std::optional<size_t> chosen;  // index into the facts
+  std::vector<CandidateVerdict> verdicts;  // one per candidate, same order
+  std::string refusal;  // when nothing is chosen
+};
+
+SourceChoice ChooseSource(const SourceGtids& stored, const std::vector<CandidateFacts>& facts,
+                          const ChoiceOptions& options);
+
+}  // namespace binrelay::replication
