@@ -22,6 +22,7 @@ RetryResult RunWithRetries(const RetryPolicy& policy, const RetrySleep& sleep,
     const absl::Duration wait =
         policy.wait ? policy.wait(r.attempts, r.status) : absl::ZeroDuration();
     if (!sleep(wait)) {
+      r.stopped = true;
       r.status = absl::CancelledError("stopping");
       return r;
     }

@@ -36,6 +36,7 @@ struct RetryResult {
   absl::Status status;    // OK, the step's last error, or Cancelled (stopping)
   int attempts = 0;       // how many times the step ran
   bool exhausted = false; // the last error was retryable but the policy gave up
+  bool stopped = false;   // `sleep` said stop: status is Cancelled("stopping")
 };
 
 // Runs `step` until it succeeds, fails in a way the policy does not retry,

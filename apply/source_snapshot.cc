@@ -74,7 +74,7 @@ absl::StatusOr<Snapshot> MySqlSnapshotAt(const protocol::ConnectOptions& server,
         }
       });
   if (!locked.status.ok()) {
-    if (absl::IsCancelled(locked.status)) return locked.status;
+    if (locked.stopped) return locked.status;
     return Annotate(locked.status, absl::StrCat("locking ", table, " on ", lock.Peer(),
                                                 " for the checksum's snapshot"));
   }
@@ -129,9 +129,11 @@ absl::StatusOr<Snapshot> SourceSnapshotAtPipeline(
   // acknowledges it (or the wait times out). Its commit is moments away:
   // take a later snapshot.
   // OutOfRange from `advance`: the snapshot stands before what the pipeline
-  // applied. Any other failure (taking the snapshot included) is final.
+  // applied. Any other failure is final, taking the snapshot included (a
+  // truncated reply from the source is OutOfRange too: not this case).
+  bool too_early = false;
   RetryPolicy policy;
-  policy.retryable = [](const absl::Status& s) { return absl::IsOutOfRange(s); };
+  policy.retryable = [&too_early](const absl::Status&) { return too_early; };
   policy.wait = [](int, const absl::Status&) { return absl::Milliseconds(100); };
   policy.give_up_after = absl::Seconds(30);
   std::optional<Snapshot> taken;
@@ -140,9 +142,12 @@ absl::StatusOr<Snapshot> SourceSnapshotAtPipeline(
       [&]() -> absl::Status {
         if (taken) (void)taken->sql->Query("COMMIT");  // the earlier, too early one
         taken.reset();
+        too_early = false;
         BR_ASSIGN_OR_RETURN(Snapshot s, SourceSnapshot(source, is_mariadb, table, move, sleep));
         taken = std::move(s);
-        return advance(taken->position);
+        absl::Status advanced = advance(taken->position);
+        too_early = absl::IsOutOfRange(advanced);
+        return advanced;
       },
       [&](int attempt, const absl::Status& s) {
         if (attempt == 1) {

@@ -77,6 +77,7 @@ absl::Status TargetFlusher::RunWithRetry(TargetSession& session, std::string_vie
   RetryResult r = RunWithRetries(
       kPolicy, [this](absl::Duration d) { return host_->Sleep(d); }, run,
       [&](int attempt, const absl::Status& s) {
+        if (host_->stopping()) return;  // no retry will follow: nothing to count
         const ErrorClass c = Classify(s);
         const int code = ServerErrorCode(s) != 0 ? ServerErrorCode(s) : 2013;
         host_->OnRetry(code, c == ErrorClass::kConnection,
@@ -95,7 +96,7 @@ absl::Status TargetFlusher::RunWithRetry(TargetSession& session, std::string_vie
     if (r.attempts > 1) host_->OnRecovered();
     return absl::OkStatus();
   }
-  if (host_->stopping() || absl::IsCancelled(r.status)) return absl::CancelledError("stopping");
+  if (host_->stopping() || r.stopped) return absl::CancelledError("stopping");
   // 1665: a STATEMENT-format binlog the applier may not switch to ROW.
   const char* hint = ServerErrorCode(r.status) != 1665
                          ? ""

@@ -162,24 +162,45 @@ absl::Status ParseSource(const Section& s, ServeConfig* c) {
     item = absl::StripAsciiWhitespace(item);
     protocol::ConnectOptions other = conn;
     absl::string_view host = item;
-    other.port = 3306;
-    // "[::1]:3306", "db2:3307", "db2".
-    const size_t colon = item.rfind(':');
-    const bool bracketed = absl::StartsWith(item, "[");
-    if (colon != absl::string_view::npos && (!bracketed || item[colon - 1] == ']') &&
-        (bracketed || item.find(':') == colon)) {
-      host = item.substr(0, colon);
-      uint32_t port = 0;
-      if (!absl::SimpleAtoi(item.substr(colon + 1), &port) || port == 0 || port > 65535) {
+    absl::string_view port;
+    // host, host:port, [v6], [v6]:port. An IPv6 address takes brackets: in
+    // "::1:3307" the port cannot be told from the address.
+    if (absl::StartsWith(item, "[")) {
+      const size_t close = item.find(']');
+      if (close == absl::string_view::npos ||
+          (close + 1 < item.size() && item[close + 1] != ':')) {
+        return s.Invalid("candidates", absl::StrCat("'", item, "' is not [address]:port"));
+      }
+      host = item.substr(1, close - 1);
+      if (close + 1 < item.size()) port = item.substr(close + 2);
+      if (close + 1 < item.size() && port.empty()) {
         return s.Invalid("candidates", absl::StrCat("'", item, "' has no valid port"));
       }
-      other.port = static_cast<uint16_t>(port);
+    } else if (const size_t colon = item.find(':'); colon != absl::string_view::npos) {
+      if (item.find(':', colon + 1) != absl::string_view::npos) {
+        return s.Invalid("candidates", absl::StrCat("'", item, "': write an IPv6 address in "
+                                                    "brackets, [address]:port"));
+      }
+      host = item.substr(0, colon);
+      port = item.substr(colon + 1);
+      if (port.empty()) {
+        return s.Invalid("candidates", absl::StrCat("'", item, "' has no valid port"));
+      }
     }
-    if (bracketed) host = absl::StripPrefix(absl::StripSuffix(host, "]"), "[");
-    if (host.empty()) return s.Invalid("candidates", absl::StrCat("'", item, "' names no host"));
+    other.port = 3306;
+    if (!port.empty()) {
+      uint32_t number = 0;
+      if (!absl::SimpleAtoi(port, &number) || number == 0 || number > 65535) {
+        return s.Invalid("candidates", absl::StrCat("'", item, "' has no valid port"));
+      }
+      other.port = static_cast<uint16_t>(number);
+    }
+    if (host.empty() || absl::StrContains(host, "[") || absl::StrContains(host, "]")) {
+      return s.Invalid("candidates", absl::StrCat("'", item, "' names no host"));
+    }
     other.host = std::string(host);
     for (const protocol::ConnectOptions& seen : c->source_candidates) {
-      if (seen.host == other.host && seen.port == other.port) {
+      if (absl::EqualsIgnoreCase(seen.host, other.host) && seen.port == other.port) {
         return s.Invalid("candidates",
                          absl::StrCat(other.host, ":", other.port, " is named twice (the "
                                       "[source] host is a candidate already)"));

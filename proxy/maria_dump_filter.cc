@@ -197,6 +197,9 @@ absl::StatusOr<std::string> MariaDumpFilter::FindStartFile(const MariaDumpStart&
   std::vector<MariaGtid> want;
   for (const Entry& e : state_) want.push_back(e.gtid);
   for (auto it = start.files.rbegin(); it != start.files.rend(); ++it) {
+    // Its FDE stored, its GTID_LIST not yet: its state could be past the
+    // replica's position, so it cannot be the start.
+    if (!it->first_gtids.known()) continue;
     if (it->first_gtids.is_mysql()) {
       return Fatal(absl::StrCat("binrelay's stored ", it->name,
                                 " is from a MySQL source: it has no MariaDB GTIDs to start from"));

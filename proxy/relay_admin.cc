@@ -372,8 +372,9 @@ absl::StatusOr<ResultSet> RelayAdmin::RelayPipelines() {
 
 absl::StatusOr<ResultSet> RelayAdmin::RelaySources() {
   if (options_.source_candidates.empty()) return AdminHandler::RelaySources();
-  return RelaySourcesResultSet(store_->committed().gtid_state(), options_.source_candidates,
-                               options_.follow_read_only);
+  const replication::CommittedEnd end = store_->committed();
+  return RelaySourcesResultSet(end.gtid_state(), !end.position.file.empty(),
+                               options_.source_candidates, options_.follow_read_only);
 }
 
 absl::StatusOr<ResultSet> RelayAdmin::RelayMoves() {

@@ -5,24 +5,35 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "protocol/worker_pool.h"
 #include "replication/candidate_probe.h"
 #include "replication/source_choice.h"
 
 namespace binrelay::proxy {
 
-ResultSet RelaySourcesResultSet(const replication::SourceGtids& stored,
+ResultSet RelaySourcesResultSet(const replication::SourceGtids& stored, bool store_has_binlog,
                                 const std::vector<protocol::ConnectOptions>& candidates,
                                 bool follow_read_only) {
-  std::vector<replication::CandidateFacts> facts;
-  for (protocol::ConnectOptions options : candidates) {
-    // An operator waits for this answer: a dead candidate must not hold it
-    // for the default 10 s connect timeout.
-    options.connect_timeout = std::min(options.connect_timeout, std::chrono::milliseconds(2000));
-    options.io_timeout = std::min(options.io_timeout, std::chrono::milliseconds(5000));
-    facts.push_back(replication::ProbeCandidate(options));
+  std::vector<replication::CandidateFacts> facts(candidates.size());
+  {
+    // All at once: an operator waits for this answer, and dead candidates
+    // must not add up (nor hold one for the default 10 s connect timeout).
+    WorkerPool pool(candidates.size(), candidates.size());
+    JobGroup probes(&pool);
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      probes.Run([&, i] {
+        protocol::ConnectOptions options = candidates[i];
+        options.connect_timeout =
+            std::min(options.connect_timeout, std::chrono::milliseconds(2000));
+        options.io_timeout = std::min(options.io_timeout, std::chrono::milliseconds(5000));
+        facts[i] = replication::ProbeCandidate(options);
+      });
+    }
+    probes.Wait();
   }
   replication::ChoiceOptions choice_options;
   choice_options.follow_read_only = follow_read_only;
+  choice_options.store_has_transactions = store_has_binlog;
   const replication::SourceChoice choice = replication::ChooseSource(stored, facts, choice_options);
   const std::string decision =
       choice.chosen ? absl::StrCat("would follow ", facts[*choice.chosen].address)

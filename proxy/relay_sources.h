@@ -11,8 +11,9 @@
 // Verdict, Decision (the same on every row: which one would be followed,
 // or why none).
 //
-// Thread safety: blocks on the network (a connection per candidate, each
-// bounded by a 2 s connect and 5 s read timeout); run it on a worker.
+// Thread safety: blocks on the network (a connection per candidate, all at
+// once, each bounded by a 2 s connect and 5 s read timeout); run it on a
+// worker.
 #pragma once
 
 #include <vector>
@@ -23,7 +24,8 @@
 
 namespace binrelay::proxy {
 
-ResultSet RelaySourcesResultSet(const replication::SourceGtids& stored,
+// `store_has_binlog`: the store holds at least one file.
+ResultSet RelaySourcesResultSet(const replication::SourceGtids& stored, bool store_has_binlog,
                                 const std::vector<protocol::ConnectOptions>& candidates,
                                 bool follow_read_only);
 

@@ -10,6 +10,7 @@ namespace {
 absl::Status Probe(const protocol::ConnectOptions& options, CandidateFacts* f) {
   BR_ASSIGN_OR_RETURN(std::unique_ptr<protocol::ClientConnection> conn,
                       protocol::ClientConnection::Connect(options));
+  f->connected = true;
   f->is_mariadb = conn->server_info().is_mariadb;
   f->version = conn->server_info().version;
   ConnectionSqlSource sql(conn.get());
@@ -40,7 +41,8 @@ absl::Status Probe(const protocol::ConnectOptions& options, CandidateFacts* f) {
 
 CandidateFacts ProbeCandidate(const protocol::ConnectOptions& options) {
   CandidateFacts f;
-  f.address = absl::StrCat(options.host, ":", options.port);
+  const bool ipv6 = options.host.find(':') != std::string::npos;
+  f.address = absl::StrCat(ipv6 ? "[" : "", options.host, ipv6 ? "]" : "", ":", options.port);
   f.error = Probe(options, &f);
   return f;
 }

@@ -21,6 +21,9 @@ namespace binrelay::replication {
 struct CandidateFacts {
   std::string address;  // host:port, as configured
   absl::Status error;   // not OK: the candidate could not be asked (why)
+  // It accepted binrelay's login (then `error` is about the questions): it
+  // is up, and may be taking writes.
+  bool connected = false;
   bool is_mariadb = false;
   std::string version;
   uint32_t server_id = 0;

@@ -22,21 +22,34 @@ absl::StatusOr<BinlogPosition> FirstTransactionNotIn(const StoreReadSide& store,
         "the store holds no GTID state yet to place GTID position '", AV(gtid_position),
         "' in; it will once the source's first binlog file is stored"));
   }
-  auto parsed = SourceGtids::Parse(flavour, gtid_position);
+  // Read as the config check reads it (MariaGtidPosition / MysqlGtidSet:
+  // blanks and empty entries allowed).
+  std::optional<MariaGtidPosition> maria;
+  std::optional<MysqlGtidSet> mysql;
+  SourceGtids position;
+  absl::Status parsed = absl::OkStatus();
+  if (flavour == GtidFlavour::kMariaDb) {
+    if (auto m = MariaGtidPosition::Parse(gtid_position); m.ok()) {
+      MariaBinlogState state;
+      for (const auto& [domain, gtid] : m->domains()) state.Update(gtid);
+      position = SourceGtids(std::move(state));
+      maria = *std::move(m);
+    } else {
+      parsed = m.status();
+    }
+  } else if (auto m = MysqlGtidSet::Parse(gtid_position); m.ok()) {
+    position = SourceGtids(*m);
+    mysql = *std::move(m);
+  } else {
+    parsed = m.status();
+  }
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "'", AV(gtid_position), "' is not a ", AV(GtidFlavourName(flavour)), " GTID position (",
         flavour == GtidFlavour::kMariaDb ? "domain-server-seq,..." : "uuid:1-5,...",
-        ", as the stored stream holds): ", parsed.status().message()));
+        ", as the stored stream holds): ", parsed.message()));
   }
-  std::optional<MariaGtidPosition> maria;
-  std::optional<MysqlGtidSet> mysql;
-  if (parsed->is_mariadb()) {
-    BR_ASSIGN_OR_RETURN(maria, MariaGtidPosition::Parse(gtid_position));  // one GTID per domain
-  } else {
-    mysql = parsed->mysql();
-  }
-  BR_ASSIGN_OR_RETURN(std::string file, store.FileForGtid(*parsed));
+  BR_ASSIGN_OR_RETURN(std::string file, store.FileForGtid(position));
   BR_ASSIGN_OR_RETURN(std::unique_ptr<StoreReader> reader,
                       StoreReader::Open(&store, BinlogPosition{file, 4}));
   BR_RETURN_IF_ERROR(reader->PeekAt(4).status());  // the file's format

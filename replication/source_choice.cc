@@ -10,16 +10,29 @@ namespace binrelay::replication {
 SourceChoice ChooseSource(const SourceGtids& stored, const std::vector<CandidateFacts>& facts,
                           const ChoiceOptions& options) {
   SourceChoice c;
+  // Writable servers, each once (the same server may be listed under two
+  // names).
   std::vector<std::string> writable;
+  std::vector<std::string> writable_ids;
+  std::vector<std::string> unknown;  // up, but their role could not be read
   for (const CandidateFacts& f : facts) {
-    if (f.error.ok() && !f.read_only) writable.push_back(f.address);
+    if (!f.error.ok()) {
+      if (f.connected) unknown.push_back(absl::StrCat(f.address, " (", f.error.message(), ")"));
+      continue;
+    }
+    if (f.read_only) continue;
+    const std::string id = f.is_mariadb ? absl::StrCat(f.server_id) : f.server_uuid;
+    if (std::find(writable_ids.begin(), writable_ids.end(), id) != writable_ids.end()) continue;
+    writable_ids.push_back(id);
+    writable.push_back(f.address);
   }
   std::vector<size_t> eligible;
   for (size_t i = 0; i < facts.size(); ++i) {
     const CandidateFacts& f = facts[i];
     CandidateVerdict v;
     if (!f.error.ok()) {
-      v.why = absl::StrCat("unreachable: ", f.error.message());
+      v.why = absl::StrCat(f.connected ? "answered but could not be checked: " : "unreachable: ",
+                           f.error.message());
     } else {
       v.gtids = CompareGtids(stored, f.gtids);
       const bool left = std::find(options.left.begin(), options.left.end(), f.address) !=
@@ -48,6 +61,23 @@ SourceChoice ChooseSource(const SourceGtids& stored, const std::vector<Candidate
     }
     if (v.eligible) eligible.push_back(i);
     c.verdicts.push_back(std::move(v));
+  }
+  auto refuse_all = [&c](std::string why) {
+    c.refusal = std::move(why);
+    for (CandidateVerdict& v : c.verdicts) v.eligible = false;
+    return c;
+  };
+  if (options.store_has_transactions && (!stored.known() || stored.empty())) {
+    return refuse_all(
+        "binrelay's store holds binlog but no GTIDs (a MySQL source with gtid_mode = OFF?): "
+        "no candidate can be checked for what it stored; re-point by hand");
+  }
+  if (!unknown.empty()) {
+    return refuse_all(absl::StrCat(
+        "cannot tell whether ", absl::StrJoin(unknown, ", "),
+        " takes writes: it accepted the login but did not answer the check; grant binrelay's "
+        "user what SHOW RELAY SOURCES reads (@@read_only, @@gtid_binlog_state or "
+        "@@gtid_executed) or remove it from [source] candidates"));
   }
   if (writable.size() > 1) {
     c.refusal = absl::StrCat(writable.size(), " candidates take writes (",

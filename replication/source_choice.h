@@ -11,6 +11,11 @@
 //       history the other one contradicts;
 //   (d) binrelay did not leave it in an earlier switch (`left`): an old
 //       primary that flaps back is not followed again by itself.
+// A candidate that accepted the login but could not be asked (a missing
+// grant, an unreadable answer) may be taking writes: nothing is chosen
+// while one is in that state. One server named twice (a name and an
+// address) counts once: candidates are told apart by server_uuid (MySQL)
+// or server_id (MariaDB).
 // Otherwise nothing is chosen and `refusal` says why, naming candidates and
 // GTIDs. Of several that qualify (only possible with follow_read_only and
 // none writable) the first in configured order is taken.
@@ -30,6 +35,9 @@ namespace binrelay::replication {
 
 struct ChoiceOptions {
   bool follow_read_only = false;
+  // The store holds binlog. With no GTIDs in it (MySQL with gtid_mode =
+  // OFF) nothing can be checked: no candidate is chosen.
+  bool store_has_transactions = false;
   // Addresses (host:port) binrelay switched away from.
   std::vector<std::string> left;
 };

@@ -201,9 +201,12 @@ absl::StatusOr<std::string> FileForGtidPosition(const std::vector<StoreFileEntry
           AV(GtidFlavourName(position.flavour())), " position, but stored file ", it->name,
           " holds a ", AV(GtidFlavourName(first.flavour())), " stream"));
     }
-    const bool passed = first.empty() ||
-                        (first.is_mysql() ? first.mysql().IsSubsetOf(position.mysql())
-                                          : HighestPerDomain(first.maria()).IsAtOrBefore(want));
+    // A file whose state event is not stored yet (its FDE may be committed
+    // alone) is not passed: its state could be past the position.
+    const bool passed =
+        first.known() &&
+        (first.empty() || (first.is_mysql() ? first.mysql().IsSubsetOf(position.mysql())
+                                            : HighestPerDomain(first.maria()).IsAtOrBefore(want)));
     if (passed) return it->name;
   }
   return absl::NotFoundError(absl::StrCat(

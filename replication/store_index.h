@@ -66,7 +66,8 @@ absl::StatusOr<SourceGtids> ReadFirstGtids(const std::string& path);
 // The file a dump from GTID position `position` must start from: the newest
 // file whose first GTID state the position has already passed (MariaDB: in
 // each domain, at or past the file's last GTID; MySQL: the file's set is a
-// subset). A file that opens with no state counts as passed. NotFound if
+// subset). A file whose state is empty counts as passed, one whose state
+// is not known yet (kNone) does not. NotFound if
 // every such file is gone (purged); InvalidArgument if the position's
 // flavour is not the files'.
 absl::StatusOr<std::string> FileForGtidPosition(const std::vector<StoreFileEntry>& files,

@@ -43,6 +43,7 @@ TEST(RunWithRetriesTest, FinalErrorsReturnAtOnceAndSuccessEndsTheLoop) {
   EXPECT_EQ(runs, 1);
   EXPECT_FALSE(lost.exhausted);
   EXPECT_TRUE(absl::IsDataLoss(lost.status));
+  EXPECT_FALSE(lost.stopped);
   runs = 0;
   RetryResult ok = RunWithRetries(p, [](absl::Duration) { return true; }, [&] {
     return ++runs < 4 ? absl::AbortedError("deadlock") : absl::OkStatus();
@@ -60,6 +61,7 @@ TEST(RunWithRetriesTest, StoppingCancelsAndTheTimeBoundEndsIt) {
     return absl::UnavailableError("down");
   });
   EXPECT_TRUE(absl::IsCancelled(stopped.status));
+  EXPECT_TRUE(stopped.stopped);
   EXPECT_EQ(runs, 2);
   RetryPolicy timed;
   timed.give_up_after = absl::Milliseconds(50);

@@ -119,7 +119,11 @@ TEST(ServeConfigTest, SourceCandidatesAreHostPortWithTheSourcesCredentials) {
   EXPECT_EQ(c->source_candidates[3].tls, protocol::ConnectOptions::Tls::kRequired);
   EXPECT_TRUE(c->follow_read_only);
   for (const char* bad : {"--source.candidates=db2:0", "--source.candidates=db2:x",
-                          "--source.candidates=db1.example:3307", "--source.candidates=:3306"}) {
+                          "--source.candidates=db1.example:3307", "--source.candidates=:3306",
+                          "--source.candidates=DB1.example:3307", "--source.candidates=[::1",
+                          "--source.candidates=[::1]]:3307", "--source.candidates=::1:3307",
+                          "--source.candidates=a:b:c", "--source.candidates=[::1]:",
+                          "--source.candidates=db2:"}) {
     auto refused = Parse(kGood, {bad});
     EXPECT_FALSE(refused.ok()) << bad;
     EXPECT_TRUE(absl::StrContains(refused.status().message(), "candidates")) << refused.status();

@@ -228,15 +228,18 @@ TEST_F(BinlogStoreTest, GtidPositionMapsToFileThroughTheIndex) {
 // Guards: MariaDB GTID_LIST states with several servers per domain, domains
 // the position lacks, and purged history.
 TEST(FileForGtidPositionTest, MariaDbTable) {
-  std::vector<StoreFileEntry> files = {{"b.000001", SourceGtids(), 0},
+  std::vector<StoreFileEntry> files = {{"b.000001", Maria(""), 0},
                                        {"b.000002", Maria("0-1-10"), 0},
-                                       {"b.000003", Maria("0-1-20,0-2-25,1-1-3"), 0}};
+                                       {"b.000003", Maria("0-1-20,0-2-25,1-1-3"), 0},
+                                       // Its FDE is stored, its GTID_LIST not yet.
+                                       {"b.000004", SourceGtids(), 0}};
   struct Case {
     const char* gtid;
     const char* file;
   } cases[] = {{"0-1-5", "b.000001"},       {"0-1-10", "b.000002"},
                {"0-2-24", "b.000002"},      {"0-2-25", "b.000002"},  // domain 1 missing
-               {"0-2-25,1-1-3", "b.000003"}, {"0-1-30,1-1-2", "b.000002"}};
+               {"0-2-25,1-1-3", "b.000003"}, {"0-1-30,1-1-2", "b.000002"},
+               {"0-2-99,1-1-99", "b.000003"}};  // not b.000004: its state is not known
   for (const Case& c : cases) {
     EXPECT_EQ(FileForGtidPosition(files, Maria(c.gtid)).value_or("?"), c.file) << c.gtid;
   }

@@ -11,7 +11,9 @@ SourceGtids Maria(std::string_view text) {
 }
 
 CandidateFacts Server(std::string address, bool read_only, std::string_view gtids) {
+  static uint32_t next_server_id = 100;  // each call another server
   CandidateFacts f;
+  f.server_id = next_server_id++;
   f.address = std::move(address);
   f.is_mariadb = true;
   f.read_only = read_only;
@@ -78,6 +80,46 @@ TEST(ChooseSourceTest, NeverGoesBackToASourceItLeftAndFollowsReadOnlyOnlyWhenAll
   SourceChoice c = ChooseSource(Maria("0-1-140"), ro, allow);
   ASSERT_TRUE(c.chosen.has_value()) << c.refusal;
   EXPECT_EQ(*c.chosen, 1u) << "r1 lacks 0-1-140";
+}
+
+// Guards: a failover "checked" against a store with no GTIDs (everything
+// passes an empty set), a server that answered the login but not the check
+// left out of the split-brain count, and one server under two names taken
+// for a split brain.
+TEST(ChooseSourceTest, RefusesWhatCannotBeCheckedAndCountsAServerOnce) {
+  CandidateFacts mysql_off;
+  mysql_off.address = "m:1";
+  mysql_off.read_only = false;
+  mysql_off.log_bin = true;
+  mysql_off.gtids = SourceGtids::Parse(GtidFlavour::kMysql, "").value();
+  ChoiceOptions stored;
+  stored.store_has_transactions = true;
+  SourceChoice no_gtids = ChooseSource(SourceGtids::Parse(GtidFlavour::kMysql, "").value(),
+                                       {mysql_off}, stored);
+  EXPECT_FALSE(no_gtids.chosen.has_value());
+  EXPECT_TRUE(Has(no_gtids.refusal, "no GTIDs")) << no_gtids.refusal;
+  EXPECT_TRUE(ChooseSource(SourceGtids::Parse(GtidFlavour::kMysql, "").value(), {mysql_off}, {})
+                  .chosen.has_value())
+      << "an empty store can follow a server without GTIDs";
+
+  CandidateFacts mute;
+  mute.address = "mute:2";
+  mute.connected = true;
+  mute.error = absl::PermissionDeniedError("SELECT command denied");
+  SourceChoice unknown =
+      ChooseSource(Maria("0-1-5"), {Server("a:1", false, "0-1-5"), mute}, {});
+  EXPECT_FALSE(unknown.chosen.has_value());
+  EXPECT_TRUE(Has(unknown.refusal, "cannot tell whether mute:2 (SELECT command denied) takes "
+                                   "writes"))
+      << unknown.refusal;
+  EXPECT_TRUE(Has(unknown.verdicts[1].why, "answered but could not be checked"));
+
+  CandidateFacts by_name = Server("db1:3306", false, "0-1-5");
+  CandidateFacts by_address = Server("10.0.0.1:3306", false, "0-1-5");
+  by_name.server_id = by_address.server_id = 7;
+  SourceChoice once = ChooseSource(Maria("0-1-5"), {by_name, by_address}, {});
+  ASSERT_TRUE(once.chosen.has_value()) << once.refusal;
+  EXPECT_EQ(*once.chosen, 0u);
 }
 
 }  // namespace
