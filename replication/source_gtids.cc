@@ -45,15 +45,8 @@ absl::StatusOr<SourceGtids> SourceGtids::Parse(GtidFlavour flavour, std::string_
 }
 
 std::string SourceGtids::PositionText() const {
-  switch (flavour_) {
-    case GtidFlavour::kMariaDb:
-      return maria_.PositionString();
-    case GtidFlavour::kMysql:
-      return mysql_.ToString();
-    case GtidFlavour::kNone:
-      break;
-  }
-  return std::string();
+  // MySQL's position is its whole set; only MariaDB's differs from its state.
+  return is_mariadb() ? maria_.PositionString() : StateText();
 }
 
 std::string SourceGtids::StateText() const {
