@@ -17,9 +17,12 @@ ApplyPipeline::ApplyPipeline(PipelineOptions options, replication::StoreReadSide
       gate_(gate),
       local_checkpoint_(store->dir(), options_.name),
       hold_(options_.name),
+      reader_(options_, store, &hold_, &pin_, local_checkpoint_.path(),
+              static_cast<ChangeReader::Host*>(this)),
       flusher_(std::make_unique<TargetFlusher>(options_, static_cast<TargetFlusher::Host*>(this))) {
   auto pattern = Subscription::Parse(options_.tables);
-  if (pattern.ok()) pattern_ = *pattern;
+  if (pattern.ok()) rules_.pattern = *pattern;
+  reader_.SetRules(&rules_);
   absl::MutexLock l(&mu_);
   status_.name = options_.name;
   status_.state = PipelineState::kPreparing;
@@ -82,7 +85,7 @@ absl::Status ApplyPipeline::Restore() {
 
 void ApplyPipeline::Start() {
   drainer_ = std::thread([this] { DrainLoop(); });
-  reader_ = std::thread([this] { Run(); });
+  reader_thread_ = std::thread([this] { Run(); });
 }
 
 void ApplyPipeline::Stop() {
@@ -95,7 +98,7 @@ void ApplyPipeline::Stop() {
     cv_.SignalAll();
   }
   hold_.ReaderStopped("");
-  if (reader_.joinable()) reader_.join();
+  if (reader_thread_.joinable()) reader_thread_.join();
   if (drainer_.joinable()) drainer_.join();
   // A stopped pipeline (a finished move's, say, in a serve that runs on)
   // must not hold retention back; a restart pins again from its checkpoint.
@@ -113,9 +116,9 @@ PipelineStatus ApplyPipeline::Status() const {
   s.paused_at = hold_.paused_at();
   s.upsert_protocol = flusher_->upsert_protocol();
   s.target_warnings = flusher_->target_warnings();
-  s.changes_read = changes_read_.load(std::memory_order_relaxed);
+  s.changes_read = reader_.changes_read();
   s.rows_written = flusher_->rows_written();
-  s.xa_held = xa_held_.load(std::memory_order_relaxed);
+  s.xa_held = reader_.xa_held();
   // Lag: how far the flushed position is behind what the store holds.
   replication::CommittedEnd end = store_->committed();
   if (!s.flushed.file.empty() && !end.position.file.empty()) {
@@ -149,11 +152,17 @@ void ApplyPipeline::SetActivity(PipelineState state, std::string activity) {
   status_.activity = std::move(activity);
 }
 
-void ApplyPipeline::SetState(PipelineState state, std::string error) {
+void ApplyPipeline::SetState(PipelineState state) {
   absl::MutexLock l(&mu_);
   status_.state = state;
   status_.activity.clear();
-  if (!error.empty()) status_.last_error = std::move(error);
+}
+
+void ApplyPipeline::SetStateWithError(PipelineState state, std::string error) {
+  absl::MutexLock l(&mu_);
+  status_.state = state;
+  status_.activity.clear();
+  status_.last_error = std::move(error);
 }
 
 bool ApplyPipeline::Sleep(absl::Duration d) {
@@ -171,14 +180,14 @@ void ApplyPipeline::Run() {
     if (!s.ok()) {
       if (stopping_) break;
       spdlog::error("apply pipeline {}: {} (retrying in 5 s)", options_.name, SV(s.message()));
-      SetState(PipelineState::kRetrying, std::string(s.message()));
+      SetStateWithError(PipelineState::kRetrying, std::string(s.message()));
       if (!Sleep(absl::Seconds(5))) break;
       continue;
     }
     spdlog::info("apply pipeline {}: {} table(s) checked; applying to {}:{} from {}",
-                 options_.name, tables_.size(), options_.target.host, options_.target.port,
-                 position_.ToString());
-    s = ReadLoop();
+                 options_.name, reader_.tables().size(), options_.target.host,
+                 options_.target.port, position_.ToString());
+    s = reader_.Read(position_);
     if (s.ok() || stopping_) {
       // Stopping: what is buffered is re-read from the checkpoint next time.
       break;
@@ -186,7 +195,7 @@ void ApplyPipeline::Run() {
     // Let a drain in flight finish (it holds whole earlier transactions).
     (void)WaitForDrain();
     spdlog::error("apply pipeline {} stopped: {}", options_.name, SV(s.message()));
-    SetState(PipelineState::kError, std::string(s.message()));
+    SetStateWithError(PipelineState::kError, std::string(s.message()));
     break;
   }
   std::string why;
@@ -242,7 +251,7 @@ void ApplyPipeline::DrainLoop() {
       drain_error_ = s;
     }
     inflight_bytes_ = 0;
-    status_.buffered_bytes = buffered_bytes_;
+    status_.buffered_bytes = reader_.buffered_bytes();
     status_.buffered_keys = 0;
     status_.deferred = flusher_->deferred_rows();
     draining_ = false;
@@ -268,6 +277,59 @@ absl::Status ApplyPipeline::AdvanceTo(const replication::BinlogPosition& at,
 }
 
 void ApplyPipeline::Resume() { hold_.Resume(); }
+
+absl::Status ApplyPipeline::ClaimDrainSlot() {
+  absl::MutexLock l(&mu_);
+  if (draining_) ++status_.parked;
+  while (draining_ && !stopping_) cv_.Wait(&mu_);
+  if (stopping_) return absl::CancelledError("stopping");
+  if (!drain_error_.ok()) return drain_error_;
+  // Claimed now, in the same critical section as the wait: the drain
+  // thread's own flush of held-back rows must not start meanwhile.
+  draining_ = true;
+  return absl::OkStatus();
+}
+
+void ApplyPipeline::SubmitDrain(std::unique_ptr<Drain> drain, size_t keys) {
+  absl::MutexLock l(&mu_);
+  inflight_bytes_ = drain->bytes;
+  status_.buffered_bytes = drain->bytes;
+  status_.buffered_keys = keys;
+  pending_ = std::move(drain);
+  cv_.SignalAll();
+}
+
+absl::Status ApplyPipeline::WaitForDrain() {
+  absl::MutexLock l(&mu_);
+  while (draining_ && !stopping_) cv_.Wait(&mu_);
+  return drain_error_;
+}
+
+bool ApplyPipeline::WaitWhileDraining(absl::Duration up_to) {
+  absl::MutexLock l(&mu_);
+  const absl::Time deadline = absl::Now() + up_to;
+  while (draining_ && !stopping_) {
+    if (cv_.WaitWithDeadline(&mu_, deadline)) break;
+  }
+  return draining_;
+}
+
+absl::Status ApplyPipeline::DrainError() {
+  absl::MutexLock l(&mu_);
+  return drain_error_;
+}
+
+bool ApplyPipeline::OnTransactionRead(const replication::BinlogPosition& end) {
+  absl::MutexLock l(&mu_);
+  status_.read = end;
+  status_.buffered_bytes = reader_.buffered_bytes();
+  return draining_;
+}
+
+uint64_t ApplyPipeline::DeferredRows() {
+  absl::MutexLock l(&mu_);
+  return status_.deferred;
+}
 
 void ApplyPipeline::OnRetry(int code, bool target_lost, std::string_view error) {
   absl::MutexLock l(&mu_);

@@ -60,6 +60,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "apply/apply_table.h"
+#include "apply/change_reader.h"
 #include "apply/copy_gate.h"
 #include "apply/drain.h"
 #include "apply/hold_gate.h"
@@ -117,10 +118,11 @@ struct PipelineStatus {
 };
 
 // The coordinator of the parts below: table setup at start
-// (pipeline_table_setup.cc), the reader (pipeline_reader.cc, with its
-// ChangeSink in pipeline_sink.h), the flusher (target_flusher.h), the
-// checkpoint (pipeline_checkpoint.h) and the hold gate (hold_gate.h).
-class ApplyPipeline final : private TargetFlusher::Host {
+// (pipeline_table_setup.cc), the reader (change_reader.h), the flusher
+// (target_flusher.h), the checkpoint (pipeline_checkpoint.h) and the hold
+// gate (hold_gate.h). It owns the threads, the single drain slot between
+// reader and flusher, and the status.
+class ApplyPipeline final : private TargetFlusher::Host, private ChangeReader::Host {
  public:
   // `gate` (a move's copier; may be null) must outlive the pipeline.
   ApplyPipeline(PipelineOptions options, replication::StoreReadSide* store,
@@ -160,22 +162,32 @@ class ApplyPipeline final : private TargetFlusher::Host {
   absl::Status ForgetLocalCheckpoint() { return local_checkpoint_.Forget(); }
 
  private:
-  class Sink;
-
   // Coordinator (pipeline.cc).
   void Run();
   void DrainLoop();
-  void SetState(PipelineState state, std::string error = "");
-  // The state with what it is doing in it (PipelineStatus::activity).
-  void SetActivity(PipelineState state, std::string activity);
+  // The state, with the error that put it there.
+  void SetStateWithError(PipelineState state, std::string error);
   // A hold request's timeout, with the state the pipeline is in.
   absl::Status WithState(absl::Status s) const;
-  // TargetFlusher::Host.
+  // Both hosts.
   bool Sleep(absl::Duration d) override;  // false if stopping
   bool stopping() const override { return stopping_; }
+  // TargetFlusher::Host.
   void OnRetry(int code, bool target_lost, std::string_view error) override;
   void OnRecovered() override;
   absl::Status OnCheckpointWritten(const replication::BinlogPosition& at) override;
+  // ChangeReader::Host.
+  void SetState(PipelineState state) override;
+  // The state with what it is doing in it (PipelineStatus::activity).
+  void SetActivity(PipelineState state, std::string activity) override;
+  absl::Status ClaimDrainSlot() override;
+  void SubmitDrain(std::unique_ptr<Drain> drain, size_t keys) override;
+  absl::Status WaitForDrain() override;
+  bool WaitWhileDraining(absl::Duration up_to) override;
+  absl::Status DrainError() override;
+  bool OnTransactionRead(const replication::BinlogPosition& end) override;
+  size_t InflightBytes() const override { return inflight_bytes_; }
+  uint64_t DeferredRows() override;
 
   // Table setup (pipeline_table_setup.cc): the checkpoint, the tables and
   // their checks, before each read.
@@ -193,84 +205,29 @@ class ApplyPipeline final : private TargetFlusher::Host {
   // the table's earlier definition (Prepare).
   absl::StatusOr<absl::flat_hash_map<std::string, DdlAhead>> FindDdlAhead(
       const replication::BinlogPosition& from);
-  // Whether a table named by a DDL is one of ours, and its key among
-  // DdlAhead entries, by the source's rule for letter case.
-  bool DdlNamesOurs(std::string_view db, std::string_view table) const;
-  std::string DdlKey(std::string_view db, std::string_view table) const;
-
-  // Reader (pipeline_reader.cc).
-  absl::Status ReadLoop();
-  // Hands the buffers to the drainer (waits if one is in flight).
-  absl::Status HandOff();
-  absl::Status WaitForDrain();
-  // Whether an idle drain thread should take the buffer before
-  // flush_interval: see the definition.
-  bool WorthDrainingEarly() const;
-  // Holds here if the hold gate asks to (at a transaction boundary, `at`
-  // being the end of the last event read), with everything before it on
-  // the target.
-  absl::Status MaybeHold(const replication::BinlogPosition& at);
-  // The rows of XA transaction `xid`, committed now but prepared before
-  // read_start_ (ScanForXa reads them back once per read). None, with a
-  // warning, when the store no longer holds its XA PREPARE;
-  // FailedPrecondition when they cannot be applied to the table as it is.
-  absl::StatusOr<std::vector<HeldRow>> ReadBackXa(const std::string& xid);
-  absl::Status ScanForXa();
 
   PipelineOptions options_;
   replication::StoreReadSide* store_;
   protocol::ConnectOptions source_;
   CopyGate* gate_;
   LocalCheckpoint local_checkpoint_;
-  Subscription pattern_;  // the configured tables (DDL and new tables are matched by it)
-  std::optional<Subscription> exact_;  // the tables checked at start
-  // Arena chunks recycled from flushed drains to the buffers (declared
-  // before everything holding an arena, so it outlives them).
-  std::unique_ptr<ImageArena::Pool> image_pool_;
+  // The configured tables and the source's naming rules (set by Prepare;
+  // the reader reads them).
+  SourceTableRules rules_;
 
   std::atomic<bool> stopping_{false};
-  std::thread reader_;
+  std::thread reader_thread_;
   std::thread drainer_;
   HoldGate hold_;
-
-  // Reader thread state.
-  absl::flat_hash_map<std::string, std::unique_ptr<ApplyTable>> tables_;  // "db\0t"
-  absl::flat_hash_map<const ApplyTable*, std::unique_ptr<TableBuffer>> buffers_;
-  replication::BinlogPosition position_;  // resume point (checkpoint)
-  replication::BinlogPosition read_start_;  // where the current read began
-  // XA transactions prepared before read_start_ and undecided there, read
-  // back from the store by the first XA COMMIT that needed one.
-  struct ReadBack {
-    XaHolds holds;
-    std::map<std::string, std::string> unusable;  // xid -> why it cannot be applied
-    std::map<const ApplyTable*, ApplyTable> shapes;  // for tables not yet seen live
-    std::string missing;  // why the store could not tell (empty: it could)
-  };
-  std::optional<ReadBack> read_back_;
-  replication::BinlogPosition last_commit_;
-  replication::BinlogPosition handed_checkpoint_;  // of the last hand-off
-  // The checkpoint the last drain carried (before which no change of the
-  // next drain lies): the next drain's `since`.
-  replication::BinlogPosition last_drain_checkpoint_;
-  uint32_t last_commit_ts_ = 0;
-  std::atomic<size_t> buffered_bytes_{0};  // written by the reader, read by status
-  absl::Time last_handoff_ = absl::InfinitePast();
-  uint64_t changes_since_handoff_ = 0;  // row changes buffered since the last hand-off
-  absl::Status ddl_stop_;  // set by a DDL on a subscribed table
-  // Whether the source carries out ON DELETE/UPDATE CASCADE and SET NULL
-  // without logging the changes (set by Prepare).
-  bool cascades_unlogged_ = true;
-  // The source's lower_case_table_names (set by Prepare): nonzero, a DDL may
-  // name a subscribed table in another letter case.
-  int lower_case_table_names_ = 0;
-  XaHolds xa_;             // prepared XA transactions' rows, until decided
-  std::atomic<uint64_t> xa_held_{0};  // xa_.held(), for status
-  std::atomic<uint64_t> changes_read_{0};
+  replication::StorePin pin_;
+  // The resume point (checkpoint) the next read starts from: set by
+  // Restore and Prepare (reader thread).
+  replication::BinlogPosition position_;
+  ChangeReader reader_;
 
   // Drain thread state (and the reader's, during Prepare).
   std::unique_ptr<TargetFlusher> flusher_;
   std::atomic<size_t> inflight_bytes_{0};
-  replication::StorePin pin_;
 
   mutable absl::Mutex mu_;
   absl::Mutex stop_mu_;  // serializes Stop()

@@ -14,8 +14,8 @@
 #include "absl/strings/str_join.h"
 #include "apply/ddl_tables.h"
 #include "apply/pipeline.h"
-#include "apply/pipeline_sink.h"
 #include "apply/sql_literal.h"
+#include "apply/table_key.h"
 #include "apply/table_shape.h"
 #include "protocol/event_type.h"
 #include "protocol/query_event.h"
@@ -130,13 +130,13 @@ absl::Status ApplyPipeline::Prepare() {
   {
     auto native = source.Query("SHOW GLOBAL VARIABLES LIKE 'innodb_native_foreign_keys'");
     if (!native.ok()) return Annotate(native.status(), "reading the source's foreign key handling");
-    cascades_unlogged_ = native->empty() || native->front().size() < 2 ||
+    rules_.cascades_unlogged = native->empty() || native->front().size() < 2 ||
                          !absl::EqualsIgnoreCase(native->front()[1].value_or("ON"), "OFF");
     auto lctn = source.Query("SELECT @@GLOBAL.lower_case_table_names");
     if (!lctn.ok()) return Annotate(lctn.status(), "reading the source's lower_case_table_names");
-    lower_case_table_names_ = 0;
+    rules_.lower_case_table_names = 0;
     if (!lctn->empty() && !lctn->front().empty() && lctn->front()[0].has_value()) {
-      (void)absl::SimpleAtoi(*lctn->front()[0], &lower_case_table_names_);
+      (void)absl::SimpleAtoi(*lctn->front()[0], &rules_.lower_case_table_names);
     }
   }
   std::optional<absl::flat_hash_map<std::string, DdlAhead>> ddl_ahead;
@@ -170,8 +170,8 @@ absl::Status ApplyPipeline::Prepare() {
       BR_ASSIGN_OR_RETURN(auto found, FindDdlAhead(position_));
       ddl_ahead = std::move(found);
     }
-    auto it = ddl_ahead->find(DdlKey(db, table));
-    if (it == ddl_ahead->end()) it = ddl_ahead->find(DdlKey(db, ""));
+    auto it = ddl_ahead->find(rules_.DdlKey(db, table));
+    if (it == ddl_ahead->end()) it = ddl_ahead->find(rules_.DdlKey(db, ""));
     return it == ddl_ahead->end() ? nullptr : &it->second;
   };
   auto listed = ListTables(source);
@@ -186,7 +186,7 @@ absl::Status ApplyPipeline::Prepare() {
     auto on_target = ListTables(target_sql);
     if (!on_target.ok()) return Annotate(on_target.status(), where);
     for (auto& name : *on_target) {
-      if (!pattern_.Matches(name.first, name.second) || name.first == options_.checkpoint_schema ||
+      if (!rules_.pattern.Matches(name.first, name.second) || name.first == options_.checkpoint_schema ||
           on_source.contains(TableKey(name.first, name.second))) {
         continue;
       }
@@ -194,11 +194,10 @@ absl::Status ApplyPipeline::Prepare() {
       if (ahead != nullptr && ahead->redefines) all.push_back(std::move(name));
     }
   }
-  tables_.clear();
-  buffers_.clear();
+  reader_.ClearTables();
   std::vector<std::string> exact;
   for (const auto& [db, table] : all) {
-    if (!pattern_.Matches(db, table) || db == options_.checkpoint_schema) continue;
+    if (!rules_.pattern.Matches(db, table) || db == options_.checkpoint_schema) continue;
     if (!options_.target_schema.empty() && db == options_.target_schema) continue;
     const std::string target_db = options_.target_schema.empty() ? db : options_.target_schema;
     auto tgt = LoadTableShape(target_sql, target_db, table);
@@ -251,7 +250,7 @@ absl::Status ApplyPipeline::Prepare() {
     // ON DELETE/UPDATE CASCADE or SET NULL: InnoDB makes those changes
     // below the binlog, so they would never reach the target. (A table the
     // source no longer has is read only up to the DDL that removed it.)
-    if (cascades_unlogged_ && on_source.contains(TableKey(db, table))) {
+    if (rules_.cascades_unlogged && on_source.contains(TableKey(db, table))) {
       std::string show = "SHOW CREATE TABLE ";
       AppendIdentifier(db, &show);
       show.push_back('.');
@@ -270,7 +269,7 @@ absl::Status ApplyPipeline::Prepare() {
       }
     }
     const std::string target_key = TableKey(target_db, table);
-    for (const auto& [key, other] : tables_) {
+    for (const auto& [key, other] : reader_.tables()) {
       if (TableKey(other->target.db, other->target.table) == target_key) {
         return absl::FailedPreconditionError(absl::StrCat(
             "apply pipeline ", options_.name, ": source tables ", other->Name(), " and ", db,
@@ -280,22 +279,17 @@ absl::Status ApplyPipeline::Prepare() {
     }
     auto t = std::make_unique<ApplyTable>(MakeApplyTable(std::move(src), std::move(*tgt)));
     t->max_statement_bytes = max_statement;
-    if (image_pool_ == nullptr) {
-      // A quarter of the limit, at most 64 MiB, kept beyond it for reuse.
-      image_pool_ = std::make_unique<ImageArena::Pool>(
-          std::min<size_t>(options_.soft_limit_bytes / 4, size_t{64} << 20));
-    }
     if (gate_ != nullptr) t->gate = gate_->ForTable(db, table);
-    buffers_[t.get()] = std::make_unique<TableBuffer>(t->keyed, image_pool_.get());
     exact.push_back(absl::StrCat(db, ".", table));
-    tables_[TableKey(db, table)] = std::move(t);
+    reader_.AddTable(std::move(t));
   }
-  if (tables_.empty()) {
+  if (reader_.tables().empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "apply pipeline ", options_.name, ": no source table matches tables = ",
         options_.tables));
   }
-  BR_ASSIGN_OR_RETURN(exact_, Subscription::Parse(absl::StrJoin(exact, ",")));
+  BR_ASSIGN_OR_RETURN(Subscription checked, Subscription::Parse(absl::StrJoin(exact, ",")));
+  reader_.SetExact(std::move(checked));
   // Fence: statements an earlier binrelay process (killed while a drain ran)
   // still has running on these tables must not commit after ours.
   BR_ASSIGN_OR_RETURN(protocol::QueryResult self, target.Query("SELECT CONNECTION_ID(), USER()"));
@@ -307,7 +301,7 @@ absl::Status ApplyPipeline::Prepare() {
                                   "1) AND INFO IS NOT NULL")));
     for (const auto& row : running.rows) {
       if (row.size() < 2 || !row[0] || !row[1]) continue;
-      for (const auto& [key, t] : tables_) {
+      for (const auto& [key, t] : reader_.tables()) {
         if (absl::StartsWith(*row[1], t->replace_head.substr(0, t->replace_head.find('('))) ||
             absl::StartsWith(*row[1], t->delete_head)) {
           uint32_t id = 0;
@@ -328,17 +322,6 @@ absl::Status ApplyPipeline::Prepare() {
     status_.read = position_;
   }
   return absl::OkStatus();
-}
-
-bool ApplyPipeline::DdlNamesOurs(std::string_view db, std::string_view table) const {
-  return lower_case_table_names_ != 0 ? pattern_.MatchesIgnoringCase(db, table)
-                                      : pattern_.Matches(db, table);
-}
-
-std::string ApplyPipeline::DdlKey(std::string_view db, std::string_view table) const {
-  std::string key = TableKey(db, table);
-  if (lower_case_table_names_ != 0) absl::AsciiStrToLower(&key);
-  return key;
 }
 
 absl::StatusOr<absl::flat_hash_map<std::string, ApplyPipeline::DdlAhead>>
@@ -374,8 +357,8 @@ ApplyPipeline::FindDdlAhead(const replication::BinlogPosition& from) {
       // A foreign key added: no row's shape changed (the reader stops there
       // live, when it meets the statement).
       if (t.dml || !t.unlogged_action.empty() || t.db == options_.checkpoint_schema) continue;
-      if (!t.table.empty() && !DdlNamesOurs(t.db, t.table)) continue;
-      found.try_emplace(DdlKey(t.db, t.table),
+      if (!t.table.empty() && !rules_.NamesOurs(t.db, t.table)) continue;
+      found.try_emplace(rules_.DdlKey(t.db, t.table),
                         DdlAhead{absl::StrCat(reader->position().file, ":",
                                               reader->position().offset),
                                  t.redefines, t.appears});

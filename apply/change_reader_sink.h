@@ -1,13 +1,13 @@
-// ApplyPipeline::Sink: the pipeline's reader's ChangeSink. Receives the
+// ChangeReader::Sink: the reader's ChangeSink. Receives the
 // decoder's raw row images for the subscribed tables and puts each change
 // into its table's buffer (through a move's copy gate where there is one),
 // keeps prepared XA transactions' rows aside until the source decides them
 // (xa_holds.h), and turns a DDL or a statement-logged change of a
 // subscribed table into the pipeline's stop. A second kind of sink only
-// collects XA rows read back from the store (ApplyPipeline::ReadBackXa).
+// collects XA rows read back from the store (ChangeReader::ReadBackXa).
 //
-// Internal to the pipeline's files (pipeline*.cc): it is the reader's
-// part of ApplyPipeline and works on the reader thread's state.
+// Internal to change_reader*.cc: it is part of ChangeReader and works on the
+// reader thread's state.
 #pragma once
 
 #include <string>
@@ -19,7 +19,8 @@
 #include "apply/change_decoder.h"
 #include "apply/ddl_tables.h"
 #include "apply/ordered_key.h"
-#include "apply/pipeline.h"
+#include "apply/change_reader.h"
+#include "apply/copy_gate.h"
 #include "apply/row_key.h"
 #include "apply/table_key.h"
 #include "apply/xa_holds.h"
@@ -33,15 +34,15 @@
 namespace binrelay::apply {
 
 // Receives the decoder's raw row images for the subscribed tables.
-class ApplyPipeline::Sink : public ChangeSink {
+class ChangeReader::Sink : public ChangeSink {
  public:
-  explicit Sink(ApplyPipeline* p) : p_(p), xa_(&p->xa_) {}
+  explicit Sink(ChangeReader* p) : p_(p), xa_(&p->xa_) {}
   // A sink that only collects prepared XA transactions' rows into `holds`
-  // (ApplyPipeline::ReadBackXa): nothing reaches the buffers, no statement
+  // (ChangeReader::ReadBackXa): nothing reaches the buffers, no statement
   // stops the pipeline and no live table state changes. A group whose rows
   // cannot be applied today (logged before a DDL, partial images) is noted
   // in `unusable` under its xid instead of failing the scan.
-  Sink(ApplyPipeline* p, XaHolds* holds, ReadBack* out)
+  Sink(ChangeReader* p, XaHolds* holds, ReadBack* out)
       : p_(p), xa_(holds), read_back_(true), out_(out) {}
   bool wants_images() const override { return true; }
   void OnRestart() override {}
@@ -61,12 +62,12 @@ class ApplyPipeline::Sink : public ChangeSink {
       bool ours = false;
       if (t.table.empty()) {
         for (const auto& [key, table] : p_->tables_) {
-          ours = ours || (p_->lower_case_table_names_ != 0
+          ours = ours || (p_->rules_->lower_case_table_names != 0
                               ? absl::EqualsIgnoreCase(table->source.db, t.db)
                               : table->source.db == t.db);
         }
       } else {
-        ours = p_->DdlNamesOurs(t.db, t.table);
+        ours = p_->rules_->NamesOurs(t.db, t.table);
       }
       if (!ours) continue;
       // Quoted in /status and the log: a credential in it is hidden.
@@ -74,7 +75,7 @@ class ApplyPipeline::Sink : public ChangeSink {
       if (!t.unlogged_action.empty()) {
         // Adds a foreign key only: rows keep their shape, but from here on
         // the source changes this table without logging it.
-        if (!p_->cascades_unlogged_) continue;
+        if (!p_->rules_->cascades_unlogged) continue;
         p_->ddl_stop_ = absl::FailedPreconditionError(absl::StrCat(
             "subscribed table ", t.db, ".", t.table, " gained a foreign key with ",
             t.unlogged_action, " at ", AV(s.file), ":", s.pos, ": ", text,
@@ -270,7 +271,7 @@ class ApplyPipeline::Sink : public ChangeSink {
         break;
     }
     p_->buffered_bytes_ = p_->buffered_bytes_ + buffer->bytes() - before_bytes;
-    if (p_->buffered_bytes_ + p_->inflight_bytes_ >= p_->options_.soft_limit_bytes) {
+    if (p_->buffered_bytes_ + p_->host_->InflightBytes() >= p_->options_.soft_limit_bytes) {
       BR_RETURN_IF_ERROR(p_->HandOff());
     }
     return absl::OkStatus();
@@ -312,7 +313,7 @@ class ApplyPipeline::Sink : public ChangeSink {
       }
     }
     p_->buffered_bytes_ = p_->buffered_bytes_ + buffer->bytes() - before_bytes;
-    if (p_->buffered_bytes_ + p_->inflight_bytes_ >= p_->options_.soft_limit_bytes) {
+    if (p_->buffered_bytes_ + p_->host_->InflightBytes() >= p_->options_.soft_limit_bytes) {
       BR_RETURN_IF_ERROR(p_->HandOff());
     }
     return absl::OkStatus();
@@ -377,7 +378,7 @@ class ApplyPipeline::Sink : public ChangeSink {
     return absl::OkStatus();
   }
 
-  ApplyPipeline* p_;
+  ChangeReader* p_;
   XaHolds* xa_;
   bool read_back_ = false;
   ReadBack* out_ = nullptr;
