@@ -20,6 +20,7 @@
 #include "apply/pipeline.h"
 #include "apply/table_move.h"
 #include "cli/serve_config.h"
+#include "cli/session_control.h"
 #include "cli/serve_status.h"
 #include "protocol/status_macros.h"
 #include "proxy/asio.h"
@@ -348,6 +349,8 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   admin_options.port = config.listen.port;
   admin_options.source = &source_view;
   admin_options.moves = &status;
+  SessionControl session_control(&session);
+  admin_options.upstream = &session_control;
   admin_options.source_candidates = config.source_candidates;
   admin_options.follow_read_only = config.follow_read_only;
   BR_ASSIGN_OR_RETURN(std::unique_ptr<proxy::RelayAdmin> admin,

@@ -64,7 +64,7 @@ proxy::RelayStatus ServeStatus::Snapshot() const {
                                 .count());
   s.started = started_;
   if (const proxy::Listener* l = listener_.load()) s.connections = l->open_connections();
-  s.upstream_state = session_->state_name();
+  s.upstream_state = session_->state();
   const auto& st = session_->stats();
   s.events_received = st.events.load();
   s.bytes_received = st.bytes.load();

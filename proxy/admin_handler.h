@@ -69,6 +69,14 @@ class AdminHandler {
     (void)name;
     return absl::NotFoundError("this binrelay runs no moves");
   }
+  // STOP SLAVE / START SLAVE (and REPLICA): binrelay's upstream leaves the
+  // source and comes back, resuming after the last stored transaction.
+  virtual absl::Status StopUpstream() {
+    return absl::FailedPreconditionError("this server has no upstream to stop");
+  }
+  virtual absl::Status StartUpstream() {
+    return absl::FailedPreconditionError("this server has no upstream to start");
+  }
   // SHOW VARIABLES: every variable SystemVariable answers, sorted by name.
   virtual std::vector<std::pair<std::string, std::string>> AllSystemVariables() { return {}; }
   // SHOW STATUS: binrelay's own status variables (Uptime, Threads_connected,

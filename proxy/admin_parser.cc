@@ -67,6 +67,8 @@ class Parser {
   absl::Status VariableFilter(AdminStatement* s);
   absl::StatusOr<AdminStatement> Kill();
   absl::StatusOr<AdminStatement> Purge();
+  // After STOP/START SLAVE|REPLICA.
+  absl::StatusOr<AdminStatement> UpstreamControl(bool start);
   // A statement of one name argument (USE db, CUTOVER MOVE name).
   absl::StatusOr<AdminStatement> NamedStatement(AdminStatement::Kind kind, const char* what);
   absl::Status SystemVariable(std::string* scope, std::string* name);
@@ -381,6 +383,38 @@ absl::StatusOr<AdminStatement> Parser::NamedStatement(AdminStatement::Kind kind,
   return s;
 }
 
+absl::StatusOr<AdminStatement> Parser::UpstreamControl(bool start) {
+  AdminStatement s;
+  s.kind = start ? AdminStatement::Kind::kStartUpstream : AdminStatement::Kind::kStopUpstream;
+  s.may_block = true;  // STOP waits for the upstream to leave the stream
+  if (AcceptWords({"all", "slaves"})) {
+    BR_RETURN_IF_ERROR(ExpectEnd());
+    return s;
+  }
+  if (!AcceptWord("slave") && !AcceptWord("replica")) return Error("SLAVE or REPLICA");
+  // MariaDB names a connection after the keyword: binrelay has one, ''.
+  if (Peek().kind == Kind::kQuoted) {
+    s.connection = TokenValue(sql_, Peek());
+    ++pos_;
+  }
+  // IO_THREAD, SQL_THREAD (comma-separated); binrelay's upstream is its IO
+  // thread, and it has no SQL thread.
+  while (IsWord("io_thread") || IsWord("sql_thread")) {
+    if (IsWord("io_thread")) s.io_thread = true;
+    if (IsWord("sql_thread")) s.sql_thread = true;
+    ++pos_;
+    if (!AcceptSymbol(',')) break;
+  }
+  // MySQL names a channel at the end: FOR CHANNEL 'name'.
+  if (AcceptWords({"for", "channel"})) {
+    if (Peek().kind != Kind::kQuoted && Peek().kind != Kind::kWord) return Error("a channel name");
+    s.connection = TokenValue(sql_, Peek());
+    ++pos_;
+  }
+  BR_RETURN_IF_ERROR(ExpectEnd());
+  return s;
+}
+
 absl::StatusOr<AdminStatement> Parser::Statement() {
   if (AcceptWord("set")) return Set();
   if (AcceptWord("select")) return Select();
@@ -391,6 +425,14 @@ absl::StatusOr<AdminStatement> Parser::Statement() {
     return NamedStatement(AdminStatement::Kind::kCutoverMove, "a move's name");
   }
   if (AcceptWord("use")) return NamedStatement(AdminStatement::Kind::kUse, "a database name");
+  if (IsWord("stop") || IsWord("start")) {
+    const bool start = IsWord("start");
+    if (IsWord("slave", 1) || IsWord("replica", 1) ||
+        (IsWord("all", 1) && IsWord("slaves", 2))) {
+      ++pos_;
+      return UpstreamControl(start);
+    }
+  }
   // Transaction control has nothing to do on a relay that writes nothing.
   if (AcceptWord("begin") || AcceptWord("commit") || AcceptWord("rollback") ||
       AcceptWords({"start", "transaction"})) {

@@ -21,6 +21,8 @@
 //   BEGIN | START TRANSACTION [READ ONLY|...] | COMMIT | ROLLBACK
 //   PURGE {BINARY|MASTER} LOGS TO 'file'
 //   CUTOVER MOVE name | 'name'      (binrelay's own: a manual move cuts over)
+//   {STOP|START} {SLAVE|REPLICA} ['conn'] [IO_THREAD|SQL_THREAD[, ...]]
+//       [FOR CHANNEL 'ch'] | {STOP|START} ALL SLAVES   (binrelay's upstream)
 // Everything else is Unimplemented (the caller may forward it, see
 // forward_policy.h, or answer ER_NOT_SUPPORTED_YET); a recognised statement
 // with a syntax error is InvalidArgument (ER_PARSE_ERROR).
@@ -94,6 +96,8 @@ struct AdminStatement {
     kTransaction,       // BEGIN / START TRANSACTION / COMMIT / ROLLBACK: no effect
     kPurgeBinaryLogsTo,
     kCutoverMove,
+    kStopUpstream,   // STOP SLAVE / STOP REPLICA / STOP ALL SLAVES
+    kStartUpstream,  // START SLAVE / START REPLICA / START ALL SLAVES
   };
   Kind kind = Kind::kSet;
   std::vector<AdminAssignment> assignments;  // kSet
@@ -108,6 +112,11 @@ struct AdminStatement {
   bool replica_keyword = false;          // SHOW REPLICA STATUS (MySQL 8 column names)
   uint64_t kill_id = 0;                  // kKill
   bool kill_query = false;               // KILL QUERY (else the connection)
+  // kStopUpstream/kStartUpstream: the threads named (neither: both), and the
+  // MariaDB connection or MySQL channel named ("" when none).
+  bool io_thread = false;
+  bool sql_thread = false;
+  std::string connection;
   // True when answering may block (a file scan, a purge): the session runs
   // it off the io thread.
   bool may_block = false;

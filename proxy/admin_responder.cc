@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -445,6 +446,31 @@ AdminReply AnswerStatement(const AdminStatement& s, const AdminContext& ctx) {
     case K::kCutoverMove: {
       if (!ctx.session->admin) return AdminOnly("CUTOVER MOVE");
       absl::Status st = ctx.handler->CutoverMove(s.argument);
+      if (!st.ok()) return HandlerError(st);
+      return AdminReply{};
+    }
+    case K::kStopUpstream:
+    case K::kStartUpstream: {
+      const bool start = s.kind == K::kStartUpstream;
+      const std::string_view verb = start ? "START SLAVE" : "STOP SLAVE";
+      if (!ctx.session->admin) return AdminOnly(verb);
+      if (!s.connection.empty()) {
+        // MySQL's ER_REPLICA_CHANNEL_DOES_NOT_EXIST, for the MariaDB
+        // connection name too.
+        return AdminReply::Error(
+            kErReplicaChannelDoesNotExist, "HY000",
+            absl::StrCat("There is no replication channel with name '",
+                         absl::CEscape(s.connection.substr(0, 64)),
+                         "': binrelay has one upstream, the default connection ''"));
+      }
+      if (s.sql_thread && !s.io_thread) {
+        return AdminReply::Error(
+            kErNotSupportedYet, "42000",
+            absl::StrCat("binrelay has no SQL thread (it stores the stream and applies nothing "
+                         "of it); ", AV(verb), " or ", AV(verb), " IO_THREAD ",
+                         start ? "starts" : "stops", " its upstream"));
+      }
+      absl::Status st = start ? ctx.handler->StartUpstream() : ctx.handler->StopUpstream();
       if (!st.ok()) return HandlerError(st);
       return AdminReply{};
     }

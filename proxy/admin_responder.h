@@ -42,6 +42,7 @@ inline constexpr uint16_t kErNotSupportedYet = 1235;
 inline constexpr uint16_t kErOptionPreventsStatement = 1290;
 inline constexpr uint16_t kErUnknownTargetBinlog = 1373;
 inline constexpr uint16_t kErLogInUse = 1378;
+inline constexpr uint16_t kErReplicaChannelDoesNotExist = 3074;  // MySQL 8
 
 // A session keeps at most this many user variables, of this many bytes in
 // all (names and values): replicas set a handful of short ones, and a

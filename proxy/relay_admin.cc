@@ -90,7 +90,7 @@ ResultSet RelayStatusResultSet(const RelayStatus& s) {
                 "stored_file",    "stored_offset",  "seconds_behind_source",
                 "events_received", "bytes_received", "stored_bytes",   "stored_files",
                 "reconnects",     "purges",         "last_error",     "pipelines"};
-  protocol::TextRow row = {s.upstream_state,
+  protocol::TextRow row = {std::string(replication::UpstreamStateName(s.upstream_state)),
                            s.source,
                            s.received_file,
                            absl::StrCat(s.received_offset),
@@ -204,7 +204,7 @@ std::vector<std::pair<std::string, std::string>> RelayAdmin::StatusVariables() {
   const int64_t uptime =
       s.started == absl::Time() ? 0 : absl::ToInt64Seconds(absl::Now() - s.started);
   std::vector<std::pair<std::string, std::string>> vars = {
-      {"Slave_running", s.upstream_state == "streaming" ? "ON" : "OFF"},
+      {"Slave_running", s.upstream_state == replication::UpstreamState::kStreaming ? "ON" : "OFF"},
       {"Threads_connected", absl::StrCat(s.connections)},
       {"Threads_running", "1"},
       {"Uptime", absl::StrCat(uptime)},
@@ -335,7 +335,7 @@ absl::StatusOr<ResultSet> RelayAdmin::RelayStatus() {
   if (status_ != nullptr) {
     s = status_->Snapshot();
   } else {
-    s.upstream_state = "unknown";
+    s.upstream_state = replication::UpstreamState::kUnknown;
     replication::CommittedEnd end = store_->committed();
     s.stored_file = end.position.file;
     s.stored_offset = end.position.offset;
@@ -385,6 +385,18 @@ absl::StatusOr<ResultSet> RelayAdmin::RelayMoves() {
 absl::Status RelayAdmin::CutoverMove(std::string_view name) {
   if (options_.moves == nullptr) return AdminHandler::CutoverMove(name);
   return options_.moves->RequestCutover(name);
+}
+
+absl::Status RelayAdmin::StopUpstream() {
+  if (options_.upstream == nullptr) return AdminHandler::StopUpstream();
+  spdlog::info("admin: STOP SLAVE");
+  return options_.upstream->Stop();
+}
+
+absl::Status RelayAdmin::StartUpstream() {
+  if (options_.upstream == nullptr) return AdminHandler::StartUpstream();
+  spdlog::info("admin: START SLAVE");
+  return options_.upstream->Start();
 }
 
 absl::Status RelayAdmin::PurgeBinaryLogsTo(std::string_view file) {

@@ -41,6 +41,7 @@
 #include "proxy/move_control.h"
 #include "proxy/relay_status.h"
 #include "proxy/source_view.h"
+#include "proxy/upstream_control.h"
 #include "replication/binlog_store.h"
 
 namespace binrelay::proxy {
@@ -62,6 +63,8 @@ struct RelayAdminOptions {
   const SourceView* source = nullptr;
   // The moves CUTOVER MOVE reaches (null: none run here).
   MoveControl* moves = nullptr;
+  // The upstream STOP SLAVE / START SLAVE reach (null: none here).
+  UpstreamControl* upstream = nullptr;
   // SHOW RELAY SOURCES: the servers a failover may follow, the current
   // source first ([source] host and candidates).
   std::vector<protocol::ConnectOptions> source_candidates;
@@ -98,6 +101,8 @@ class RelayAdmin : public AdminHandler {
   // files (the older ones are purged, as MySQL does).
   absl::Status PurgeBinaryLogsTo(std::string_view file) override;
   absl::Status CutoverMove(std::string_view name) override;
+  absl::Status StopUpstream() override;
+  absl::Status StartUpstream() override;
   absl::StatusOr<std::optional<std::string>> BinlogGtidPos(std::string_view file,
                                                            uint64_t position) override;
   void ReplicaRegistered(const ReplicaRegistration& replica) override;

@@ -83,7 +83,7 @@ void Metrics(std::string* out, const std::vector<StatusField<T>>& fields,
 
 std::string RenderStatusJson(const RelayStatus& s) {
   std::string out = "{";
-  Str(&out, "upstream_state", s.upstream_state);
+  Str(&out, "upstream_state", std::string(replication::UpstreamStateName(s.upstream_state)));
   Str(&out, "source", s.source);
   Str(&out, "received_file", s.received_file);
   Num(&out, "received_offset", s.received_offset);
@@ -174,7 +174,7 @@ std::string RenderPrometheus(const RelayStatus& s) {
   Metric(&out, "binrelay_purges_total", "counter", "Binlog files purged by retention.",
          absl::StrCat(s.purges));
   Metric(&out, "binrelay_upstream_up", "gauge", "1 while streaming from the source.",
-         s.upstream_state == "streaming" ? "1" : "0");
+         s.upstream_state == replication::UpstreamState::kStreaming ? "1" : "0");
   Metric(&out, "binrelay_consumers", "gauge", "Connected or registered consumers.",
          absl::StrCat(s.consumers.size()));
   absl::StrAppend(&out,

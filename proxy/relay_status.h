@@ -12,6 +12,7 @@
 
 #include "absl/time/time.h"
 #include "replication/source_gtids.h"
+#include "replication/upstream_state.h"
 
 namespace binrelay::proxy {
 
@@ -80,7 +81,7 @@ struct MoveProgress {
 };
 
 struct RelayStatus {
-  std::string upstream_state;  // "streaming", "connecting", "reconnecting", "stopped"
+  replication::UpstreamState upstream_state = replication::UpstreamState::kUnknown;
   std::string source;          // host:port
   // For SHOW SLAVE STATUS: binrelay is a replica of its source.
   std::string source_host;

@@ -28,8 +28,10 @@ struct Row {
 std::string Num(uint64_t v) { return absl::StrCat(v); }
 
 Row Values(const RelayStatus& s) {
-  const bool streaming = s.upstream_state == "streaming";
-  const bool stopped = s.upstream_state == "stopped";
+  const bool streaming = s.upstream_state == replication::UpstreamState::kStreaming;
+  // STOP SLAVE (kPaused) shows as a stopped IO thread, as on a server.
+  const bool paused = s.upstream_state == replication::UpstreamState::kPaused;
+  const bool stopped = paused || s.upstream_state == replication::UpstreamState::kStopped;
   Row r;
   // MySQL 8.0.26 renamed the states (master -> source); MariaDB did not.
   const std::string_view source = s.source_is_mariadb ? "master" : "source";
@@ -70,7 +72,7 @@ Row Values(const RelayStatus& s) {
         streaming ? Cell(Num(static_cast<uint64_t>(std::llround(s.seconds_behind_source))))
                   : std::nullopt);
   r.Add("Master_SSL_Verify_Server_Cert", "No");
-  const bool io_error = !s.last_error.empty() && !streaming;
+  const bool io_error = !s.last_error.empty() && !streaming && !paused;
   r.Add("Last_IO_Errno", io_error ? "2003" : "0");
   r.Add("Last_IO_Error", io_error ? s.last_error : "");
   r.Add("Last_SQL_Errno", s.storing ? "0" : "1105");

@@ -358,7 +358,8 @@ absl::Status UpstreamSession::Stream() {
   const auto slice = std::min<std::chrono::milliseconds>(read_timeout,
                                                          std::chrono::milliseconds(200));
   auto last_packet = Clock::now();
-  while (!stop_.load(std::memory_order_relaxed) && !done_) {
+  while (!stop_.load(std::memory_order_relaxed) && !paused_.load(std::memory_order_relaxed) &&
+         !done_) {
     auto packet = conn_->ReadPacket(slice);
     if (!packet.ok()) {
       if (absl::IsDeadlineExceeded(packet.status()) &&
@@ -414,6 +415,20 @@ absl::Status UpstreamSession::Run() {
   Clock::time_point lost_since{};  // valid while `lost`
   bool lost = false;
   while (!stop_.load()) {
+    if (paused_.load()) {
+      state_.store(State::kPaused);
+      spdlog::info("upstream: stopped by STOP SLAVE; the store ends at {} (START SLAVE "
+                   "resumes there)", boundary_.last_boundary().ToString());
+      {
+        absl::MutexLock l(&pause_mu_);
+        while (paused_.load() && !stop_.load()) pause_cv_.Wait(&pause_mu_);
+      }
+      if (stop_.load()) break;
+      spdlog::info("upstream: START SLAVE; connecting to {}", Where());
+      state_.store(connected_once ? State::kReconnecting : State::kConnecting);
+      lost = false;
+      backoff = std::chrono::milliseconds(100);
+    }
     absl::Status s = ConnectAndPrepare(first);
     if (conn_) authenticated_once = true;  // set only by a connect that authenticated
     if (s.ok()) s = StartDump();
@@ -423,6 +438,15 @@ absl::Status UpstreamSession::Run() {
       lost = false;
       backoff = std::chrono::milliseconds(100);
       s = Stream();
+    }
+    if (s.ok() && paused_.load() && !stop_.load() && !done_) {
+      // STOP SLAVE: leave the stream as after a lost connection (the
+      // consumer drops a transaction cut here) and wait at the top.
+      if (conn_) conn_->Quit();
+      conn_.reset();
+      consumer_->OnStreamRestart(boundary_.last_boundary());
+      first = !connected_once;
+      continue;
     }
     if (s.ok()) break;  // done or stopped
     {
@@ -456,7 +480,8 @@ absl::Status UpstreamSession::Run() {
     }
     spdlog::warn("{}; reconnecting in {} ms and resuming after the last complete transaction "
                  "({})", std::string(s.message()), backoff.count(), boundary_.last_boundary().ToString());
-    for (auto slept = std::chrono::milliseconds(0); slept < backoff && !stop_.load();
+    for (auto slept = std::chrono::milliseconds(0);
+         slept < backoff && !stop_.load() && !paused_.load();
          slept += std::chrono::milliseconds(50)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));  // stays responsive to stop
     }
@@ -475,14 +500,20 @@ absl::Status UpstreamSession::Run() {
   return absl::OkStatus();
 }
 
-std::string UpstreamSession::state_name() const {
-  switch (state()) {
-    case State::kConnecting: return "connecting";
-    case State::kStreaming: return "streaming";
-    case State::kReconnecting: return "reconnecting";
-    case State::kStopped: return "stopped";
-  }
-  return "unknown";
+void UpstreamSession::RequestStop() {
+  stop_.store(true);
+  absl::MutexLock l(&pause_mu_);
+  pause_cv_.SignalAll();
+}
+
+void UpstreamSession::Pause() {
+  paused_.store(true);
+}
+
+void UpstreamSession::Resume() {
+  absl::MutexLock l(&pause_mu_);
+  paused_.store(false);
+  pause_cv_.SignalAll();
 }
 
 BinlogPosition UpstreamSession::received() const {

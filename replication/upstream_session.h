@@ -34,6 +34,7 @@
 #include "replication/preflight.h"
 #include "replication/sql_source.h"
 #include "replication/stream_consumer.h"
+#include "replication/upstream_state.h"
 #include "replication/transaction_boundary.h"
 
 namespace binrelay::replication {
@@ -82,7 +83,15 @@ class UpstreamSession {
   // retrying cannot fix (bad credentials, unsuitable settings, purged binlog,
   // a consumer error, or a source unreachable for reconnect_timeout).
   absl::Status Run();
-  void RequestStop() { stop_.store(true); }
+  void RequestStop();
+  // STOP SLAVE / STOP REPLICA: the session leaves the stream at the next
+  // packet (a transaction cut there is dropped by the consumer, as after a
+  // lost connection), disconnects and waits in state kPaused; Resume (START
+  // SLAVE) connects again and continues after the last complete
+  // transaction. Both return at once; each is a no-op when already so.
+  void Pause();
+  void Resume();
+  bool paused() const { return paused_.load(std::memory_order_relaxed); }
 
   // The preflight's facts; only from the thread that runs Run().
   const SourceInfo& source_info() const { return info_; }
@@ -91,9 +100,8 @@ class UpstreamSession {
   const UpstreamStats& stats() const { return stats_; }
 
   // For status output, from any thread.
-  enum class State { kConnecting, kStreaming, kReconnecting, kStopped };
+  using State = UpstreamState;
   State state() const { return state_.load(std::memory_order_relaxed); }
-  std::string state_name() const;
   // End of the last complete transaction received (updated per transaction).
   BinlogPosition received() const;
   std::string last_error() const;
@@ -123,6 +131,9 @@ class UpstreamSession {
   SourceInfo info_;
   UpstreamStats stats_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> paused_{false};
+  absl::Mutex pause_mu_;  // for waking a paused Run (Resume, RequestStop)
+  absl::CondVar pause_cv_;
   std::atomic<State> state_{State::kConnecting};
   mutable absl::Mutex status_mu_;
   BinlogPosition received_ ABSL_GUARDED_BY(status_mu_);

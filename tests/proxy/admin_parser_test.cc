@@ -103,6 +103,12 @@ std::string Canon(const AdminStatement& s) {
       return absl::StrCat("PURGE TO '", s.argument, "'");
     case K::kCutoverMove:
       return absl::StrCat("CUTOVER MOVE '", s.argument, "'");
+    case K::kStopUpstream:
+    case K::kStartUpstream:
+      return absl::StrCat(s.kind == K::kStopUpstream ? "STOP" : "START", " UPSTREAM",
+                          s.io_thread ? " io" : "", s.sql_thread ? " sql" : "",
+                          s.connection.empty() ? "" : absl::StrCat(" '", s.connection, "'"),
+                          s.may_block ? " (blocking)" : "");
   }
   return "?";
 }
@@ -179,6 +185,18 @@ const Case kAccepted[] = {
     {"purge master logs to \"mysql-bin.000004\"", "PURGE TO 'mysql-bin.000004'"},
     {"CUTOVER MOVE archive", "CUTOVER MOVE 'archive'"},
     {"cutover move 'shop-orders';", "CUTOVER MOVE 'shop-orders'"},
+    // The upstream: MariaDB and MySQL spellings; STOP waits for the IO
+    // thread, so both run on a worker.
+    {"STOP SLAVE", "STOP UPSTREAM (blocking)"},
+    {"stop replica;", "STOP UPSTREAM (blocking)"},
+    {"START SLAVE", "START UPSTREAM (blocking)"},
+    {"START REPLICA IO_THREAD", "START UPSTREAM io (blocking)"},
+    {"STOP SLAVE IO_THREAD, SQL_THREAD", "STOP UPSTREAM io sql (blocking)"},
+    {"STOP SLAVE SQL_THREAD", "STOP UPSTREAM sql (blocking)"},
+    {"STOP SLAVE 'other'", "STOP UPSTREAM 'other' (blocking)"},
+    {"START REPLICA FOR CHANNEL 'ch'", "START UPSTREAM 'ch' (blocking)"},
+    {"STOP ALL SLAVES", "STOP UPSTREAM (blocking)"},
+    {"start all slaves", "START UPSTREAM (blocking)"},
     {"SELECT @@server_id, @@gtid_binlog_pos, @@gtid_current_pos",
      "SELECT @@server_id AS [@@server_id],@@gtid_binlog_pos AS [@@gtid_binlog_pos],"
      "@@gtid_current_pos AS [@@gtid_current_pos]"},
@@ -254,7 +272,9 @@ TEST(AdminParserTest, SyntaxErrorsAreInvalidArgument) {
        {"SET @a", "SET @a 1", "SET @a='unterminated", "SELECT 'x", "SELECT @@x @@y",
         "SELECT 1; DROP TABLE x", "SELECT f(1", "PURGE BINARY LOGS TO mysql_bin", "/* open",
         "SHOW VARIABLES LIKE x", "SELECT 1 LIMIT x", "SET @`a=1", "KILL", "KILL x",
-        "USE", "SHOW VARIABLES WHERE Variable_name", "CUTOVER MOVE", "CUTOVER MOVE a b"}) {
+        "USE", "SHOW VARIABLES WHERE Variable_name", "CUTOVER MOVE", "CUTOVER MOVE a b",
+        "STOP SLAVE now", "START REPLICA FOR CHANNEL", "STOP ALL SLAVES x",
+        "START SLAVE UNTIL MASTER_LOG_POS = 4"}) {
     auto s = ParseAdminStatement(sql);
     EXPECT_TRUE(absl::IsInvalidArgument(s.status())) << "'" << sql << "': " << s.status();
   }

@@ -22,7 +22,7 @@ class FakeStatus : public StatusProvider {
 
 RelayStatus Sample() {
   RelayStatus s;
-  s.upstream_state = "streaming";
+  s.upstream_state = replication::UpstreamState::kStreaming;
   s.source = "db1:3306";
   s.received_file = "mysql-bin.000007";
   s.received_offset = 1234;

@@ -266,7 +266,7 @@ TEST_F(RelayAdminTest, ReplicasAppearWhileConnected) {
 TEST_F(RelayAdminTest, RelayStatusIsOneRowOfTheStatusFacts) {
   OpenStore();
   FixedStatus status;
-  status.status.upstream_state = "streaming";
+  status.status.upstream_state = replication::UpstreamState::kStreaming;
   status.status.source = "db1:3306";
   status.status.received_file = "binlog.000002";
   status.status.received_offset = 900;

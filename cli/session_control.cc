@@ -1,0 +1,32 @@
+#include "cli/session_control.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "protocol/status_macros.h"
+
+namespace binrelay::cli {
+
+absl::Status SessionControl::Stop() {
+  session_->Pause();
+  // As the server's STOP SLAVE, return once the IO thread is gone.
+  const absl::Time give_up = absl::Now() + stop_wait_;
+  while (true) {
+    const replication::UpstreamState s = session_->state();
+    if (s == replication::UpstreamState::kPaused || s == replication::UpstreamState::kStopped) {
+      return absl::OkStatus();
+    }
+    if (absl::Now() >= give_up) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "the upstream session has not left the source after ", absl::FormatDuration(stop_wait_),
+      " (state ", AV(replication::UpstreamStateName(session_->state())),
+      "); it stops when its connection attempt ends: check SHOW SLAVE STATUS"));
+}
+
+absl::Status SessionControl::Start() {
+  session_->Resume();
+  return absl::OkStatus();
+}
+
+}  // namespace binrelay::cli

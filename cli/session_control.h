@@ -1,0 +1,31 @@
+// SessionControl: STOP SLAVE / START SLAVE on binrelay's listener, carried
+// out on the upstream session (proxy::UpstreamControl over
+// replication::UpstreamSession).
+//
+// Thread safety: Stop and Start from any thread.
+#pragma once
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "proxy/upstream_control.h"
+#include "replication/upstream_session.h"
+
+namespace binrelay::cli {
+
+class SessionControl : public proxy::UpstreamControl {
+ public:
+  // `stop_wait`: how long Stop waits for the session to leave the stream
+  // (it checks every 200 ms while reading, and a connect in progress ends
+  // within its timeout).
+  explicit SessionControl(replication::UpstreamSession* session,
+                          absl::Duration stop_wait = absl::Seconds(10))
+      : session_(session), stop_wait_(stop_wait) {}
+  absl::Status Stop() override;
+  absl::Status Start() override;
+
+ private:
+  replication::UpstreamSession* session_;
+  absl::Duration stop_wait_;
+};
+
+}  // namespace binrelay::cli
