@@ -45,10 +45,12 @@ absl::Status ServeStatus::RequestCutover(std::string_view name) {
 
 proxy::RelayStatus ServeStatus::Snapshot() const {
   proxy::RelayStatus s;
-  s.source = absl::StrCat(config_.upstream.connect.host, ":", config_.upstream.connect.port);
-  s.source_host = config_.upstream.connect.host;
-  s.source_port = config_.upstream.connect.port;
-  s.source_user = config_.upstream.connect.user;
+  // As CHANGE MASTER TO may have set it since start.
+  const protocol::ConnectOptions connect = session_->connect_options();
+  s.source = absl::StrCat(connect.host, ":", connect.port);
+  s.source_host = connect.host;
+  s.source_port = connect.port;
+  s.source_user = connect.user;
   const replication::SourceInfo info = session_->source_info_snapshot();
   s.source_server_id = info.server_id;
   s.source_is_mariadb = info.version.empty() || info.is_mariadb;
@@ -57,7 +59,7 @@ proxy::RelayStatus ServeStatus::Snapshot() const {
       if (name == "server_uuid") s.source_uuid = value;
     }
   }
-  s.source_tls = config_.upstream.connect.tls != protocol::ConnectOptions::Tls::kDisabled;
+  s.source_tls = connect.tls != protocol::ConnectOptions::Tls::kDisabled;
   s.connect_retry_seconds =
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
                                 config_.upstream.max_backoff)

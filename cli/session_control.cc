@@ -24,6 +24,20 @@ absl::Status SessionControl::Stop() {
       "); it stops when its connection attempt ends: check SHOW SLAVE STATUS"));
 }
 
+absl::Status SessionControl::Change(const proxy::SourceChange& change) {
+  return session_->Repoint([&](protocol::ConnectOptions* o) {
+    if (change.host) o->host = *change.host;
+    if (change.port) o->port = *change.port;
+    if (change.user) o->user = *change.user;
+    if (change.password) o->password = *change.password;
+    if (change.tls) {
+      o->tls = *change.tls ? protocol::ConnectOptions::Tls::kRequired
+                           : protocol::ConnectOptions::Tls::kDisabled;
+    }
+    if (change.user || change.password) o->credentials_from = "CHANGE MASTER TO";
+  });
+}
+
 absl::Status SessionControl::Start() {
   session_->Resume();
   return absl::OkStatus();

@@ -22,6 +22,7 @@ class SessionControl : public proxy::UpstreamControl {
       : session_(session), stop_wait_(stop_wait) {}
   absl::Status Stop() override;
   absl::Status Start() override;
+  absl::Status Change(const proxy::SourceChange& change) override;
 
  private:
   replication::UpstreamSession* session_;

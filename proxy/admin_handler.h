@@ -24,6 +24,7 @@
 #include "proxy/dump_stream.h"
 #include "proxy/dump_request.h"
 #include "proxy/replication_commands.h"
+#include "proxy/upstream_control.h"
 
 namespace binrelay::proxy {
 
@@ -76,6 +77,12 @@ class AdminHandler {
   }
   virtual absl::Status StartUpstream() {
     return absl::FailedPreconditionError("this server has no upstream to start");
+  }
+  // CHANGE MASTER TO (its options already checked): FailedPrecondition
+  // while the upstream runs.
+  virtual absl::Status ChangeSource(const SourceChange& change) {
+    (void)change;
+    return absl::UnimplementedError("this server has no upstream to change");
   }
   // SHOW VARIABLES: every variable SystemVariable answers, sorted by name.
   virtual std::vector<std::pair<std::string, std::string>> AllSystemVariables() { return {}; }

@@ -69,6 +69,8 @@ class Parser {
   absl::StatusOr<AdminStatement> Purge();
   // After STOP/START SLAVE|REPLICA.
   absl::StatusOr<AdminStatement> UpstreamControl(bool start);
+  // After CHANGE MASTER / CHANGE REPLICATION SOURCE.
+  absl::StatusOr<AdminStatement> ChangeSource();
   // A statement of one name argument (USE db, CUTOVER MOVE name).
   absl::StatusOr<AdminStatement> NamedStatement(AdminStatement::Kind kind, const char* what);
   absl::Status SystemVariable(std::string* scope, std::string* name);
@@ -399,13 +401,58 @@ absl::StatusOr<AdminStatement> Parser::UpstreamControl(bool start) {
   }
   // IO_THREAD, SQL_THREAD (comma-separated); binrelay's upstream is its IO
   // thread, and it has no SQL thread.
-  while (IsWord("io_thread") || IsWord("sql_thread")) {
-    if (IsWord("io_thread")) s.io_thread = true;
-    if (IsWord("sql_thread")) s.sql_thread = true;
-    ++pos_;
-    if (!AcceptSymbol(',')) break;
+  if (IsWord("io_thread") || IsWord("sql_thread")) {
+    do {
+      if (AcceptWord("io_thread")) {
+        s.io_thread = true;
+      } else if (AcceptWord("sql_thread")) {
+        s.sql_thread = true;
+      } else {
+        return Error("IO_THREAD or SQL_THREAD");
+      }
+    } while (AcceptSymbol(','));
   }
   // MySQL names a channel at the end: FOR CHANNEL 'name'.
+  if (AcceptWords({"for", "channel"})) {
+    if (Peek().kind != Kind::kQuoted && Peek().kind != Kind::kWord) return Error("a channel name");
+    s.connection = TokenValue(sql_, Peek());
+    ++pos_;
+  }
+  BR_RETURN_IF_ERROR(ExpectEnd());
+  return s;
+}
+
+absl::StatusOr<AdminStatement> Parser::ChangeSource() {
+  AdminStatement s;
+  s.kind = AdminStatement::Kind::kChangeSource;
+  // MariaDB names a connection before TO: binrelay has one, ''.
+  if (Peek().kind == Kind::kQuoted) {
+    s.connection = TokenValue(sql_, Peek());
+    ++pos_;
+  }
+  if (!AcceptWord("to")) return Error("TO");
+  // option = 'string' | number | word, comma-separated; the responder
+  // decides which options binrelay takes.
+  do {
+    if (Peek().kind != Kind::kWord) return Error("an option name");
+    AdminAssignment a;
+    a.name = absl::AsciiStrToLower(TokenValue(sql_, Peek()));
+    ++pos_;
+    if (!AcceptSymbol('=')) return Error("'='");
+    const SqlToken& v = Peek();
+    if (v.kind == Kind::kQuoted) {
+      a.value.kind = AdminExpr::Kind::kString;
+    } else if (v.kind == Kind::kNumber) {
+      a.value.kind = AdminExpr::Kind::kNumber;
+    } else if (v.kind == Kind::kWord) {
+      a.value.kind = AdminExpr::Kind::kIdentifier;
+    } else {
+      return Error("a value");
+    }
+    a.value.value = TokenValue(sql_, v);
+    ++pos_;
+    s.assignments.push_back(std::move(a));
+  } while (AcceptSymbol(','));
   if (AcceptWords({"for", "channel"})) {
     if (Peek().kind != Kind::kQuoted && Peek().kind != Kind::kWord) return Error("a channel name");
     s.connection = TokenValue(sql_, Peek());
@@ -425,6 +472,10 @@ absl::StatusOr<AdminStatement> Parser::Statement() {
     return NamedStatement(AdminStatement::Kind::kCutoverMove, "a move's name");
   }
   if (AcceptWord("use")) return NamedStatement(AdminStatement::Kind::kUse, "a database name");
+  if (AcceptWord("change")) {
+    if (AcceptWord("master") || AcceptWords({"replication", "source"})) return ChangeSource();
+    return absl::UnimplementedError("statement");
+  }
   if (IsWord("stop") || IsWord("start")) {
     const bool start = IsWord("start");
     if (IsWord("slave", 1) || IsWord("replica", 1) ||

@@ -23,6 +23,8 @@
 //   CUTOVER MOVE name | 'name'      (binrelay's own: a manual move cuts over)
 //   {STOP|START} {SLAVE|REPLICA} ['conn'] [IO_THREAD|SQL_THREAD[, ...]]
 //       [FOR CHANNEL 'ch'] | {STOP|START} ALL SLAVES   (binrelay's upstream)
+//   CHANGE MASTER ['conn'] TO opt = value [, ...] [FOR CHANNEL 'ch']
+//       | CHANGE REPLICATION SOURCE TO ...   (value: 'str' | number | word)
 // Everything else is Unimplemented (the caller may forward it, see
 // forward_policy.h, or answer ER_NOT_SUPPORTED_YET); a recognised statement
 // with a syntax error is InvalidArgument (ER_PARSE_ERROR).
@@ -98,9 +100,12 @@ struct AdminStatement {
     kCutoverMove,
     kStopUpstream,   // STOP SLAVE / STOP REPLICA / STOP ALL SLAVES
     kStartUpstream,  // START SLAVE / START REPLICA / START ALL SLAVES
+    kChangeSource,   // CHANGE MASTER TO / CHANGE REPLICATION SOURCE TO
   };
   Kind kind = Kind::kSet;
-  std::vector<AdminAssignment> assignments;  // kSet
+  // kSet; kChangeSource: its options (name lower-cased, value a kString,
+  // kNumber or kIdentifier).
+  std::vector<AdminAssignment> assignments;
   std::vector<AdminExpr> items;              // kSelect (text = alias when given)
   // kShowVariables/kShowStatus: the LIKE pattern (if any); kPurgeBinaryLogsTo:
   // the file; kUse: the database; kCutoverMove: the move's name.
@@ -112,8 +117,9 @@ struct AdminStatement {
   bool replica_keyword = false;          // SHOW REPLICA STATUS (MySQL 8 column names)
   uint64_t kill_id = 0;                  // kKill
   bool kill_query = false;               // KILL QUERY (else the connection)
-  // kStopUpstream/kStartUpstream: the threads named (neither: both), and the
-  // MariaDB connection or MySQL channel named ("" when none).
+  // kStopUpstream/kStartUpstream: the threads named (neither: both);
+  // these and kChangeSource: the MariaDB connection or MySQL channel named
+  // ("" when none).
   bool io_thread = false;
   bool sql_thread = false;
   std::string connection;

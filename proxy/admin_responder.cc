@@ -314,6 +314,71 @@ AdminReply AdminOnly(std::string_view what) {
                                         "read status)"));
 }
 
+// CHANGE MASTER TO's options as binrelay takes them, or the error that
+// names the option it does not and why.
+absl::StatusOr<SourceChange> SourceChangeOf(const AdminStatement& s) {
+  SourceChange c;
+  for (size_t i = 0; i < s.assignments.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (s.assignments[i].name == s.assignments[j].name) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            absl::AsciiStrToUpper(s.assignments[i].name), " is given twice"));
+      }
+    }
+  }
+  auto is = [](std::string_view name, std::string_view suffix) {
+    return name == absl::StrCat("master_", AV(suffix)) || name == absl::StrCat("source_", AV(suffix));
+  };
+  for (const AdminAssignment& a : s.assignments) {
+    const std::string& n = a.name;
+    const std::string& v = a.value.value;
+    const bool text = a.value.kind == AdminExpr::Kind::kString;
+    const bool number = a.value.kind == AdminExpr::Kind::kNumber;
+    auto bad_value = [&](std::string_view want) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(absl::AsciiStrToUpper(n), " takes ", AV(want)));
+    };
+    if (is(n, "host")) {
+      if (!text || v.empty()) return bad_value("a host name in quotes");
+      c.host = v;
+    } else if (is(n, "port")) {
+      uint32_t port = 0;
+      if (!number || !absl::SimpleAtoi(v, &port) || port == 0 || port > 65535) {
+        return bad_value("a port number");
+      }
+      c.port = static_cast<uint16_t>(port);
+    } else if (is(n, "user")) {
+      if (!text || v.empty()) return bad_value("a user name in quotes");
+      c.user = v;
+    } else if (is(n, "password")) {
+      if (!text) return bad_value("a password in quotes");
+      c.password = v;
+    } else if (is(n, "ssl")) {
+      if (!number || (v != "0" && v != "1")) return bad_value("0 or 1");
+      c.tls = v == "1";
+    } else if ((n == "master_use_gtid" && absl::EqualsIgnoreCase(v, "no")) ||
+               (is(n, "auto_position") && v == "0")) {
+      // What binrelay does: it resumes its source's binlog by position.
+    } else if (n == "master_use_gtid" || is(n, "auto_position")) {
+      return absl::UnimplementedError(absl::StrCat(
+          absl::AsciiStrToUpper(n), " = ", v, ": binrelay resumes its source's binlog by "
+          "position after its last stored transaction and checks the file is the stored one; "
+          "following another server by GTID into the same store is not supported yet (give "
+          "that server a binrelay with its own store)"));
+    } else if (is(n, "log_file") || is(n, "log_pos") || absl::StartsWith(n, "relay_log_")) {
+      return absl::UnimplementedError(absl::StrCat(
+          absl::AsciiStrToUpper(n), ": binrelay resumes after its last stored transaction; "
+          "another position would leave a gap or an overlap in its store"));
+    } else {
+      return absl::UnimplementedError(absl::StrCat(
+          absl::AsciiStrToUpper(n), ": binrelay's CHANGE MASTER TO takes MASTER_HOST, "
+          "MASTER_PORT, MASTER_USER, MASTER_PASSWORD and MASTER_SSL (or their SOURCE_ "
+          "spellings); set the others in its config file ([source])"));
+    }
+  }
+  return c;
+}
+
 AdminReply AnswerKill(const AdminStatement& s, const AdminContext& ctx) {
   if (ctx.connections == nullptr) return NotSupported("KILL");
   if (s.kill_id == ctx.session->connection_id && !s.kill_query) {
@@ -471,6 +536,34 @@ AdminReply AnswerStatement(const AdminStatement& s, const AdminContext& ctx) {
                          start ? "starts" : "stops", " its upstream"));
       }
       absl::Status st = start ? ctx.handler->StartUpstream() : ctx.handler->StopUpstream();
+      if (!st.ok()) return HandlerError(st);
+      return AdminReply{};
+    }
+    case K::kChangeSource: {
+      if (!ctx.session->admin) return AdminOnly("CHANGE MASTER TO");
+      if (!s.connection.empty()) {
+        return AdminReply::Error(
+            kErReplicaChannelDoesNotExist, "HY000",
+            absl::StrCat("There is no replication channel with name '",
+                         absl::CEscape(s.connection.substr(0, 64)),
+                         "': binrelay has one upstream, the default connection ''"));
+      }
+      auto change = SourceChangeOf(s);
+      if (absl::IsInvalidArgument(change.status())) {
+        return AdminReply::Error(kErWrongArguments, "HY000",
+                                 absl::StrCat("Incorrect arguments to CHANGE MASTER TO: ",
+                                              change.status().message()));
+      }
+      if (!change.ok()) {
+        return AdminReply::Error(kErNotSupportedYet, "42000", std::string(change.status().message()));
+      }
+      absl::Status st = ctx.handler->ChangeSource(*change);
+      if (absl::IsFailedPrecondition(st)) {
+        // ER_SLAVE_MUST_STOP, as the servers answer it.
+        return AdminReply::Error(kErSlaveMustStop, "HY000",
+                                 absl::StrCat("This operation cannot be performed with a running "
+                                              "slave; run STOP SLAVE first (", st.message(), ")"));
+      }
       if (!st.ok()) return HandlerError(st);
       return AdminReply{};
     }

@@ -399,6 +399,16 @@ absl::Status RelayAdmin::StartUpstream() {
   return options_.upstream->Start();
 }
 
+absl::Status RelayAdmin::ChangeSource(const SourceChange& change) {
+  if (options_.upstream == nullptr) return AdminHandler::ChangeSource(change);
+  // Logged without the password.
+  spdlog::info("admin: CHANGE MASTER TO{}{}{}{}{}", change.host ? " host " + *change.host : "",
+               change.port ? absl::StrCat(" port ", *change.port) : "",
+               change.user ? " user " + *change.user : "", change.password ? " password ***" : "",
+               change.tls ? absl::StrCat(" ssl ", *change.tls ? 1 : 0) : "");
+  return options_.upstream->Change(change);
+}
+
 absl::Status RelayAdmin::PurgeBinaryLogsTo(std::string_view file) {
   replication::PurgeOptions options;
   options.before_file = std::string(file);

@@ -103,6 +103,7 @@ class RelayAdmin : public AdminHandler {
   absl::Status CutoverMove(std::string_view name) override;
   absl::Status StopUpstream() override;
   absl::Status StartUpstream() override;
+  absl::Status ChangeSource(const SourceChange& change) override;
   absl::StatusOr<std::optional<std::string>> BinlogGtidPos(std::string_view file,
                                                            uint64_t position) override;
   void ReplicaRegistered(const ReplicaRegistration& replica) override;

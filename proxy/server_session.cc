@@ -20,7 +20,6 @@ namespace {
 constexpr uint16_t kErMalformedPacket = 1835;         // ER_MALFORMED_PACKET, HY000
 constexpr uint16_t kErUnknownStmtHandler = 1243;      // ER_UNKNOWN_STMT_HANDLER, HY000
 constexpr uint16_t kErMaxPreparedStmtCount = 1461;    // ER_MAX_PREPARED_STMT_COUNT_REACHED
-constexpr uint16_t kErWrongArguments = 1210;          // ER_WRONG_ARGUMENTS, HY000
 constexpr std::string_view kMariaDbCompatPrefix = "5.5.5-";
 
 std::string DisplayVersion(std::string_view v) {
@@ -306,7 +305,8 @@ absl::Status ServerSession::HandlePrepare(std::string_view sql, std::string* out
     const bool rows = parsed->kind != K::kSet && parsed->kind != K::kUse &&
                       parsed->kind != K::kTransaction && parsed->kind != K::kKill &&
                       parsed->kind != K::kPurgeBinaryLogsTo &&
-                      parsed->kind != K::kCutoverMove && !parsed->may_block;
+                      parsed->kind != K::kCutoverMove && parsed->kind != K::kChangeSource &&
+                      !parsed->may_block;
     if (rows) {
       AdminReply r = AnswerStatement(*parsed, Context());
       if (r.kind == AdminReply::Kind::kError) return SendAdminReply(r, false, out);

@@ -72,7 +72,8 @@ Row Values(const RelayStatus& s) {
         streaming ? Cell(Num(static_cast<uint64_t>(std::llround(s.seconds_behind_source))))
                   : std::nullopt);
   r.Add("Master_SSL_Verify_Server_Cert", "No");
-  const bool io_error = !s.last_error.empty() && !streaming && !paused;
+  // Kept while stopped, as a server keeps Last_IO_Error until START SLAVE.
+  const bool io_error = !s.last_error.empty() && !streaming;
   r.Add("Last_IO_Errno", io_error ? "2003" : "0");
   r.Add("Last_IO_Error", io_error ? s.last_error : "");
   r.Add("Last_SQL_Errno", s.storing ? "0" : "1105");

@@ -6,9 +6,22 @@
 // Thread safety: implementations are called from session threads.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
 #include "absl/status/status.h"
 
 namespace binrelay::proxy {
+
+// CHANGE MASTER TO's options binrelay takes; unset ones stay as they are.
+struct SourceChange {
+  std::optional<std::string> host;
+  std::optional<uint16_t> port;
+  std::optional<std::string> user;
+  std::optional<std::string> password;
+  std::optional<bool> tls;  // MASTER_SSL: 1 requires TLS, 0 connects without
+};
 
 class UpstreamControl {
  public:
@@ -20,6 +33,10 @@ class UpstreamControl {
   // Connects again and resumes after the last stored transaction. OK when
   // already running.
   virtual absl::Status Start() = 0;
+  // CHANGE MASTER TO while stopped: the next Start connects with these
+  // settings (and checks the server again). FailedPrecondition while the
+  // upstream runs.
+  virtual absl::Status Change(const SourceChange& change) = 0;
 };
 
 }  // namespace binrelay::proxy

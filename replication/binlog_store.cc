@@ -154,7 +154,13 @@ absl::StatusOr<StartSpec> BinlogStore::StartFor(const StartSpec& configured) con
 }
 
 absl::Status BinlogStore::OnEvent(const StreamEvent& e) {
-  if (e.end.offset == 0) return absl::OkStatus();  // artificial: not part of any file
+  if (e.end.offset == 0) {
+    // Artificial: not part of any file. The FDE a dump re-sends when it
+    // resumes inside a file is checked against the stored one.
+    if (e.event.type() != protocol::kFormatDescriptionEvent) return absl::OkStatus();
+    absl::MutexLock l(&mu_);
+    return CheckResumedFileLocked(e);
+  }
   absl::MutexLock l(&mu_);
   if (!failed_.ok()) return failed_;
   const uint64_t n = e.event.bytes.size();
@@ -173,6 +179,54 @@ absl::Status BinlogStore::OnEvent(const StreamEvent& e) {
         dir_, "/", e.end.file, ":", size_, "; refusing to leave a gap or overlap"));
   }
   return AppendLocked(e);
+}
+
+absl::Status BinlogStore::CheckResumedFileLocked(const StreamEvent& e) {
+  if (state_ != FileState::kOpen || files_.empty() || e.end.file != files_.back().name) {
+    return absl::OkStatus();
+  }
+  // The stored FDE's header and its binlog version and server version
+  // string (the first 2 + 50 bytes of its body); `created`, log_pos and
+  // the flags are what a dump may rewrite in the copy it re-sends.
+  constexpr size_t kCompared = protocol::kEventHeaderLen + 2 + 50;
+  const uint64_t at = protocol::kBinlogMagic.size();
+  std::string stored(kCompared, '\0');
+  if (buf_offset_ <= at && buf_.size() >= at - buf_offset_ + kCompared) {
+    stored = buf_.substr(at - buf_offset_, kCompared);
+  } else if (::pread(fd_, stored.data(), kCompared, static_cast<off_t>(at)) !=
+             static_cast<ssize_t>(kCompared)) {
+    return absl::OkStatus();  // too short to hold an FDE: recovery's business
+  }
+  auto header = protocol::ParseEventHeader(stored);
+  if (!header.ok() || header->type != protocol::kFormatDescriptionEvent ||
+      e.event.body.size() < kCompared - protocol::kEventHeaderLen) {
+    return absl::OkStatus();
+  }
+  const std::string_view stored_version = std::string_view(stored).substr(
+      protocol::kEventHeaderLen, kCompared - protocol::kEventHeaderLen);
+  const std::string_view sent_version =
+      e.event.body.substr(0, kCompared - protocol::kEventHeaderLen);
+  if (header->server_id == e.event.header.server_id &&
+      header->timestamp == e.event.header.timestamp && stored_version == sent_version) {
+    return absl::OkStatus();
+  }
+  auto version = [](std::string_view v) {
+    v.remove_prefix(2);
+    return std::string(v.substr(0, v.find('\0')));
+  };
+  // Retried like a lost connection (Unavailable): the server binrelay
+  // followed may come back at the address, and everything stored stays
+  // served meanwhile.
+  return absl::UnavailableError(absl::StrCat(
+      "the source's ", e.end.file, " is not the stored ", dir_, "/", e.end.file,
+      ": the source's was written by server_id ", e.event.header.server_id, " (",
+      version(sent_version), ") at ", absl::FormatTime(absl::FromUnixSeconds(e.event.header.timestamp)),
+      ", the stored one by server_id ", header->server_id, " (", version(stored_version),
+      ") at ", absl::FormatTime(absl::FromUnixSeconds(header->timestamp)),
+      ". The address now reaches another server (a failover, a moved address) or the source "
+      "ran RESET MASTER; binrelay will not append another binlog to the stored one. Point "
+      "[source] host at the server it followed (it keeps retrying and serving what it "
+      "stored), or give the new source a new store directory"));
 }
 
 absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {

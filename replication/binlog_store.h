@@ -7,6 +7,10 @@
 // and closes it; the next file starts at that file's FDE (offset 4).
 // Artificial events (fake ROTATE, heartbeats, MariaDB's fake GTID_LIST, an
 // FDE re-sent with log_pos 0) arrive with end.offset 0 and are not stored.
+// The re-sent FDE of a dump resuming inside the open file must match the
+// stored one (server_id, timestamp, server version): otherwise the address
+// reaches another server, or the source ran RESET MASTER, and its events
+// would be spliced onto another binlog (Unavailable, retried).
 // Every stored event must start exactly at the file's current size (its
 // log_pos is the size after it): anything else is DataLoss naming file:pos,
 // and nothing is written (never a gap).
@@ -181,6 +185,10 @@ class BinlogStore : public StreamConsumer, public StoreReadSide {
   BinlogStore(std::string dir, BinlogStoreOptions options);
   absl::Status LoadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status StartFileLocked(const StreamEvent& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The FDE a dump re-sends (log_pos 0) when it resumes inside the open
+  // file must be that file's: same server_id, timestamp and server
+  // version. Unavailable (retried) otherwise.
+  absl::Status CheckResumedFileLocked(const StreamEvent& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AppendLocked(const StreamEvent& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CloseFileLocked(bool clean) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteLocked(std::string_view data, uint64_t offset)

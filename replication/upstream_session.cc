@@ -54,7 +54,10 @@ int CompareFiles(const std::string& a, const std::string& b) {
 }  // namespace
 
 UpstreamSession::UpstreamSession(UpstreamOptions options, StreamConsumer* consumer)
-    : options_(std::move(options)), consumer_(consumer) {}
+    : options_(std::move(options)), consumer_(consumer) {
+  absl::MutexLock lock(&status_mu_);
+  connect_snapshot_ = options_.connect;
+}
 
 UpstreamSession::~UpstreamSession() = default;
 
@@ -75,7 +78,7 @@ absl::Status UpstreamSession::Command(std::string_view payload, std::string_view
 absl::Status UpstreamSession::ConnectAndPrepare(bool first) {
   BR_ASSIGN_OR_RETURN(conn_, protocol::ClientConnection::Connect(options_.connect));
   ConnectionSqlSource sql(conn_.get());
-  if (first) {
+  if (first || rerun_preflight_) {
     BR_ASSIGN_OR_RETURN(info_, RunPreflight(sql, {.replica_server_id = options_.server_id,
                                                    .require_full_row_image =
                                                        options_.require_full_row_image}));
@@ -86,6 +89,7 @@ absl::Status UpstreamSession::ConnectAndPrepare(bool first) {
     }
     spdlog::info("connected to {} ({}), server_id {}, binlog_checksum {}", conn_->peer(),
                  info_.version, info_.server_id, info_.checksum_crc32 ? "CRC32" : "NONE");
+    rerun_preflight_ = false;
   }
   if (options_.read_source_variables) BR_RETURN_IF_ERROR(ReadSourceVariables(sql));
   // Declare checksum awareness (otherwise a CRC32 source refuses the dump)
@@ -322,6 +326,9 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
       !s.ok()) {
     return Annotate(s, Where());
   }
+  // The re-pointed source delivered an event that is in its file (past the
+  // dump's start and the consumer's checks): its settings work.
+  if (end->offset != 0) repointed_ = false;
   if (boundary) {
     position_trusted_ = true;
     absl::MutexLock lock(&status_mu_);
@@ -358,8 +365,11 @@ absl::Status UpstreamSession::Stream() {
   const auto slice = std::min<std::chrono::milliseconds>(read_timeout,
                                                          std::chrono::milliseconds(200));
   auto last_packet = Clock::now();
-  while (!stop_.load(std::memory_order_relaxed) && !paused_.load(std::memory_order_relaxed) &&
-         !done_) {
+  while (!stop_.load(std::memory_order_relaxed) && !done_) {
+    if (paused_.load(std::memory_order_relaxed)) {
+      left_for_pause_ = true;
+      break;
+    }
     auto packet = conn_->ReadPacket(slice);
     if (!packet.ok()) {
       if (absl::IsDeadlineExceeded(packet.status()) &&
@@ -417,18 +427,32 @@ absl::Status UpstreamSession::Run() {
   while (!stop_.load()) {
     if (paused_.load()) {
       state_.store(State::kPaused);
-      spdlog::info("upstream: stopped by STOP SLAVE; the store ends at {} (START SLAVE "
-                   "resumes there)", boundary_.last_boundary().ToString());
+      spdlog::info("upstream: stopped; the store ends at {} (START SLAVE resumes there)",
+                   boundary_.last_boundary().ToString());
       {
+        // RequestStop runs in signal handlers: it only sets stop_, which
+        // this wait checks between slices.
         absl::MutexLock l(&pause_mu_);
-        while (paused_.load() && !stop_.load()) pause_cv_.Wait(&pause_mu_);
+        while (paused_.load() && !stop_.load()) {
+          pause_cv_.WaitWithTimeout(&pause_mu_, absl::Milliseconds(200));
+        }
       }
       if (stop_.load()) break;
+      {
+        absl::MutexLock lock(&status_mu_);
+        if (repoint_) {
+          options_.connect = *std::move(repoint_);
+          repoint_.reset();
+          repointed_ = rerun_preflight_ = true;
+        }
+        last_error_.clear();  // as START SLAVE clears Last_IO_Error
+      }
       spdlog::info("upstream: START SLAVE; connecting to {}", Where());
       state_.store(connected_once ? State::kReconnecting : State::kConnecting);
       lost = false;
       backoff = std::chrono::milliseconds(100);
     }
+    left_for_pause_ = false;
     absl::Status s = ConnectAndPrepare(first);
     if (conn_) authenticated_once = true;  // set only by a connect that authenticated
     if (s.ok()) s = StartDump();
@@ -439,7 +463,7 @@ absl::Status UpstreamSession::Run() {
       backoff = std::chrono::milliseconds(100);
       s = Stream();
     }
-    if (s.ok() && paused_.load() && !stop_.load() && !done_) {
+    if (s.ok() && left_for_pause_ && !stop_.load()) {
       // STOP SLAVE: leave the stream as after a lost connection (the
       // consumer drops a transaction cut here) and wait at the top.
       if (conn_) conn_->Quit();
@@ -459,6 +483,18 @@ absl::Status UpstreamSession::Run() {
     // all, as an empty relay of a relay has not. Lost after authenticating,
     // during the preflight or the dump request, it is the network's doing:
     // retried like a lost stream.
+    if (repointed_ && !IsRetryable(s)) {
+      // After CHANGE MASTER TO: the operator's settings are at fault (or the
+      // server they name), not binrelay's: stop as a server's IO thread
+      // does, keep serving, and wait for the next CHANGE MASTER / START.
+      spdlog::error("upstream: after CHANGE MASTER TO: {}; stopped (fix it with CHANGE MASTER "
+                    "TO, then START SLAVE)", std::string(s.message()));
+      if (conn_) conn_->Quit();
+      conn_.reset();
+      paused_.store(true);
+      consumer_->OnStreamRestart(boundary_.last_boundary());
+      continue;
+    }
     if ((!connected_once && !authenticated_once && !options_.retry_first_connect) ||
         !IsRetryable(s)) {
       state_.store(State::kStopped);
@@ -500,10 +536,28 @@ absl::Status UpstreamSession::Run() {
   return absl::OkStatus();
 }
 
-void UpstreamSession::RequestStop() {
-  stop_.store(true);
-  absl::MutexLock l(&pause_mu_);
-  pause_cv_.SignalAll();
+
+absl::Status UpstreamSession::Repoint(
+    absl::FunctionRef<void(protocol::ConnectOptions*)> change) {
+  // Only once Run has parked: it applies the change when it wakes.
+  if (!paused_.load() || state_.load() != State::kPaused) {
+    return absl::FailedPreconditionError(
+        paused_.load() ? "the upstream has not left the source yet (STOP SLAVE is still waiting "
+                         "for its connection attempt to end)"
+                       : "the upstream is running");
+  }
+  absl::MutexLock lock(&status_mu_);
+  // On top of a change not applied yet: two CHANGEs in a row both count.
+  protocol::ConnectOptions next = repoint_ ? *repoint_ : connect_snapshot_;
+  change(&next);
+  connect_snapshot_ = next;
+  repoint_ = std::move(next);
+  return absl::OkStatus();
+}
+
+protocol::ConnectOptions UpstreamSession::connect_options() const {
+  absl::MutexLock lock(&status_mu_);
+  return connect_snapshot_;
 }
 
 void UpstreamSession::Pause() {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -83,7 +84,9 @@ class UpstreamSession {
   // retrying cannot fix (bad credentials, unsuitable settings, purged binlog,
   // a consumer error, or a source unreachable for reconnect_timeout).
   absl::Status Run();
-  void RequestStop();
+  // Async-signal-safe (an atomic store): serve and tail call it from their
+  // SIGINT/SIGTERM handlers.
+  void RequestStop() { stop_.store(true); }
   // STOP SLAVE / STOP REPLICA: the session leaves the stream at the next
   // packet (a transaction cut there is dropped by the consumer, as after a
   // lost connection), disconnects and waits in state kPaused; Resume (START
@@ -92,6 +95,17 @@ class UpstreamSession {
   void Pause();
   void Resume();
   bool paused() const { return paused_.load(std::memory_order_relaxed); }
+  // CHANGE MASTER TO, while paused: Resume connects with `connect`, runs the
+  // preflight again and resumes after the last complete transaction (the
+  // consumer checks that it is still the same binlog). An error that
+  // retrying cannot fix (a wrong password, a missing binlog) then pauses
+  // the session again with that error, instead of ending it.
+  // `change` edits the options (those of an earlier Repoint not yet applied,
+  // or those in use) under the session's lock. FailedPrecondition unless
+  // paused and parked (state kPaused).
+  absl::Status Repoint(absl::FunctionRef<void(protocol::ConnectOptions*)> change);
+  // The connection options in use, or those Repoint set (any thread).
+  protocol::ConnectOptions connect_options() const;
 
   // The preflight's facts; only from the thread that runs Run().
   const SourceInfo& source_info() const { return info_; }
@@ -140,6 +154,14 @@ class UpstreamSession {
   std::string last_error_ ABSL_GUARDED_BY(status_mu_);
   std::shared_ptr<const VariableList> source_variables_ ABSL_GUARDED_BY(status_mu_);
   SourceInfo info_snapshot_ ABSL_GUARDED_BY(status_mu_);
+  protocol::ConnectOptions connect_snapshot_ ABSL_GUARDED_BY(status_mu_);
+  std::optional<protocol::ConnectOptions> repoint_ ABSL_GUARDED_BY(status_mu_);
+  // Run thread: a Repoint took effect and has not streamed yet.
+  bool repointed_ = false;
+  bool rerun_preflight_ = false;
+  // Run thread: Stream returned because the session was paused (the flag
+  // may be cleared again by the time Run looks).
+  bool left_for_pause_ = false;
   std::atomic<int64_t> last_event_ns_{0};  // absl::ToUnixNanos; 0: none yet
 
   // Stream state.

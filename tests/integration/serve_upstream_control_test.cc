@@ -44,6 +44,19 @@ std::string SlaveStatusColumn(const protocol::ConnectOptions& o, const std::stri
   return "<no column " + column + ">";
 }
 
+std::string UpstreamState(const ServeProcess& serve);
+
+// Polls /status until upstream_state is `want`.
+bool WaitUpstreamState(const ServeProcess& serve, const std::string& want,
+                       std::chrono::seconds timeout) {
+  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (UpstreamState(serve) == want) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 std::string UpstreamState(const ServeProcess& serve) {
   auto status = StatusJson(serve.http_port());
   if (!status.ok()) return "<" + std::string(status.status().message()) + ">";
@@ -141,8 +154,10 @@ TEST(ServeUpstreamControlTest, StopAndStartSlaveLeaveAndRejoinTheSourceWithoutAG
   BR_ASSERT_OK(admin.Query("START SLAVE").status());  // already running: no error
   ExpectStoreIsTheSourcesBytes(*source, *serve);
 
-  // Stopped in the middle of a stream of writes: whatever transaction the
-  // stop cut is dropped and read again, never stored twice or half.
+  // Stopped and started three times while writers commit: the replica
+  // ends with every row exactly once and the store is the source's bytes.
+  // (Whether a stop cut a transaction here is timing; the store dropping a
+  // cut one is BinlogStoreTest.StreamRestartDropsTheInterruptedTransaction.)
   std::atomic<bool> writing{true};
   std::thread writer([&] {
     for (int i = 0; writing; ++i) {
@@ -162,7 +177,109 @@ TEST(ServeUpstreamControlTest, StopAndStartSlaveLeaveAndRejoinTheSourceWithoutAG
   BR_ASSERT_OK(WaitReplicaExecuted(*replica, *source, seconds(60)));
   EXPECT_EQ(Count(*replica, "app.t"), Count(*source, "app.t"));
   ExpectStoreIsTheSourcesBytes(*source, *serve);
-  EXPECT_TRUE(absl::StrContains(serve->Stderr(), "stopped by STOP SLAVE")) << serve->StderrTail();
+  EXPECT_TRUE(absl::StrContains(serve->Stderr(), "upstream: stopped; the store ends at")) << serve->StderrTail();
+}
+
+// SHOW SLAVE STATUS's Last_IO_Error once it holds `text` (empty if it never
+// does within `timeout`).
+std::string WaitIoError(const protocol::ConnectOptions& admin, const std::string& text,
+                        std::chrono::seconds timeout) {
+  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  std::string last;
+  while (std::chrono::steady_clock::now() < give_up) {
+    last = SlaveStatusColumn(admin, "Last_IO_Error");
+    if (absl::StrContains(last, text)) return last;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ADD_FAILURE() << "Last_IO_Error never held '" << text << "'; last: " << last;
+  return "";
+}
+
+// Guards: CHANGE MASTER TO taking effect while the upstream runs; a wrong
+// password given by hand ending binrelay (and everything it serves)
+// instead of stopping its upstream with the error; and, the worst, a
+// CHANGE MASTER TO another server whose binlog has a file of the same name
+// splicing that server's events onto the stored file.
+TEST(ServeUpstreamControlTest, ChangeMasterToRepointsByHandAndRefusesAnotherServersBinlog) {
+  BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource());
+  BR_ASSERT_OK(source->Execute("CREATE DATABASE app"));
+  BR_ASSERT_OK(source->Execute("CREATE TABLE app.t (id INT PRIMARY KEY, v TEXT)"));
+  BR_ASSERT_OK(source->Execute("INSERT INTO app.t VALUES (1, 'before')"));
+  // Another server whose binlog has the same file names, longer than the
+  // source's: a dump from binrelay's position there finds a file to read.
+  BR_ASSERT_OK_AND_ASSIGN(auto other, StartServeSource({"--server-id=9"}));
+  BR_ASSERT_OK(other->Execute("CREATE DATABASE other"));
+  BR_ASSERT_OK(other->Execute("CREATE TABLE other.t (id INT PRIMARY KEY, v LONGTEXT)"));
+  BR_ASSERT_OK(other->Execute("INSERT INTO other.t VALUES (1, REPEAT('o', 200000))"));
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source));
+  BR_ASSERT_OK(serve->Start());
+  BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(60)).status());
+  ReplicaOptions ro;
+  ro.mode = ReplicaOptions::Mode::kGtidSlavePos;
+  ro.server_id = 3;
+  BR_ASSERT_OK_AND_ASSIGN(auto replica, StartReplicaOf(ReplicaEndpoint(*serve, *source), ro));
+  BR_ASSERT_OK(WaitReplicaExecuted(*replica, *source, seconds(60)));
+  const protocol::ConnectOptions admin_login = Listener(*serve, kAdminUser, kAdminPassword);
+  replication::ConnectionSqlSource admin(admin_login);
+
+  // Running: refused as the servers refuse it (ER_SLAVE_MUST_STOP).
+  auto running = admin.Query("CHANGE MASTER TO MASTER_PASSWORD = 'x'");
+  ASSERT_FALSE(running.ok());
+  EXPECT_TRUE(absl::StrContains(running.status().message(), "1198")) << running.status();
+  // What binrelay cannot do is refused, naming the option.
+  auto pos = admin.Query("CHANGE MASTER TO MASTER_LOG_POS = 4");
+  ASSERT_FALSE(pos.ok());
+  EXPECT_TRUE(absl::StrContains(pos.status().message(), "MASTER_LOG_POS")) << pos.status();
+
+  // A wrong password: the upstream stops with the server's error, binrelay
+  // keeps serving (the replica still reads through it).
+  BR_ASSERT_OK(admin.Query("STOP SLAVE").status());
+  BR_ASSERT_OK(admin.Query("CHANGE MASTER TO MASTER_PASSWORD = 'wrong'").status());
+  BR_ASSERT_OK(admin.Query("START SLAVE").status());
+  const std::string denied = WaitIoError(admin_login, "1045", seconds(30));
+  EXPECT_TRUE(absl::StrContains(denied, "CHANGE MASTER TO")) << denied;  // where it came from
+  EXPECT_TRUE(WaitUpstreamState(*serve, "paused", seconds(10)));
+  EXPECT_TRUE(serve->Running());
+
+  // A server without the stored file (its binlog has other names): the
+  // dump's error (1236) stops the upstream, binrelay keeps serving.
+  BR_ASSERT_OK_AND_ASSIGN(auto renamed, StartServeSource({"--server-id=8", "--log-bin=otherbin"}));
+  BR_ASSERT_OK(admin.Query(absl::StrCat("CHANGE MASTER TO MASTER_PORT = ", renamed->Port(),
+                                        ", MASTER_PASSWORD = '", kRelayPassword, "'"))
+                   .status());
+  BR_ASSERT_OK(admin.Query("START SLAVE").status());
+  const std::string missing = WaitIoError(admin_login, "1236", seconds(30));
+  EXPECT_TRUE(WaitUpstreamState(*serve, "paused", seconds(10))) << missing;
+  EXPECT_TRUE(serve->Running()) << serve->StderrTail();
+  BR_ASSERT_OK(admin.Query("STOP SLAVE").status());  // already stopped: no error
+
+  // Another server: the FDE it re-sends for the stored file is not the
+  // stored one; refused and retried, nothing stored.
+  BR_ASSERT_OK_AND_ASSIGN(std::vector<std::string> files, SourceBinlogFiles(*source));
+  const std::string open_file = serve->store_dir() + "/" + files.back();
+  const uintmax_t stored_before = std::filesystem::file_size(open_file);
+  BR_ASSERT_OK(admin.Query(absl::StrCat("CHANGE REPLICATION SOURCE TO SOURCE_PORT = ",
+                                        other->Port()))
+                   .status());
+  BR_ASSERT_OK(admin.Query("START REPLICA").status());
+  const std::string refused = WaitIoError(admin_login, "is not the stored", seconds(30));
+  EXPECT_TRUE(absl::StrContains(refused, "server_id")) << refused;
+  auto source_column = SlaveStatusColumn(admin_login, "Master_Port");
+  EXPECT_EQ(source_column, absl::StrCat(other->Port()));
+  EXPECT_EQ(std::filesystem::file_size(open_file), stored_before);
+  EXPECT_TRUE(serve->Running());
+
+  // Back to the source: it resumes where the store ends, no gap.
+  BR_ASSERT_OK(admin.Query("STOP SLAVE").status());
+  BR_ASSERT_OK(admin.Query(absl::StrCat("CHANGE MASTER TO MASTER_PORT = ", source->Port()))
+                   .status());
+  BR_ASSERT_OK(admin.Query("START SLAVE").status());
+  BR_ASSERT_OK(source->Execute("INSERT INTO app.t VALUES (2, 'after')"));
+  BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(60)).status());
+  BR_ASSERT_OK(WaitReplicaExecuted(*replica, *source, seconds(60)));
+  EXPECT_EQ(Count(*replica, "app.t"), 2);
+  EXPECT_EQ(SlaveStatusColumn(admin_login, "Last_IO_Error"), "");
+  ExpectStoreIsTheSourcesBytes(*source, *serve);
 }
 
 }  // namespace

@@ -109,6 +109,18 @@ std::string Canon(const AdminStatement& s) {
                           s.io_thread ? " io" : "", s.sql_thread ? " sql" : "",
                           s.connection.empty() ? "" : absl::StrCat(" '", s.connection, "'"),
                           s.may_block ? " (blocking)" : "");
+    case K::kChangeSource: {
+      std::string out = "CHANGE SOURCE";
+      for (const auto& a : s.assignments) {
+        absl::StrAppend(&out, " ", a.name, "=",
+                        a.value.kind == AdminExpr::Kind::kString   ? "'"
+                        : a.value.kind == AdminExpr::Kind::kNumber ? "#"
+                                                                   : "",
+                        a.value.value);
+      }
+      if (!s.connection.empty()) absl::StrAppend(&out, " '", s.connection, "'");
+      return out;
+    }
   }
   return "?";
 }
@@ -197,6 +209,14 @@ const Case kAccepted[] = {
     {"START REPLICA FOR CHANNEL 'ch'", "START UPSTREAM 'ch' (blocking)"},
     {"STOP ALL SLAVES", "STOP UPSTREAM (blocking)"},
     {"start all slaves", "START UPSTREAM (blocking)"},
+    {"CHANGE MASTER TO MASTER_HOST='db2', MASTER_PORT=3307",
+     "CHANGE SOURCE master_host='db2 master_port=#3307"},
+    {"change replication source to SOURCE_USER = 'r', source_password='p w';",
+     "CHANGE SOURCE source_user='r source_password='p w"},
+    {"CHANGE MASTER 'conn' TO MASTER_USE_GTID = slave_pos",
+     "CHANGE SOURCE master_use_gtid=slave_pos 'conn'"},
+    {"CHANGE REPLICATION SOURCE TO SOURCE_AUTO_POSITION = 1 FOR CHANNEL 'ch'",
+     "CHANGE SOURCE source_auto_position=#1 'ch'"},
     {"SELECT @@server_id, @@gtid_binlog_pos, @@gtid_current_pos",
      "SELECT @@server_id AS [@@server_id],@@gtid_binlog_pos AS [@@gtid_binlog_pos],"
      "@@gtid_current_pos AS [@@gtid_current_pos]"},
@@ -258,7 +278,7 @@ TEST(AdminParserTest, OtherStatementsAreUnimplemented) {
   for (const char* sql :
        {"", "   ", "INSERT INTO t VALUES (1)", "SHOW TABLES", "SHOW FULL COLUMNS FROM t",
         "SELECT * FROM mysql.user", "SELECT a FROM t", "PURGE BINARY LOGS BEFORE NOW()",
-        "CHANGE MASTER TO MASTER_HOST='x'", "SELECT COUNT(*)", "DROP TABLE x", "SHOW MASTER",
+        "CHANGE REPLICATION FILTER REPLICATE_DO_DB = (d)", "SELECT COUNT(*)", "DROP TABLE x", "SHOW MASTER",
         "SET PASSWORD = 'x'", "KILL USER bob", "ROLLBACK TO SAVEPOINT a"}) {
     auto s = ParseAdminStatement(sql);
     EXPECT_TRUE(absl::IsUnimplemented(s.status())) << "'" << sql << "': " << s.status();
@@ -274,7 +294,9 @@ TEST(AdminParserTest, SyntaxErrorsAreInvalidArgument) {
         "SHOW VARIABLES LIKE x", "SELECT 1 LIMIT x", "SET @`a=1", "KILL", "KILL x",
         "USE", "SHOW VARIABLES WHERE Variable_name", "CUTOVER MOVE", "CUTOVER MOVE a b",
         "STOP SLAVE now", "START REPLICA FOR CHANNEL", "STOP ALL SLAVES x",
-        "START SLAVE UNTIL MASTER_LOG_POS = 4"}) {
+        "START SLAVE UNTIL MASTER_LOG_POS = 4", "CHANGE MASTER TO", "CHANGE MASTER MASTER_HOST='x'",
+        "CHANGE MASTER TO MASTER_HOST", "CHANGE MASTER TO MASTER_HOST='x',",
+        "CHANGE MASTER TO MASTER_PORT=(1)", "STOP SLAVE IO_THREAD,", "STOP SLAVE IO_THREAD, x"}) {
     auto s = ParseAdminStatement(sql);
     EXPECT_TRUE(absl::IsInvalidArgument(s.status())) << "'" << sql << "': " << s.status();
   }

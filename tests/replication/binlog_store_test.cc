@@ -11,12 +11,16 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "protocol/artificial_events.h"
 #include "protocol/binlog_file_reader.h"
+#include "protocol/event_header.h"
 #include "protocol/event_type.h"
 #include "protocol/format_description.h"
 #include "replication/store_index.h"
@@ -384,6 +388,59 @@ TEST_F(BinlogStoreTest, StreamRestartDropsTheInterruptedTransaction) {
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 529, *store));
   BR_ASSERT_OK(store->Close());
   EXPECT_EQ(Stored("binlog.000002"), mysql2_);
+}
+
+// Guards: a resumed dump splicing another binlog onto the stored one: the
+// source's address now reaches another server (a failover behind a moved
+// address) or the source ran RESET MASTER, and its file of the same name
+// has an event boundary at the resume offset. The FDE the dump re-sends
+// must be the stored file's.
+TEST_F(BinlogStoreTest, ResumedFileWhoseFdeIsNotTheStoredOneIsRefused) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog2);
+  // The stored FDE read back from the file (every transaction synced) and
+  // from the write buffer (kInterval: nothing written yet).
+  for (SyncPolicy sync : {SyncPolicy::kEveryTransaction, SyncPolicy::kInterval}) {
+    SCOPED_TRACE(sync == SyncPolicy::kInterval ? "interval" : "every transaction");
+    fs::remove_all(dir_);
+    BinlogStoreOptions options;
+    options.sync = sync;
+    options.sync_interval = std::chrono::hours(1);
+    BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_, options));
+    const std::string partial = mysql2_.substr(0, 529);
+    BR_ASSERT_OK(testing::FeedBinlogFile(partial, "binlog.000002", 4, *store));
+    store->OnStreamRestart({"binlog.000002", 529});
+    // The file's FDE as a server re-sends it when a dump starts inside the
+    // file: log_pos 0, created 0, no BINLOG_IN_USE, its CRC recomputed.
+    BR_ASSERT_OK_AND_ASSIGN(protocol::EventHeader h,
+                            protocol::ParseEventHeader(mysql2_.substr(4)));
+    BR_ASSERT_OK_AND_ASSIGN(std::string resent, protocol::RewriteFdeForMidFileStart(
+                                                    mysql2_.substr(4, h.event_size), true));
+    const protocol::FormatDescription format = protocol::Mysql8FormatDescription();
+    const BinlogPosition artificial{"binlog.000002", 0};
+    auto offer = [&](const std::string& bytes) {
+      auto ev = protocol::MakeEventView(bytes, true);
+      EXPECT_TRUE(ev.ok());
+      return store->OnEvent({*ev, format, artificial, false});
+    };
+    std::string other_server = resent;
+    other_server[5] = static_cast<char>(other_server[5] ^ 0x7);  // server_id
+    absl::Status refused = offer(other_server);
+    EXPECT_TRUE(absl::IsUnavailable(refused)) << refused;  // retried, never fatal
+    EXPECT_TRUE(absl::StrContains(refused.message(), "is not the stored")) << refused;
+    EXPECT_TRUE(absl::StrContains(refused.message(), "server_id")) << refused;
+    std::string recreated = resent;
+    recreated[0] = static_cast<char>(recreated[0] ^ 0x1);  // timestamp: RESET MASTER
+    EXPECT_TRUE(absl::IsUnavailable(offer(recreated)));
+    std::string other_version = resent;
+    other_version[19 + 2] = static_cast<char>(other_version[19 + 2] ^ 0x1);
+    EXPECT_TRUE(absl::IsUnavailable(offer(other_version)));
+    // The right file resumes where it was cut, byte for byte.
+    store->OnStreamRestart({"binlog.000002", 529});
+    BR_ASSERT_OK(offer(resent));
+    BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 529, *store));
+    BR_ASSERT_OK(store->Close());
+    EXPECT_EQ(Stored("binlog.000002"), mysql2_);
+  }
 }
 
 // Guards: purge removing a file a reader still needs, or the newest file.
