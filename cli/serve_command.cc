@@ -349,7 +349,7 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   admin_options.port = config.listen.port;
   admin_options.source = &source_view;
   admin_options.moves = &status;
-  SessionControl session_control(&session);
+  SessionControl session_control(&session, [&status] { return status.MoveCuttingOver(); });
   admin_options.upstream = &session_control;
   admin_options.source_candidates = config.source_candidates;
   admin_options.follow_read_only = config.follow_read_only;

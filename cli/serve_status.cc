@@ -43,6 +43,15 @@ absl::Status ServeStatus::RequestCutover(std::string_view name) {
                                           "' runs in this binrelay (see /status \"moves\")"));
 }
 
+std::optional<std::string> ServeStatus::MoveCuttingOver() const {
+  if (const auto* moves = moves_.load()) {
+    for (const auto& m : *moves) {
+      if (m->Status().phase == apply::MovePhase::kCutover) return m->name();
+    }
+  }
+  return std::nullopt;
+}
+
 proxy::RelayStatus ServeStatus::Snapshot() const {
   proxy::RelayStatus s;
   // As CHANGE MASTER TO may have set it since start.

@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -45,6 +47,8 @@ class ServeStatus : public proxy::StatusProvider, public proxy::MoveControl {
   void set_moves(const std::vector<std::unique_ptr<apply::TableMove>>* m) { moves_.store(m); }
   // CUTOVER MOVE name on the listener.
   absl::Status RequestCutover(std::string_view name) override;
+  // The name of a move in phase cutover, if one is (STOP SLAVE waits for it).
+  std::optional<std::string> MoveCuttingOver() const;
   proxy::RelayStatus Snapshot() const override;
 
   // A move's status as /status shows it (also `binrelay move`'s progress).

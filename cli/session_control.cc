@@ -7,6 +7,14 @@
 namespace binrelay::cli {
 
 absl::Status SessionControl::Stop() {
+  if (cutting_over_) {
+    if (std::optional<std::string> move = cutting_over_()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "move ", *move, " is cutting over: its source tables stay locked until binrelay's "
+          "store reaches the lock's position, so the upstream may not stop now; wait for the "
+          "cutover to end (SHOW RELAY MOVES)"));
+    }
+  }
   session_->Pause();
   // As the server's STOP SLAVE, return once the IO thread is gone.
   const absl::Time give_up = absl::Now() + stop_wait_;
