@@ -43,7 +43,17 @@ bool IsOutsideTransaction(uint8_t type) {
   }
 }
 
-// The exact text a file's opening GTID_LIST / PREVIOUS_GTIDS carries.
+// The server_id in the FDE of the binlog file at `path` (0: none readable).
+uint32_t ReadFdeServerId(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char header[protocol::kEventHeaderLen];
+  const ssize_t n = ::pread(fd, header, sizeof header, protocol::kBinlogMagic.size());
+  ::close(fd);
+  if (n != static_cast<ssize_t>(sizeof header)) return 0;
+  auto h = protocol::ParseEventHeader(std::string_view(header, sizeof header));
+  return h.ok() && h->type == protocol::kFormatDescriptionEvent ? h->server_id : 0;
+}
 }  // namespace
 
 BinlogStore::BinlogStore(std::string dir, BinlogStoreOptions options)
@@ -109,6 +119,7 @@ absl::Status BinlogStore::LoadLocked() {
     }
   }
   files_ = std::move(files);
+  fde_server_id_ = files_.empty() ? 0 : ReadFdeServerId(PathOf(files_.back().name));
   if (last) {
     StoreFileEntry& f = files_.back();
     f.size = size_ = safe_offset_ = buf_offset_ = last->size;
@@ -249,6 +260,19 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
           "store: the source's binlog continues in ", name, ", which does not come after ", last,
           " (RESET MASTER on the source?); the store in ", dir_, " cannot follow it"));
     }
+    // A file of another server: the address now reaches another server (a
+    // failover behind a moved address) whose next file has the name the
+    // stored one's ROTATE names. Its FDE says whose it is (the server_id
+    // every file of a server carries); refused before anything is created.
+    if (fde_server_id_ != 0 && e.event.header.server_id != fde_server_id_) {
+      return absl::UnavailableError(absl::StrCat(
+          "store: the source's ", name, " was written by server_id ", e.event.header.server_id,
+          ", but ", dir_, "/", last, " (the stored file before it) by server_id ",
+          fde_server_id_, ": the address now reaches another server (a failover, a moved "
+          "address); binrelay will not continue one server's binlog with another's. Point "
+          "[source] host at the server it followed (it keeps retrying and serving what it "
+          "stored), or give the new source a new store directory"));
+    }
     if (state_ == FileState::kClosed && rotate_to_ && *rotate_to_ != name) {
       return absl::DataLossError(absl::StrCat("store: ", last, " ends with a ROTATE to ",
                                               *rotate_to_, " but the stream continued in ", name));
@@ -295,6 +319,7 @@ absl::Status BinlogStore::AppendLocked(const StreamEvent& e) {
     buf_.append(bytes);
     if (type == protocol::kFormatDescriptionEvent && start == 4) {
       buf_[start - buf_offset_ + 17] |= static_cast<char>(protocol::kFlagBinlogInUse);
+      fde_server_id_ = e.event.header.server_id;
     }
   }
   size_ += bytes.size();

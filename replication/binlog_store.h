@@ -10,7 +10,9 @@
 // The re-sent FDE of a dump resuming inside the open file must match the
 // stored one (server_id, timestamp, server version): otherwise the address
 // reaches another server, or the source ran RESET MASTER, and its events
-// would be spliced onto another binlog (Unavailable, retried).
+// would be spliced onto another binlog (Unavailable, retried). Likewise a
+// new file whose FDE names another server_id than the stored file before
+// it (refused before the file is created).
 // Every stored event must start exactly at the file's current size (its
 // log_pos is the size after it): anything else is DataLoss naming file:pos,
 // and nothing is written (never a gap).
@@ -216,6 +218,9 @@ class BinlogStore : public StreamConsumer, public StoreReadSide {
   bool in_txn_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t safe_offset_ ABSL_GUARDED_BY(mu_) = 0;  // end of the last complete transaction
   GtidState gtids_ ABSL_GUARDED_BY(mu_);
+  // The server_id in the newest stored file's FDE (0: none): a next file
+  // written by another server is refused (StartFileLocked).
+  uint32_t fde_server_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool unpublished_ ABSL_GUARDED_BY(mu_) = false;   // a safe point newer than committed
   absl::Time first_unpublished_ ABSL_GUARDED_BY(mu_);
   absl::Status failed_ ABSL_GUARDED_BY(mu_);        // sticky until OnStreamRestart

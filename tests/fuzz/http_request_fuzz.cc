@@ -16,7 +16,7 @@ class FixedStatus : public binrelay::proxy::StatusProvider {
  public:
   binrelay::proxy::RelayStatus Snapshot() const override {
     binrelay::proxy::RelayStatus s;
-    s.upstream_state = replication::UpstreamState::kStreaming;
+    s.upstream_state = binrelay::replication::UpstreamState::kStreaming;
     s.received_file = "mysql-bin.000001";
     s.received_offset = 4;
     return s;

@@ -443,6 +443,41 @@ TEST_F(BinlogStoreTest, ResumedFileWhoseFdeIsNotTheStoredOneIsRefused) {
   }
 }
 
+// Guards: after a clean ROTATE, the next file arriving from another server
+// (the source's address moved to another server whose next file has the
+// name the ROTATE named) being stored as the continuation, before and after
+// a restart of binrelay.
+TEST_F(BinlogStoreTest, NextFileWrittenByAnotherServerIsRefused) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
+  BR_ASSERT_OK_AND_ASSIGN(protocol::EventHeader h, protocol::ParseEventHeader(mysql2_.substr(4)));
+  std::string fde = mysql2_.substr(4, h.event_size);
+  fde[17] = static_cast<char>(fde[17] & ~protocol::kFlagBinlogInUse);
+  std::string foreign = fde;
+  foreign[5] = static_cast<char>(foreign[5] ^ 0x7);  // server_id
+  const protocol::FormatDescription format = protocol::Mysql8FormatDescription();
+  const BinlogPosition end{"binlog.000002", 4 + h.event_size};
+  for (bool reopen : {false, true}) {
+    SCOPED_TRACE(reopen ? "after a restart" : "live");
+    fs::remove_all(dir_);
+    BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
+    BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
+    if (reopen) {
+      BR_ASSERT_OK(store->Close());
+      store.reset();
+      BR_ASSERT_OK_AND_ASSIGN(store, BinlogStore::Open(dir_));
+    }
+    BR_ASSERT_OK_AND_ASSIGN(protocol::EventView ev, protocol::MakeEventView(foreign, true, 4));
+    absl::Status refused = store->OnEvent({ev, format, end, false});
+    EXPECT_TRUE(absl::IsUnavailable(refused)) << refused;
+    EXPECT_TRUE(absl::StrContains(refused.message(), "another server")) << refused;
+    EXPECT_FALSE(fs::exists(dir_ + "/binlog.000002"));
+    store->OnStreamRestart({"binlog.000002", 4});
+    BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
+    BR_ASSERT_OK(store->Close());
+    EXPECT_EQ(Stored("binlog.000002"), mysql2_);
+  }
+}
+
 // Guards: purge removing a file a reader still needs, or the newest file.
 TEST_F(BinlogStoreTest, PurgeHonoursPinsAndKeepsTheNewestFile) {
   BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
