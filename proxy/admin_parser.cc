@@ -71,6 +71,17 @@ class Parser {
   absl::StatusOr<AdminStatement> UpstreamControl(bool start);
   // After CHANGE MASTER / CHANGE REPLICATION SOURCE.
   absl::StatusOr<AdminStatement> ChangeSource();
+  // MySQL names a channel at the end (FOR CHANNEL 'name'), then the end.
+  absl::Status ChannelAndEnd(AdminStatement* s) {
+    if (AcceptWords({"for", "channel"})) {
+      if (Peek().kind != Kind::kQuoted && Peek().kind != Kind::kWord) {
+        return Error("a channel name");
+      }
+      s->connection = TokenValue(sql_, Peek());
+      ++pos_;
+    }
+    return ExpectEnd();
+  }
   // A statement of one name argument (USE db, CUTOVER MOVE name).
   absl::StatusOr<AdminStatement> NamedStatement(AdminStatement::Kind kind, const char* what);
   absl::Status SystemVariable(std::string* scope, std::string* name);
@@ -412,13 +423,7 @@ absl::StatusOr<AdminStatement> Parser::UpstreamControl(bool start) {
       }
     } while (AcceptSymbol(','));
   }
-  // MySQL names a channel at the end: FOR CHANNEL 'name'.
-  if (AcceptWords({"for", "channel"})) {
-    if (Peek().kind != Kind::kQuoted && Peek().kind != Kind::kWord) return Error("a channel name");
-    s.connection = TokenValue(sql_, Peek());
-    ++pos_;
-  }
-  BR_RETURN_IF_ERROR(ExpectEnd());
+  BR_RETURN_IF_ERROR(ChannelAndEnd(&s));
   return s;
 }
 
@@ -453,12 +458,7 @@ absl::StatusOr<AdminStatement> Parser::ChangeSource() {
     ++pos_;
     s.assignments.push_back(std::move(a));
   } while (AcceptSymbol(','));
-  if (AcceptWords({"for", "channel"})) {
-    if (Peek().kind != Kind::kQuoted && Peek().kind != Kind::kWord) return Error("a channel name");
-    s.connection = TokenValue(sql_, Peek());
-    ++pos_;
-  }
-  BR_RETURN_IF_ERROR(ExpectEnd());
+  BR_RETURN_IF_ERROR(ChannelAndEnd(&s));
   return s;
 }
 

@@ -379,6 +379,15 @@ absl::StatusOr<SourceChange> SourceChangeOf(const AdminStatement& s) {
   return c;
 }
 
+// A MariaDB connection name or MySQL channel other than the default one:
+// MySQL's ER_REPLICA_CHANNEL_DOES_NOT_EXIST, for both.
+AdminReply NoSuchChannel(const std::string& name) {
+  return AdminReply::Error(kErReplicaChannelDoesNotExist, "HY000",
+                           absl::StrCat("There is no replication channel with name '",
+                                        absl::CEscape(name.substr(0, 64)),
+                                        "': binrelay has one upstream, the default connection ''"));
+}
+
 AdminReply AnswerKill(const AdminStatement& s, const AdminContext& ctx) {
   if (ctx.connections == nullptr) return NotSupported("KILL");
   if (s.kill_id == ctx.session->connection_id && !s.kill_query) {
@@ -519,15 +528,7 @@ AdminReply AnswerStatement(const AdminStatement& s, const AdminContext& ctx) {
       const bool start = s.kind == K::kStartUpstream;
       const std::string_view verb = start ? "START SLAVE" : "STOP SLAVE";
       if (!ctx.session->admin) return AdminOnly(verb);
-      if (!s.connection.empty()) {
-        // MySQL's ER_REPLICA_CHANNEL_DOES_NOT_EXIST, for the MariaDB
-        // connection name too.
-        return AdminReply::Error(
-            kErReplicaChannelDoesNotExist, "HY000",
-            absl::StrCat("There is no replication channel with name '",
-                         absl::CEscape(s.connection.substr(0, 64)),
-                         "': binrelay has one upstream, the default connection ''"));
-      }
+      if (!s.connection.empty()) return NoSuchChannel(s.connection);
       if (s.sql_thread && !s.io_thread) {
         return AdminReply::Error(
             kErNotSupportedYet, "42000",
@@ -541,13 +542,7 @@ AdminReply AnswerStatement(const AdminStatement& s, const AdminContext& ctx) {
     }
     case K::kChangeSource: {
       if (!ctx.session->admin) return AdminOnly("CHANGE MASTER TO");
-      if (!s.connection.empty()) {
-        return AdminReply::Error(
-            kErReplicaChannelDoesNotExist, "HY000",
-            absl::StrCat("There is no replication channel with name '",
-                         absl::CEscape(s.connection.substr(0, 64)),
-                         "': binrelay has one upstream, the default connection ''"));
-      }
+      if (!s.connection.empty()) return NoSuchChannel(s.connection);
       auto change = SourceChangeOf(s);
       if (absl::IsInvalidArgument(change.status())) {
         return AdminReply::Error(kErWrongArguments, "HY000",
