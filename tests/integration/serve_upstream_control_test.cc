@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/client_connection.h"
+#include "protocol/status_macros.h"
 #include "replication/connection_sql_source.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
@@ -70,6 +72,31 @@ int64_t Count(ServerSandbox& sb, const std::string& table) {
   return std::stoll(*(*rows)[0][0]);
 }
 
+// A source with app.t (one row), `binrelay serve` following it, and a real
+// MariaDB replica reading through binrelay by GTID, caught up.
+struct RelayedSource {
+  std::unique_ptr<ServerSandbox> source;
+  std::unique_ptr<ServeProcess> serve;
+  std::unique_ptr<ServerSandbox> replica;
+};
+
+absl::StatusOr<RelayedSource> StartRelayedSource() {
+  RelayedSource r;
+  BR_ASSIGN_OR_RETURN(r.source, StartServeSource());
+  BR_RETURN_IF_ERROR(r.source->Execute("CREATE DATABASE app"));
+  BR_RETURN_IF_ERROR(r.source->Execute("CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(64))"));
+  BR_RETURN_IF_ERROR(r.source->Execute("INSERT INTO app.t VALUES (1, 'before')"));
+  BR_ASSIGN_OR_RETURN(r.serve, ServeProcess::Create(*r.source));
+  BR_RETURN_IF_ERROR(r.serve->Start());
+  BR_RETURN_IF_ERROR(WaitStoreReached(*r.serve, *r.source, seconds(60)).status());
+  ReplicaOptions ro;
+  ro.mode = ReplicaOptions::Mode::kGtidSlavePos;
+  ro.server_id = 3;
+  BR_ASSIGN_OR_RETURN(r.replica, StartReplicaOf(ReplicaEndpoint(*r.serve, *r.source), ro));
+  BR_RETURN_IF_ERROR(WaitReplicaExecuted(*r.replica, *r.source, seconds(60)));
+  return r;
+}
+
 // Every binlog file of the source, stored byte for byte (the open one a
 // prefix).
 void ExpectStoreIsTheSourcesBytes(ServerSandbox& source, const ServeProcess& serve) {
@@ -86,19 +113,8 @@ void ExpectStoreIsTheSourcesBytes(ServerSandbox& source, const ServeProcess& ser
 // refuse one, the replica would diverge), a stop that shows as an IO error,
 // and the verbs reaching the upstream without the admin account.
 TEST(ServeUpstreamControlTest, StopAndStartSlaveLeaveAndRejoinTheSourceWithoutAGap) {
-  BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource());
-  BR_ASSERT_OK(source->Execute("CREATE DATABASE app"));
-  BR_ASSERT_OK(source->Execute("CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(64))"));
-  BR_ASSERT_OK(source->Execute("INSERT INTO app.t VALUES (1, 'before')"));
-  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source));
-  BR_ASSERT_OK(serve->Start());
-  BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(60)).status());
-  ReplicaOptions ro;
-  ro.mode = ReplicaOptions::Mode::kGtidSlavePos;
-  ro.server_id = 3;
-  BR_ASSERT_OK_AND_ASSIGN(auto replica,
-                          StartReplicaOf(ReplicaEndpoint(*serve, *source), ro));
-  BR_ASSERT_OK(WaitReplicaExecuted(*replica, *source, seconds(60)));
+  BR_ASSERT_OK_AND_ASSIGN(RelayedSource relayed, StartRelayedSource());
+  auto& [source, serve, replica] = relayed;
 
   const protocol::ConnectOptions admin_login = Listener(*serve, kAdminUser, kAdminPassword);
   replication::ConnectionSqlSource repl(Listener(*serve, kReplUser, kReplPassword));
@@ -201,24 +217,14 @@ std::string WaitIoError(const protocol::ConnectOptions& admin, const std::string
 // CHANGE MASTER TO another server whose binlog has a file of the same name
 // splicing that server's events onto the stored file.
 TEST(ServeUpstreamControlTest, ChangeMasterToRepointsByHandAndRefusesAnotherServersBinlog) {
-  BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource());
-  BR_ASSERT_OK(source->Execute("CREATE DATABASE app"));
-  BR_ASSERT_OK(source->Execute("CREATE TABLE app.t (id INT PRIMARY KEY, v TEXT)"));
-  BR_ASSERT_OK(source->Execute("INSERT INTO app.t VALUES (1, 'before')"));
+  BR_ASSERT_OK_AND_ASSIGN(RelayedSource relayed, StartRelayedSource());
+  auto& [source, serve, replica] = relayed;
   // Another server whose binlog has the same file names, longer than the
   // source's: a dump from binrelay's position there finds a file to read.
   BR_ASSERT_OK_AND_ASSIGN(auto other, StartServeSource({"--server-id=9"}));
   BR_ASSERT_OK(other->Execute("CREATE DATABASE other"));
   BR_ASSERT_OK(other->Execute("CREATE TABLE other.t (id INT PRIMARY KEY, v LONGTEXT)"));
   BR_ASSERT_OK(other->Execute("INSERT INTO other.t VALUES (1, REPEAT('o', 200000))"));
-  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source));
-  BR_ASSERT_OK(serve->Start());
-  BR_ASSERT_OK(WaitStoreReached(*serve, *source, seconds(60)).status());
-  ReplicaOptions ro;
-  ro.mode = ReplicaOptions::Mode::kGtidSlavePos;
-  ro.server_id = 3;
-  BR_ASSERT_OK_AND_ASSIGN(auto replica, StartReplicaOf(ReplicaEndpoint(*serve, *source), ro));
-  BR_ASSERT_OK(WaitReplicaExecuted(*replica, *source, seconds(60)));
   const protocol::ConnectOptions admin_login = Listener(*serve, kAdminUser, kAdminPassword);
   replication::ConnectionSqlSource admin(admin_login);
 
