@@ -123,6 +123,7 @@ proxy::MoveProgress ServeStatus::ToProgress(const apply::MoveStatus& ms) {
   proxy::MoveProgress m;
   m.name = ms.name;
   m.phase = std::string(apply::MovePhaseName(ms.phase));
+  m.done = ms.phase == apply::MovePhase::kDone;
   m.error = ms.error;
   m.tables = ms.tables;
   m.cutover = ms.cutover;
@@ -149,6 +150,7 @@ void ServeStatus::AddPipeline(const apply::PipelineStatus& ps, proxy::RelayStatu
   proxy::ApplyStatus a;
   a.name = ps.name;
   a.state = ps.StateText();
+  a.failed = ps.state == apply::PipelineState::kError;
   a.last_error = ps.last_error;
   a.target = ps.target;
   a.tables = ps.tables;

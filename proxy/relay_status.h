@@ -27,7 +27,10 @@ struct ConsumerStatus {
 // An apply pipeline (apply/pipeline.h), as status shows it.
 struct ApplyStatus {
   std::string name;
+  // What the pipeline is doing, for people ("running", "paused at f:4",
+  // "waiting for the target"); `failed` is the fact a machine reads.
   std::string state;
+  bool failed = false;  // stopped by an error (last_error says which)
   std::string last_error;
   std::string target;
   std::string tables;
@@ -61,7 +64,8 @@ struct ApplyStatus {
 // pipeline is listed among the pipelines under the same name.
 struct MoveProgress {
   std::string name;
-  std::string phase;
+  std::string phase;   // the phase's name, for people
+  bool done = false;   // cut over: the move's job is finished
   std::string error;
   std::string tables;
   std::string cutover;

@@ -63,5 +63,32 @@ TEST(RelayStatusTest, EveryDescribedFieldIsInTheJsonAndEveryMetricInTheMetrics) 
   }
 }
 
+// Guards against health read from display text: binrelay_apply_up and
+// binrelay_move_done follow the typed facts the apply side reports, not
+// the state's or phase's name (a pipeline paused "at f:4 after an error"
+// is up; a failed one is down whatever its text says).
+TEST(RelayStatusTest, UpAndDoneFollowTheTypedFactsNotTheNames) {
+  RelayStatus s;
+  ApplyStatus failed;
+  failed.name = "bad";
+  failed.state = "waiting for the target";
+  failed.failed = true;
+  s.pipelines.push_back(failed);
+  ApplyStatus fine;
+  fine.name = "good";
+  fine.state = "error";  // a name only; the pipeline did not fail
+  s.pipelines.push_back(fine);
+  MoveProgress m;
+  m.name = "m";
+  m.phase = "cutover";
+  m.done = true;
+  s.moves.push_back(m);
+  const std::string metrics = RenderPrometheus(s);
+  EXPECT_NE(metrics.find("binrelay_apply_up{pipeline=\"bad\"} 0"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("binrelay_apply_up{pipeline=\"good\"} 1"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("binrelay_move_done{move=\"m\"} 1"), std::string::npos) << metrics;
+}
+
 }  // namespace
 }  // namespace binrelay::proxy
