@@ -88,6 +88,8 @@ absl::Status BinlogStore::LoadLocked() {
   in_txn_ = false;
   size_ = safe_offset_ = buf_offset_ = 0;
   gtids_ = GtidState();
+  era_ = 0;
+  pending_era_.reset();
   BR_ASSIGN_OR_RETURN(std::vector<StoreFileEntry> files, ListStoreFiles(dir_));
   auto index = ReadStoreIndex(dir_);
   if (!index.ok() && !absl::IsNotFound(index.status())) {
@@ -97,7 +99,15 @@ absl::Status BinlogStore::LoadLocked() {
   // removed and the one before it becomes the newest.
   std::optional<RecoveredFile> last;
   while (!files.empty()) {
-    BR_ASSIGN_OR_RETURN(RecoveredFile r, RecoverBinlogFile(PathOf(files.back().name), durable()));
+    // The first file of an era repeats transactions stored before it: its
+    // GTID state starts from the era's entry (GtidState::SetFloor).
+    SourceGtids floor;
+    if (const StoredFileName n = SplitStoredName(files.back().name); n.era > 0) {
+      BR_ASSIGN_OR_RETURN(EraEntry entry, ReadEraEntry(dir_, n.era));
+      if (entry.first_file == n.source_name) floor = entry.stored;
+    }
+    BR_ASSIGN_OR_RETURN(RecoveredFile r,
+                        RecoverBinlogFile(PathOf(files.back().name), durable(), floor));
     if (r.size > 0) {
       last = std::move(r);
       break;
@@ -120,6 +130,17 @@ absl::Status BinlogStore::LoadLocked() {
   }
   files_ = std::move(files);
   fde_server_id_ = files_.empty() ? 0 : ReadFdeServerId(PathOf(files_.back().name));
+  era_ = files_.empty() ? 0 : SplitStoredName(files_.back().name).era;
+  // BeginEra wrote the next era's entry, and no file of it was stored yet.
+  if (!files_.empty()) {
+    auto next = ReadEraEntry(dir_, era_ + 1);
+    if (next.ok()) {
+      ++era_;
+      pending_era_ = *std::move(next);
+    } else if (!absl::IsNotFound(next.status())) {
+      return next.status();
+    }
+  }
   if (last) {
     StoreFileEntry& f = files_.back();
     f.size = size_ = safe_offset_ = buf_offset_ = last->size;
@@ -143,7 +164,63 @@ absl::Status BinlogStore::LoadLocked() {
 std::optional<BinlogPosition> BinlogStore::resume_position() const {
   absl::MutexLock l(&mu_);
   if (files_.empty()) return std::nullopt;
-  return BinlogPosition{files_.back().name, safe_offset_};
+  if (pending_era_) return BinlogPosition{pending_era_->first_file, 4};
+  // The source's name: the position is asked of the source.
+  return BinlogPosition{std::string(SourceNameOf(files_.back().name)), safe_offset_};
+}
+
+uint32_t BinlogStore::era() const {
+  absl::MutexLock l(&mu_);
+  return era_;
+}
+
+bool BinlogStore::IsNewestLocked(std::string_view source_name) const {
+  return !files_.empty() && IsStoredNameOf(files_.back().name, era_, source_name);
+}
+
+absl::StatusOr<uint32_t> BinlogStore::BeginEra(std::string_view first_file) {
+  BR_RETURN_IF_ERROR(ValidateBinlogName(first_file));
+  absl::MutexLock l(&mu_);
+  if (!failed_.ok()) return failed_;
+  if (files_.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store ", dir_, " is empty: there is nothing to continue on another source; start "
+        "it on the new source instead"));
+  }
+  if (pending_era_) {
+    // No file of it stored yet: the switch may still choose another file.
+    pending_era_->first_file = std::string(first_file);
+    BR_RETURN_IF_ERROR(WriteEraEntry(dir_, era_, *pending_era_, durable()));
+    return era_;
+  }
+  BR_RETURN_IF_ERROR(CutToSafePointLocked());
+  in_txn_ = false;
+  gtids_.DropPending();
+  if (state_ == FileState::kOpen) {
+    // As a source that crashed leaves it: BINLOG_IN_USE still set, and
+    // readers move on to the next file.
+    if (absl::Status s = CloseFileLocked(false); !s.ok()) return FailLocked(s);
+  }
+  SourceGtids stored = gtids_.gtids();
+  if (!stored.known()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store ", dir_, " holds no GTIDs (the source ran with gtid_mode = OFF?): following "
+        "another source needs them to tell which of its transactions are stored"));
+  }
+  const uint32_t era = era_ + 1;
+  const std::string era_dir = PathOf(EraDirName(era));
+  if (::mkdir(era_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoStatus(errno, absl::StrCat("store: cannot create ", era_dir));
+  }
+  EraEntry entry{std::move(stored), std::string(first_file)};
+  BR_RETURN_IF_ERROR(WriteEraEntry(dir_, era, entry, durable()));
+  if (durable()) BR_RETURN_IF_ERROR(SyncDirectory(dir_));
+  spdlog::info("store: era {} begins at the new source's {}:4 after {} (GTIDs stored: {})", era,
+               first_file, files_.back().name, entry.stored.PositionText());
+  era_ = era;
+  pending_era_ = std::move(entry);
+  rotate_to_.reset();
+  return era;
 }
 
 absl::StatusOr<StartSpec> BinlogStore::StartFor(const StartSpec& configured) const {
@@ -175,7 +252,7 @@ absl::Status BinlogStore::OnEvent(const StreamEvent& e) {
   absl::MutexLock l(&mu_);
   if (!failed_.ok()) return failed_;
   const uint64_t n = e.event.bytes.size();
-  if (state_ != FileState::kOpen || e.end.file != files_.back().name) {
+  if (state_ != FileState::kOpen || pending_era_ || !IsNewestLocked(e.end.file)) {
     BR_RETURN_IF_ERROR(StartFileLocked(e));
   }
   // end_log_pos is 0 inside MariaDB 11.4+ transactions (the session counted
@@ -193,7 +270,7 @@ absl::Status BinlogStore::OnEvent(const StreamEvent& e) {
 }
 
 absl::Status BinlogStore::CheckResumedFileLocked(const StreamEvent& e) {
-  if (state_ != FileState::kOpen || files_.empty() || e.end.file != files_.back().name) {
+  if (state_ != FileState::kOpen || pending_era_ || !IsNewestLocked(e.end.file)) {
     return absl::OkStatus();
   }
   // The stored FDE's header and its binlog version and server version
@@ -241,8 +318,8 @@ absl::Status BinlogStore::CheckResumedFileLocked(const StreamEvent& e) {
 }
 
 absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
-  const std::string& name = e.end.file;
-  BR_RETURN_IF_ERROR(ValidateBinlogName(name));
+  BR_RETURN_IF_ERROR(ValidateBinlogName(e.end.file));
+  const std::string name = StoredNameOf(era_, e.end.file);
   const uint64_t n = e.event.bytes.size();
   bool fde = e.event.type() == protocol::kFormatDescriptionEvent ||
              e.event.type() == protocol::kStartEventV3;
@@ -253,7 +330,13 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
         ", but a stored file must begin with its FDE at offset 4 (an empty store must be "
         "started at the beginning of a file: start=earliest, current or FILE:4)"));
   }
-  if (!files_.empty()) {
+  if (pending_era_ && e.end.file != pending_era_->first_file) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store: era ", era_, " of ", dir_, " begins with the new source's ",
+        pending_era_->first_file, " but its stream began in ", e.end.file,
+        "; the switch must dump from that file's start"));
+  }
+  if (!files_.empty() && !pending_era_) {
     const std::string& last = files_.back().name;
     if (CompareBinlogNames(name, last) <= 0) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -291,13 +374,21 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
   }
   fd_ = fd;
   files_.push_back({name, SourceGtids(), 0});
+  if (pending_era_) {
+    gtids_.SetFloor(pending_era_->stored);
+    pending_era_.reset();
+  } else {
+    gtids_.ClearFloor();
+  }
   state_ = FileState::kOpen;
   rotate_to_.reset();
   buf_.assign(protocol::kBinlogMagic);
   buf_offset_ = 0;
   size_ = safe_offset_ = protocol::kBinlogMagic.size();
   in_txn_ = false;
-  if (durable()) BR_RETURN_IF_ERROR(SyncDirectory(dir_));
+  if (durable()) {
+    BR_RETURN_IF_ERROR(SyncDirectory(era_ == 0 ? dir_ : PathOf(EraDirName(era_))));
+  }
   return WriteIndexLocked();
 }
 
@@ -397,25 +488,31 @@ void BinlogStore::OnStreamRestart(const BinlogPosition& resume) {
   }
   in_txn_ = false;
   gtids_.DropPending();
-  if (state_ == FileState::kOpen && size_ > safe_offset_) {
-    if (safe_offset_ >= buf_offset_) {
-      buf_.resize(safe_offset_ - buf_offset_);
-    } else {
-      buf_.clear();
-      if (::ftruncate(fd_, static_cast<off_t>(safe_offset_)) != 0) {
-        std::string what = absl::StrCat("cannot cut ", PathOf(files_.back().name));
-        (void)FailLocked(ErrnoStatus(errno, what));
-        return;
-      }
-      buf_offset_ = safe_offset_;
-      ++epoch_;
-    }
-    size_ = safe_offset_;
-  }
-  if (!files_.empty() && !(resume == BinlogPosition{files_.back().name, safe_offset_})) {
+  if (!CutToSafePointLocked().ok()) return;  // failed_ is set
+  const bool at_end = pending_era_
+                          ? resume == BinlogPosition{pending_era_->first_file, 4}
+                          : (IsNewestLocked(resume.file) && resume.offset == safe_offset_);
+  if (!files_.empty() && !at_end) {
     spdlog::warn("store: stream restarts at {} but the store ends at {}:{}", resume.ToString(),
                  files_.back().name, safe_offset_);
   }
+}
+
+absl::Status BinlogStore::CutToSafePointLocked() {
+  if (state_ != FileState::kOpen || size_ <= safe_offset_) return absl::OkStatus();
+  if (safe_offset_ >= buf_offset_) {
+    buf_.resize(safe_offset_ - buf_offset_);
+  } else {
+    buf_.clear();
+    if (::ftruncate(fd_, static_cast<off_t>(safe_offset_)) != 0) {
+      std::string what = absl::StrCat("cannot cut ", PathOf(files_.back().name));
+      return FailLocked(ErrnoStatus(errno, what));
+    }
+    buf_offset_ = safe_offset_;
+    ++epoch_;
+  }
+  size_ = safe_offset_;
+  return absl::OkStatus();
 }
 
 std::vector<StoreFileEntry> BinlogStore::Files() const {

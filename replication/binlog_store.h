@@ -66,6 +66,7 @@
 #include "replication/binlog_position.h"
 #include "replication/gtid_state.h"
 #include "replication/maria_binlog_state.h"
+#include "replication/store_era.h"
 #include "replication/store_index.h"
 #include "replication/store_read_side.h"
 #include "replication/stream_consumer.h"
@@ -133,6 +134,20 @@ class BinlogStore : public StreamConsumer, public StoreReadSide {
   // resume_position(): what is on disk after a failed write.
   std::optional<BinlogPosition> ResumeAfterFailure() const override { return resume_position(); }
 
+  // Continues the store on another source after a failover (store_era.h).
+  // The open file is closed as the old source left it, without the
+  // partial transaction at its end; a new era begins whose entry is the
+  // stored GTID state, and the next file stored must be `first_file` (the
+  // new source's, from offset 4: its SwitchPoint), kept as
+  // era-N/<first_file>. The transactions of that file the store already
+  // holds leave the GTID state alone. resume_position() is then
+  // first_file:4. Writer thread, between streams. FailedPrecondition on an
+  // empty store or one whose stream carries no GTIDs (nothing could tell
+  // which transactions the new source repeats). Returns the era.
+  absl::StatusOr<uint32_t> BeginEra(std::string_view first_file);
+  // The era new files go to (0 until a switch).
+  uint32_t era() const;
+
   // Writes, syncs (unless kOff) and publishes everything complete now.
   absl::Status Flush();
   // Flush, stop the background flusher, close the file. Idempotent.
@@ -193,6 +208,11 @@ class BinlogStore : public StreamConsumer, public StoreReadSide {
   absl::Status CheckResumedFileLocked(const StreamEvent& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AppendLocked(const StreamEvent& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CloseFileLocked(bool clean) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the bytes of a transaction not stored whole (the stream ended
+  // inside it).
+  absl::Status CutToSafePointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The newest file is `source_name` of the current era.
+  bool IsNewestLocked(std::string_view source_name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteLocked(std::string_view data, uint64_t offset)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteBufferLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -221,6 +241,10 @@ class BinlogStore : public StreamConsumer, public StoreReadSide {
   // The server_id in the newest stored file's FDE (0: none): a next file
   // written by another server is refused (StartFileLocked).
   uint32_t fde_server_id_ ABSL_GUARDED_BY(mu_) = 0;
+  // The era new files go to; pending_era_ is set from BeginEra until the
+  // era's first file is started.
+  uint32_t era_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<EraEntry> pending_era_ ABSL_GUARDED_BY(mu_);
   bool unpublished_ ABSL_GUARDED_BY(mu_) = false;   // a safe point newer than committed
   absl::Time first_unpublished_ ABSL_GUARDED_BY(mu_);
   absl::Status failed_ ABSL_GUARDED_BY(mu_);        // sticky until OnStreamRestart

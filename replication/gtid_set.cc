@@ -119,6 +119,12 @@ void MysqlGtidSet::AddInterval(const std::pair<std::string, std::string>& key, I
   ivs = std::move(merged);
 }
 
+void MysqlGtidSet::AddAll(const MysqlGtidSet& other) {
+  for (const auto& [key, ivs] : other.sids_) {
+    for (const Interval& iv : ivs) AddInterval(key, iv);
+  }
+}
+
 bool MysqlGtidSet::IsSubsetOf(const MysqlGtidSet& other) const {
   for (const auto& [key, ivs] : sids_) {
     auto it = other.sids_.find(key);

@@ -49,6 +49,8 @@ class MysqlGtidSet {
   // newlines (as @@gtid_executed prints) are ignored.
   static absl::StatusOr<MysqlGtidSet> Parse(std::string_view text);
   void Add(std::string_view uuid, std::string_view tag, uint64_t gno);
+  // This set becomes the union of itself and `other`.
+  void AddAll(const MysqlGtidSet& other);
   bool empty() const { return sids_.empty(); }
   // Every GTID of this set is also in `other`.
   bool IsSubsetOf(const MysqlGtidSet& other) const;

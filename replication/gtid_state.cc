@@ -10,15 +10,26 @@ absl::Status GtidState::OnEvent(const protocol::EventView& ev) {
   switch (ev.type()) {
     case protocol::kGtidListEvent: {
       BR_ASSIGN_OR_RETURN(protocol::MariaGtidList list, protocol::ParseMariaGtidList(ev));
+      flavour_ = Flavour::kMaria;
+      if (floor_.is_mariadb()) {
+        // Only what lies past the floor in its domain: an entry at or below
+        // it would move the domain's last GTID back.
+        maria_ = floor_.maria();
+        for (const auto& e : list.gtids) {
+          const auto last = maria_.LastInDomain(e.domain_id);
+          if (!last || last->seq < e.seq_no) maria_.Update({e.domain_id, e.server_id, e.seq_no});
+        }
+        break;
+      }
       // A GTID_LIST names every server of each domain, the domain's last
       // GTID last (MariaDB's rpl_binlog_state::load reads it in order).
       maria_.Load(list.gtids);
-      flavour_ = Flavour::kMaria;
       break;
     }
     case protocol::kPreviousGtidsEvent: {
       BR_ASSIGN_OR_RETURN(std::string text, protocol::DecodeGtidSetText(ev.body));
       BR_ASSIGN_OR_RETURN(mysql_, MysqlGtidSet::Parse(text));
+      if (floor_.is_mysql()) mysql_.AddAll(floor_.mysql());
       flavour_ = Flavour::kMysql;
       break;
     }
@@ -44,7 +55,33 @@ absl::Status GtidState::OnEvent(const protocol::EventView& ev) {
   return absl::OkStatus();
 }
 
+void GtidState::SetFloor(const SourceGtids& floor) {
+  floor_ = floor;
+  if (floor.is_mariadb()) {
+    maria_ = floor.maria();
+    flavour_ = Flavour::kMaria;
+  } else if (floor.is_mysql()) {
+    mysql_ = floor.mysql();
+    flavour_ = Flavour::kMysql;
+  }
+}
+
+bool GtidState::PendingIsBelowFloor() const {
+  if (pending_maria_ && floor_.is_mariadb()) {
+    const auto last = floor_.maria().LastInDomain(pending_maria_->domain);
+    return last && pending_maria_->seq <= last->seq;
+  }
+  if (pending_mysql_ && floor_.is_mysql()) {
+    return floor_.mysql().Contains(pending_mysql_->uuid, pending_mysql_->tag, pending_mysql_->gno);
+  }
+  return false;
+}
+
 void GtidState::Commit() {
+  if (PendingIsBelowFloor()) {
+    DropPending();
+    return;
+  }
   if (pending_maria_) maria_.Update(*pending_maria_);
   if (pending_mysql_) mysql_.Add(pending_mysql_->uuid, pending_mysql_->tag, pending_mysql_->gno);
   DropPending();

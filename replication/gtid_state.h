@@ -37,6 +37,20 @@ class GtidState {
   // PREVIOUS_GTIDS or GTID event was seen).
   SourceGtids gtids() const;
 
+  // Within the first file of a store era (store_era.h) the file opens
+  // before `floor`, the GTIDs stored before the era, and repeats
+  // transactions the store holds. While a floor is set, a GTID_LIST or
+  // PREVIOUS_GTIDS adds to the floor instead of replacing the state, and a
+  // transaction the floor holds (MariaDB: seq_no at or below the floor's
+  // last in its domain, as a GTID position compares; MySQL: in the set)
+  // leaves the state alone: it never goes back. The state becomes the
+  // floor at once. A floor of flavour kNone is no floor.
+  void SetFloor(const SourceGtids& floor);
+  void ClearFloor() { floor_ = SourceGtids(); }
+  // The floor holds the pending transaction's GTID: a repeat of a stored
+  // transaction (readers skip it).
+  bool PendingIsBelowFloor() const;
+
  private:
   enum class Flavour { kNone, kMaria, kMysql };
   struct PendingMysql {
@@ -45,6 +59,7 @@ class GtidState {
     uint64_t gno = 0;
   };
   Flavour flavour_ = Flavour::kNone;
+  SourceGtids floor_;
   MariaBinlogState maria_;
   MysqlGtidSet mysql_;
   std::optional<MariaGtid> pending_maria_;

@@ -26,6 +26,7 @@
 #include "protocol/errno_status.h"
 #include "protocol/status_macros.h"
 #include "replication/gtid_set.h"
+#include "replication/store_era.h"
 
 namespace binrelay::replication {
 namespace {
@@ -58,9 +59,17 @@ absl::StatusOr<std::string> ReadHead(const std::string& path, size_t limit) {
 }  // namespace
 
 int CompareBinlogNames(std::string_view a, std::string_view b) {
+  const StoredFileName x = SplitStoredName(a), y = SplitStoredName(b);
+  if (x.era != y.era) return x.era < y.era ? -1 : 1;
+  a = x.source_name;
+  b = y.source_name;
   if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
   int c = a.compare(b);
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+absl::Status ValidateStoredName(std::string_view name) {
+  return ValidateBinlogName(SourceNameOf(name));
 }
 
 absl::Status ValidateBinlogName(std::string_view name) {
@@ -75,21 +84,31 @@ absl::Status ValidateBinlogName(std::string_view name) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<StoreFileEntry>> ListStoreFiles(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return ErrnoStatus(errno, "cannot list store directory", dir);
-  std::vector<StoreFileEntry> out;
+namespace {
+
+// The binlog files of one directory of the store (the top level, era 0, or
+// an era's subdirectory), appended to `out` under their stored names.
+absl::Status ListFilesOfEra(const std::string& dir, uint32_t era,
+                            std::vector<StoreFileEntry>* out) {
+  const std::string era_dir = era == 0 ? dir : absl::StrCat(dir, "/", EraDirName(era));
+  DIR* d = ::opendir(era_dir.c_str());
+  if (d == nullptr) return ErrnoStatus(errno, "cannot list store directory", era_dir);
   absl::Status status;
+  std::vector<uint32_t> eras;
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
     if (name.empty() || name[0] == '.' || name == kStoreIndexName || name == TempIndexName()) {
       continue;
     }
-    std::string path = absl::StrCat(dir, "/", name);
+    std::string path = absl::StrCat(era_dir, "/", name);
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) {
       status = ErrnoStatus(errno, "cannot stat", path);
       break;
+    }
+    if (S_ISDIR(st.st_mode) && era == 0) {
+      if (std::optional<uint32_t> n = ParseEraDirName(name); n && *n > 0) eras.push_back(*n);
+      continue;
     }
     if (!S_ISREG(st.st_mode)) continue;
     auto head = ReadHead(path, protocol::kBinlogMagic.size());
@@ -100,15 +119,25 @@ absl::StatusOr<std::vector<StoreFileEntry>> ListStoreFiles(const std::string& di
     // A crash can leave a file shorter than the magic; recovery removes it.
     if (*head != protocol::kBinlogMagic.substr(0, head->size())) {
       status = absl::FailedPreconditionError(absl::StrCat(
-          "store directory ", dir, " holds ", name,
+          "store directory ", era_dir, " holds ", name,
           ", which is not a binlog file (no \\xFEbin magic); move it away or use another "
           "directory"));
       break;
     }
-    out.push_back({name, SourceGtids(), static_cast<uint64_t>(st.st_size)});
+    out->push_back({StoredNameOf(era, name), SourceGtids(), static_cast<uint64_t>(st.st_size)});
   }
   ::closedir(d);
-  if (!status.ok()) return status;
+  for (size_t i = 0; status.ok() && i < eras.size(); ++i) {
+    status = ListFilesOfEra(dir, eras[i], out);
+  }
+  return status;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<StoreFileEntry>> ListStoreFiles(const std::string& dir) {
+  std::vector<StoreFileEntry> out;
+  BR_RETURN_IF_ERROR(ListFilesOfEra(dir, 0, &out));
   std::sort(out.begin(), out.end(), [](const StoreFileEntry& a, const StoreFileEntry& b) {
     return CompareBinlogNames(a.name, b.name) < 0;
   });
@@ -132,7 +161,7 @@ absl::StatusOr<std::vector<StoreFileEntry>> ReadStoreIndex(const std::string& di
                                            : GtidFlavour::kNone;
     absl::StatusOr<SourceGtids> gtids =
         named ? SourceGtids::Parse(flavour, f[2]) : absl::InvalidArgumentError("");
-    if (!named || !gtids.ok() || !ValidateBinlogName(f[0]).ok()) {
+    if (!named || !gtids.ok() || !ValidateStoredName(f[0]).ok()) {
       return absl::DataLossError(
           absl::StrCat("store index ", path, " line ", line_no,
                        " is not '<file>\\t<mariadb|mysql|none>\\t<gtid state>'"));

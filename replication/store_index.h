@@ -37,7 +37,9 @@ struct StoreFileEntry {
 };
 
 // Binlog names share a base and differ in a zero-padded counter whose width
-// can grow: compare by length first, then bytes.
+// can grow: compare by length first, then bytes. Stored names compare by
+// era first (store_era.h): every file of a later source comes after every
+// file of an earlier one.
 int CompareBinlogNames(std::string_view a, std::string_view b);
 // a comes before b in the stream: an older file, or the same file earlier.
 inline bool PositionBefore(const BinlogPosition& a, const BinlogPosition& b) {
@@ -48,9 +50,12 @@ inline bool PositionBefore(const BinlogPosition& a, const BinlogPosition& b) {
 // A name from the wire becomes a path: refuse anything that is not a plain
 // file name (empty, "/", "." / "..", control bytes, the index's own name).
 absl::Status ValidateBinlogName(std::string_view name);
+// A stored name (an index line): a valid binlog name, with or without its
+// era's directory in front.
+absl::Status ValidateStoredName(std::string_view name);
 
-// Binlog files in `dir` (names, oldest first), skipping the index, its temp
-// file and hidden files. A file that does not start with the binlog magic
+// Binlog files in `dir` and its era subdirectories (stored names, oldest
+// first), skipping the index, its temp file and hidden files. A file that does not start with the binlog magic
 // (or a prefix of it) is FailedPrecondition: the directory is not a store.
 absl::StatusOr<std::vector<StoreFileEntry>> ListStoreFiles(const std::string& dir);
 

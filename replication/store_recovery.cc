@@ -47,7 +47,8 @@ absl::Status CutAndMark(const std::string& path, const RecoveredFile& r, uint64_
 
 }  // namespace
 
-absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool durable) {
+absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool durable,
+                                                const SourceGtids& floor) {
   BR_ASSIGN_OR_RETURN(BinlogFileBytes bytes, BinlogFileBytes::Open(path));
   const std::string_view data = bytes.data();
   RecoveredFile r;
@@ -55,7 +56,8 @@ absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool du
   if (reader.ok()) {
     TransactionBoundary boundary;
     GtidState gtids;
-    GtidState last_kept_gtids;
+    gtids.SetFloor(floor);
+    GtidState last_kept_gtids = gtids;
     uint8_t last_type = 0;
     uint8_t kept_type = 0;
     std::optional<std::string> rotate_to;

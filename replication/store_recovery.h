@@ -30,7 +30,10 @@ struct RecoveredFile {
 };
 
 // Recovers `path` in place (ftruncate + fdatasync; clears BINLOG_IN_USE in
-// a closed file's FDE). `durable` false skips the fdatasync.
-absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool durable);
+// a closed file's FDE). `durable` false skips the fdatasync. `floor`: the
+// file is the first of a store era, and its GTID state starts from the
+// era's entry (GtidState::SetFloor); kNone otherwise.
+absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool durable,
+                                                const SourceGtids& floor = {});
 
 }  // namespace binrelay::replication

@@ -1,0 +1,77 @@
+// Store eras: the store's files across a change of source. A failover makes
+// binrelay follow another server, whose binlog files have names of their
+// own that may equal stored ones (every server starts at binlog.000001).
+// The files of each source followed are kept apart: era 0 is the store's
+// top level (the first source, and every store written before eras
+// existed); era N >= 1 is the subdirectory `era-N/`, holding the files of
+// the N-th source followed after a switch under the names that source gave
+// them. A stored file's name is the source's name with its era's directory
+// in front ("era-2/mysql-bin.000007"), so pins, checkpoints and positions
+// keep one string per file and order across eras (CompareBinlogNames: era
+// first, then the source's order). '/' never appears in a source's file
+// name (ValidateBinlogName), so the split is unambiguous.
+//
+// An era's first file begins where the new source's binlog must be read
+// from (a whole file, from offset 4), which can be before the last
+// transaction stored in the era before: the GTID state the store held when
+// the era began (its entry state, `era-N/.entry-gtids`) tells readers which
+// of that file's transactions they have already seen.
+//
+// Thread safety: stateless functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "replication/source_gtids.h"
+
+namespace binrelay::replication {
+
+inline constexpr std::string_view kEraDirPrefix = "era-";
+// Hidden, so listing a directory of binlog files skips it.
+inline constexpr std::string_view kEraEntryName = ".entry-gtids";
+
+struct StoredFileName {
+  uint32_t era = 0;
+  std::string_view source_name;  // the name the source gave the file
+};
+
+// "era-2/b.000007" -> {2, "b.000007"}; a name without a valid era prefix
+// (every era-0 name) -> {0, name}.
+StoredFileName SplitStoredName(std::string_view stored);
+// The source's name of a stored file (the stored name without its era).
+inline std::string_view SourceNameOf(std::string_view stored) {
+  return SplitStoredName(stored).source_name;
+}
+std::string StoredNameOf(uint32_t era, std::string_view source_name);
+// True if `stored` is `source_name` in `era`, without building the name
+// (the writer asks this for every event).
+bool IsStoredNameOf(std::string_view stored, uint32_t era, std::string_view source_name);
+
+std::string EraDirName(uint32_t era);  // "era-3"; era >= 1
+// "era-3" -> 3; nullopt for anything else ("era-0", "era-03", "era-x").
+std::optional<uint32_t> ParseEraDirName(std::string_view name);
+
+// How an era began: the GTIDs stored before it, and the source's name of
+// its first file (the file the new source was read from, at offset 4).
+struct EraEntry {
+  SourceGtids stored;
+  std::string first_file;
+  bool operator==(const EraEntry&) const = default;
+};
+
+// The entry of era `era` >= 1 in store `dir`, written whole and durably
+// (WriteFileAtomically) before the era's first file is created; the era's
+// directory must exist. Format: "<mariadb|mysql|none>\t<gtid state>\n
+// <first file>\n".
+absl::Status WriteEraEntry(const std::string& dir, uint32_t era, const EraEntry& entry,
+                           bool durable);
+// NotFound when the era has no entry (never begun); DataLoss when the file
+// is garbled.
+absl::StatusOr<EraEntry> ReadEraEntry(const std::string& dir, uint32_t era);
+
+}  // namespace binrelay::replication

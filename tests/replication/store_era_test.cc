@@ -1,0 +1,239 @@
+// Store eras (replication/store_era.h): the files of a source followed after
+// a failover are kept apart under era-N/, order after every earlier file,
+// and the store's GTID state never goes back while the new source's first
+// file repeats transactions already stored.
+#include "replication/store_era.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/binlog_file_reader.h"
+#include "protocol/event_type.h"
+#include "replication/binlog_store.h"
+#include "replication/store_index.h"
+#include "tests/harness/binlog_fixtures.h"
+#include "tests/harness/fixtures.h"
+#include "tests/harness/status_matchers.h"
+#include "tests/harness/store_feed.h"
+#include "tests/harness/temp_dir.h"
+
+namespace binrelay::replication {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FixturePath;
+using testing::ReadFileOrDie;
+
+SourceGtids Mysql(std::string_view text) {
+  return SourceGtids::Parse(GtidFlavour::kMysql, text).value();
+}
+
+std::vector<std::string> Names(const std::vector<StoreFileEntry>& files) {
+  std::vector<std::string> out;
+  for (const auto& f : files) out.push_back(f.name);
+  return out;
+}
+
+// Guards against an era prefix that is not unambiguous: a name that only
+// looks like an era ("era-01", "era-x", "era-0") must stay a plain name, or
+// two spellings would name one directory.
+TEST(StoreEraNameTest, OnlyCanonicalEraPrefixesSplit) {
+  EXPECT_EQ(SplitStoredName("era-2/b.000007").era, 2u);
+  EXPECT_EQ(SplitStoredName("era-2/b.000007").source_name, "b.000007");
+  EXPECT_EQ(SplitStoredName("b.000007").era, 0u);
+  for (std::string_view plain : {"era-01/b.1", "era-x/b.1", "era-0/b.1", "era-/b.1"}) {
+    EXPECT_EQ(SplitStoredName(plain).era, 0u) << plain;
+    EXPECT_EQ(SplitStoredName(plain).source_name, plain) << plain;
+  }
+  EXPECT_EQ(StoredNameOf(0, "b.1"), "b.1");
+  EXPECT_EQ(StoredNameOf(12, "b.1"), "era-12/b.1");
+  EXPECT_TRUE(IsStoredNameOf("era-12/b.1", 12, "b.1"));
+  EXPECT_FALSE(IsStoredNameOf("era-12/b.1", 2, "b.1"));
+  EXPECT_FALSE(IsStoredNameOf("era-12/b.1", 0, "b.1"));
+  EXPECT_FALSE(IsStoredNameOf("era-12xb.1", 12, "b.1"));
+  EXPECT_TRUE(IsStoredNameOf("b.1", 0, "b.1"));
+}
+
+// Guards against a later source's files sorting among an earlier one's
+// (every server starts at binlog.000001): era first, then the source's
+// order, era 10 after era 9.
+TEST(StoreEraNameTest, EveryFileOfALaterEraComesAfterEveryEarlierFile) {
+  EXPECT_LT(CompareBinlogNames("binlog.999999", "era-1/binlog.000001"), 0);
+  EXPECT_LT(CompareBinlogNames("era-1/binlog.000009", "era-1/binlog.000010"), 0);
+  EXPECT_LT(CompareBinlogNames("era-9/binlog.000009", "era-10/binlog.000001"), 0);
+  EXPECT_EQ(CompareBinlogNames("era-3/b.000002", "era-3/b.000002"), 0);
+  EXPECT_TRUE(PositionBefore({"binlog.000002", 900}, {"era-1/binlog.000002", 4}));
+}
+
+// Guards against an entry file that reads back differently, or a damaged
+// one taken as an empty state (readers would then repeat every stored
+// transaction of the era's first file).
+TEST(StoreEraNameTest, EntryRoundTripsAndADamagedOneIsDataLoss) {
+  const std::string dir = testing::MakeTestTempDir("store_era_entry");
+  fs::create_directories(dir + "/era-1");
+  const EraEntry entry{Mysql(absl::StrCat(testing::kMysqlBinlogUuid, ":1-6")), "binlog.000002"};
+  BR_ASSERT_OK(WriteEraEntry(dir, 1, entry, /*durable=*/false));
+  BR_ASSERT_OK_AND_ASSIGN(EraEntry back, ReadEraEntry(dir, 1));
+  EXPECT_EQ(back, entry);
+  EXPECT_TRUE(absl::IsNotFound(ReadEraEntry(dir, 2).status()));
+  std::ofstream(dir + "/era-1/.entry-gtids", std::ios::trunc) << "mysql\t";
+  EXPECT_TRUE(absl::IsDataLoss(ReadEraEntry(dir, 1).status()));
+  EXPECT_FALSE(WriteEraEntry(dir, 1, EraEntry{entry.stored, "../x"}, false).ok());
+}
+
+class StoreEraTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTestTempDir("store_era");
+    if (testing::FixtureExists(testing::kMysqlBinlog1)) {
+      mysql1_ = ReadFileOrDie(FixturePath(testing::kMysqlBinlog1));
+    }
+    if (testing::FixtureExists(testing::kMysqlBinlog2)) {
+      mysql2_ = ReadFileOrDie(FixturePath(testing::kMysqlBinlog2));
+    }
+  }
+
+  std::string Stored(const std::string& name) { return ReadFileOrDie(dir_ + "/" + name); }
+
+  // The old source's two files, stored whole: GTIDs uuid:1-6.
+  std::unique_ptr<BinlogStore> StoreOldSource() {
+    auto store = BinlogStore::Open(dir_);
+    EXPECT_TRUE(store.ok()) << store.status();
+    if (!store.ok()) return nullptr;
+    EXPECT_TRUE(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, **store).ok());
+    EXPECT_TRUE(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, **store).ok());
+    return *std::move(store);
+  }
+
+  std::string All() const { return absl::StrCat(testing::kMysqlBinlogUuid, ":1-6"); }
+
+  std::string dir_;
+  std::string mysql1_, mysql2_;
+};
+
+// Guards the switch's core promise at the store: the new source's file,
+// named like a stored one, is kept byte for byte beside it (not appended,
+// not overwriting), every stored byte of the old source stays, the stored
+// GTID state does not go back while the new file repeats stored
+// transactions, and all of it survives a restart.
+TEST_F(StoreEraTest, NewSourcesFileWithAStoredNameIsKeptInItsEraAfterTheOldOnes) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
+  auto store = StoreOldSource();
+  ASSERT_NE(store, nullptr);
+  // The new source's binlog.000002 opens at uuid:1-4, which the store passed.
+  BR_ASSERT_OK_AND_ASSIGN(uint32_t era, store->BeginEra("binlog.000002"));
+  EXPECT_EQ(era, 1u);
+  EXPECT_EQ(store->resume_position(), (BinlogPosition{"binlog.000002", 4}));
+  // First up to its PREVIOUS_GTIDS (uuid:1-4): the state stays uuid:1-6.
+  uint64_t previous_end = 0;
+  {
+    auto reader = protocol::BinlogFileReader::Open(mysql2_, "binlog.000002");
+    ASSERT_TRUE(reader.ok());
+    protocol::EventView ev;
+    while (previous_end == 0 && reader->Next(&ev).value_or(false)) {
+      if (ev.type() == protocol::kPreviousGtidsEvent) previous_end = ev.offset + ev.header.event_size;
+    }
+  }
+  ASSERT_GT(previous_end, 4u);
+  BR_ASSERT_OK(
+      testing::FeedBinlogFile(mysql2_.substr(0, previous_end), "binlog.000002", 4, *store));
+  BR_ASSERT_OK(store->Flush());
+  EXPECT_EQ(store->committed().position, (BinlogPosition{"era-1/binlog.000002", previous_end}));
+  EXPECT_EQ(store->committed().gtid_state().PositionText(), All());
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", previous_end, *store));
+  BR_ASSERT_OK(store->Flush());
+  EXPECT_EQ(Names(store->Files()),
+            (std::vector<std::string>{"binlog.000001", "binlog.000002", "era-1/binlog.000002"}));
+  EXPECT_EQ(Stored("binlog.000001"), mysql1_);
+  EXPECT_EQ(Stored("binlog.000002"), mysql2_);
+  EXPECT_EQ(Stored("era-1/binlog.000002"), mysql2_);
+  const CommittedEnd c = store->committed();
+  EXPECT_EQ(c.position, (BinlogPosition{"era-1/binlog.000002", 847}));
+  // The file's PREVIOUS_GTIDS (1-4) and its repeats of 5 and 6 leave 1-6.
+  EXPECT_EQ(c.gtid_state().PositionText(), All());
+  // The source is asked for its own name.
+  EXPECT_EQ(store->resume_position(), (BinlogPosition{"binlog.000002", 847}));
+  BR_ASSERT_OK(store->Close());
+  store.reset();
+
+  BR_ASSERT_OK_AND_ASSIGN(auto reopened, BinlogStore::Open(dir_));
+  EXPECT_EQ(reopened->era(), 1u);
+  EXPECT_EQ(Names(reopened->Files()),
+            (std::vector<std::string>{"binlog.000001", "binlog.000002", "era-1/binlog.000002"}));
+  EXPECT_EQ(reopened->committed().gtid_state().PositionText(), All());
+  EXPECT_EQ(reopened->resume_position(), (BinlogPosition{"binlog.000002", 847}));
+  BR_ASSERT_OK_AND_ASSIGN(EraEntry entry, ReadEraEntry(dir_, 1));
+  EXPECT_EQ(entry.stored.PositionText(), All());
+  EXPECT_EQ(entry.first_file, "binlog.000002");
+}
+
+// Guards against a partial transaction of the lost source staying in the
+// store (a reader would serve half a transaction), and against the old
+// file being left open for appends.
+TEST_F(StoreEraTest, BeginEraDropsTheLostSourcesPartialTransaction) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
+  // Where binlog.000002's last transaction starts (its GTID event) and
+  // where that event ends: the stream is cut just after it.
+  uint64_t txn_start = 0, cut = 0;
+  {
+    auto reader = protocol::BinlogFileReader::Open(mysql2_, "binlog.000002");
+    ASSERT_TRUE(reader.ok());
+    protocol::EventView ev;
+    while (reader->Next(&ev).value_or(false)) {
+      if (ev.type() == protocol::kGtidEvent) {
+        txn_start = ev.offset;
+        cut = ev.offset + ev.header.event_size;
+      }
+    }
+  }
+  ASSERT_GT(cut, txn_start);
+  BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_.substr(0, cut), "binlog.000002", 4, *store));
+  BR_ASSERT_OK_AND_ASSIGN(uint32_t era, store->BeginEra("binlog.000002"));
+  EXPECT_EQ(era, 1u);
+  std::string kept = Stored("binlog.000002");
+  ASSERT_EQ(kept.size(), txn_start);
+  // Abandoned as a crashed source leaves a file: BINLOG_IN_USE still set.
+  EXPECT_EQ(kept[21] & 1, 1);
+  kept[21] = static_cast<char>(kept[21] & ~1);
+  EXPECT_EQ(kept, mysql2_.substr(0, txn_start));
+  EXPECT_TRUE(store->IsClosed("binlog.000002"));
+  EXPECT_EQ(store->committed().gtid_state().PositionText(),
+            absl::StrCat(testing::kMysqlBinlogUuid, ":1-5"));
+}
+
+// Guards against an era lost to a restart between BeginEra and its first
+// file (the next start would resume the old source's file on the new
+// source), and against a stream that does not begin where the era says.
+TEST_F(StoreEraTest, BegunEraSurvivesARestartAndRefusesAnotherFirstFile) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
+  auto store = StoreOldSource();
+  ASSERT_NE(store, nullptr);
+  BR_ASSERT_OK(store->BeginEra("binlog.000002").status());
+  BR_ASSERT_OK(store->Close());
+  store.reset();
+  BR_ASSERT_OK_AND_ASSIGN(auto reopened, BinlogStore::Open(dir_));
+  EXPECT_EQ(reopened->era(), 1u);
+  EXPECT_EQ(reopened->resume_position(), (BinlogPosition{"binlog.000002", 4}));
+  absl::Status wrong = testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *reopened);
+  EXPECT_TRUE(absl::IsFailedPrecondition(wrong)) << wrong;
+  EXPECT_FALSE(fs::exists(dir_ + "/era-1/binlog.000001"));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *reopened));
+  BR_ASSERT_OK(reopened->Flush());
+  EXPECT_EQ(Stored("era-1/binlog.000002"), mysql2_);
+}
+
+// Guards against an era begun on a store that cannot tell which of the new
+// source's transactions it holds.
+TEST_F(StoreEraTest, EmptyStoreCannotBeginAnEra) {
+  BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
+  EXPECT_TRUE(absl::IsFailedPrecondition(store->BeginEra("binlog.000001").status()));
+  EXPECT_FALSE(store->BeginEra("../evil").ok());
+}
+
+}  // namespace
+}  // namespace binrelay::replication
