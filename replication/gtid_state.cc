@@ -55,6 +55,41 @@ absl::Status GtidState::OnEvent(const protocol::EventView& ev) {
   return absl::OkStatus();
 }
 
+namespace {
+
+bool MariaFloorHolds(const SourceGtids& floor, uint32_t domain, uint64_t seq) {
+  if (!floor.is_mariadb()) return false;
+  const auto last = floor.maria().LastInDomain(domain);
+  return last && seq <= last->seq;
+}
+
+bool MysqlFloorHolds(const SourceGtids& floor, std::string_view uuid, std::string_view tag,
+                     uint64_t gno) {
+  return floor.is_mysql() && floor.mysql().Contains(uuid, tag, gno);
+}
+
+}  // namespace
+
+absl::StatusOr<bool> FloorHolds(const SourceGtids& floor, const protocol::EventView& ev) {
+  switch (ev.type()) {
+    case protocol::kMariaGtidEvent: {
+      if (!floor.is_mariadb()) return false;
+      BR_ASSIGN_OR_RETURN(protocol::MariaGtid g, protocol::ParseMariaGtid(ev));
+      return MariaFloorHolds(floor, g.domain_id, g.seq_no);
+    }
+    case protocol::kGtidEvent:
+    case protocol::kGtidTaggedEvent: {
+      if (!floor.is_mysql()) return false;
+      BR_ASSIGN_OR_RETURN(protocol::MysqlGtid g, protocol::ParseMysqlGtid(ev));
+      if (g.anonymous || g.gno <= 0) return false;
+      return MysqlFloorHolds(floor, protocol::UuidToString(g.sid), g.tag,
+                             static_cast<uint64_t>(g.gno));
+    }
+    default:
+      return false;
+  }
+}
+
 void GtidState::SetFloor(const SourceGtids& floor) {
   floor_ = floor;
   if (floor.is_mariadb()) {
@@ -67,12 +102,9 @@ void GtidState::SetFloor(const SourceGtids& floor) {
 }
 
 bool GtidState::PendingIsBelowFloor() const {
-  if (pending_maria_ && floor_.is_mariadb()) {
-    const auto last = floor_.maria().LastInDomain(pending_maria_->domain);
-    return last && pending_maria_->seq <= last->seq;
-  }
-  if (pending_mysql_ && floor_.is_mysql()) {
-    return floor_.mysql().Contains(pending_mysql_->uuid, pending_mysql_->tag, pending_mysql_->gno);
+  if (pending_maria_) return MariaFloorHolds(floor_, pending_maria_->domain, pending_maria_->seq);
+  if (pending_mysql_) {
+    return MysqlFloorHolds(floor_, pending_mysql_->uuid, pending_mysql_->tag, pending_mysql_->gno);
   }
   return false;
 }

@@ -20,6 +20,12 @@
 
 namespace binrelay::replication {
 
+// The floor's rule (GtidState::SetFloor): `floor` holds the transaction
+// `gtid_event` opens (a MariaDB GTID, MySQL GTID or GTID_TAGGED event).
+// False for any other event and for a floor of flavour kNone. Readers of a
+// store era's first file skip such transactions (StoreReader).
+absl::StatusOr<bool> FloorHolds(const SourceGtids& floor, const protocol::EventView& gtid_event);
+
 class GtidState {
  public:
   // Feeds one stored event. GTID_LIST / PREVIOUS_GTIDS replace the state

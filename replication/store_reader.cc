@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "protocol/event_type.h"
 #include "protocol/status_macros.h"
+#include "replication/gtid_state.h"
+#include "replication/store_era.h"
 
 namespace binrelay::replication {
 namespace {
@@ -74,7 +76,27 @@ absl::Status StoreReader::OpenFile(const std::string& name) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
   limit_ = 0;
+  floor_ = SourceGtids();
+  skipping_ = false;
+  if (const StoredFileName n = SplitStoredName(name); n.era > 0) {
+    BR_ASSIGN_OR_RETURN(EraEntry entry, ReadEraEntry(store_->dir(), n.era));
+    if (entry.first_file == n.source_name) floor_ = std::move(entry.stored);
+  }
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> StoreReader::SkipRepeat(const protocol::EventView& event) {
+  if (!skipping_) {
+    BR_ASSIGN_OR_RETURN(bool held, FloorHolds(floor_, event));
+    if (!held) return false;
+    skipping_ = true;
+    ++repeats_skipped_;
+    skip_boundary_.Reset(position_);
+  }
+  const BinlogPosition end{position_.file, event.offset + event.header.event_size};
+  BR_ASSIGN_OR_RETURN(bool ends, skip_boundary_.OnEvent(event, format_, end));
+  if (ends) skipping_ = false;
+  return true;
 }
 
 void StoreReader::RefreshLimit(std::string* next_file) {
@@ -162,6 +184,15 @@ absl::StatusOr<protocol::EventView> StoreReader::PeekAt(uint64_t offset) {
 }
 
 absl::StatusOr<StoreReader::Step> StoreReader::Next(protocol::EventView* event) {
+  while (true) {
+    BR_ASSIGN_OR_RETURN(Step step, NextStored(event));
+    if (step != Step::kEvent || !floor_.known()) return step;
+    BR_ASSIGN_OR_RETURN(bool skip, SkipRepeat(*event));
+    if (!skip) return step;
+  }
+}
+
+absl::StatusOr<StoreReader::Step> StoreReader::NextStored(protocol::EventView* event) {
   if (position_.offset + protocol::kEventHeaderLen > limit_) {
     std::string next;
     RefreshLimit(&next);

@@ -10,6 +10,12 @@
 // stays valid; it grows with mremap as the committed end moves. An event
 // view stays valid until the next call (a growing mapping may move).
 //
+// A store era's first file (store_era.h) repeats transactions stored before
+// the era: the reader skips each one whose GTID the era's entry state holds,
+// so every reader (dumps by file or GTID, tail, apply pipelines) sees each
+// transaction once; positions then jump over the skipped bytes, as a
+// MariaDB GTID dump's do.
+//
 // Thread safety: a reader belongs to one dump; the store may be written
 // concurrently (only committed bytes are read, and they never change).
 // Lifetime: the store must outlive the reader.
@@ -23,7 +29,9 @@
 #include "protocol/event_header.h"
 #include "protocol/format_description.h"
 #include "replication/binlog_position.h"
+#include "replication/source_gtids.h"
 #include "replication/store_read_side.h"
+#include "replication/transaction_boundary.h"
 
 namespace binrelay::replication {
 
@@ -59,6 +67,8 @@ class StoreReader {
   const protocol::FormatDescription& format() const { return format_; }
   // The committed end observed by the last Next() that returned kCaughtUp.
   uint64_t seen_sequence() const { return seen_sequence_; }
+  // Transactions skipped as repeats of stored ones (see above).
+  uint64_t repeats_skipped() const { return repeats_skipped_; }
 
  private:
   explicit StoreReader(const StoreReadSide* store) : store_(store) {}
@@ -67,6 +77,10 @@ class StoreReader {
   // sets *has_next if the current file is closed and a newer one exists.
   void RefreshLimit(std::string* next_file);
   absl::StatusOr<protocol::EventView> ReadAt(uint64_t offset);
+  // Next without skipping repeats.
+  absl::StatusOr<Step> NextStored(protocol::EventView* event);
+  // True if `event` belongs to a repeated transaction (and is skipped).
+  absl::StatusOr<bool> SkipRepeat(const protocol::EventView& event);
   // Makes the mapping cover the file's bytes [offset, offset + n).
   absl::Status Load(uint64_t offset, size_t n);
   const char* Data(uint64_t offset) const { return map_ + offset; }
@@ -81,6 +95,11 @@ class StoreReader {
   char* map_ = nullptr;       // the file's bytes [0, map_len_)
   size_t map_len_ = 0;
   protocol::FormatDescription format_;
+  // Set while the current file is an era's first: its entry state.
+  SourceGtids floor_;
+  bool skipping_ = false;          // inside a repeated transaction
+  TransactionBoundary skip_boundary_;
+  uint64_t repeats_skipped_ = 0;
 };
 
 }  // namespace binrelay::replication

@@ -14,6 +14,8 @@
 #include "protocol/event_type.h"
 #include "replication/binlog_store.h"
 #include "replication/store_index.h"
+#include "replication/store_reader.h"
+#include "protocol/gtid_events.h"
 #include "tests/harness/binlog_fixtures.h"
 #include "tests/harness/fixtures.h"
 #include "tests/harness/status_matchers.h"
@@ -233,6 +235,51 @@ TEST_F(StoreEraTest, EmptyStoreCannotBeginAnEra) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   EXPECT_TRUE(absl::IsFailedPrecondition(store->BeginEra("binlog.000001").status()));
   EXPECT_FALSE(store->BeginEra("../evil").ok());
+}
+
+// Guards the readers' side of a switch: reading the store from its first
+// byte across the era boundary yields every transaction exactly once. The
+// old source's binlog.000002 was lost after GTID 5 (6 never stored); the new
+// source's binlog.000002 repeats 5 (skipped) and brings 6.
+TEST_F(StoreEraTest, ReaderAcrossTheSwitchSeesEachTransactionOnce) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
+  uint64_t cut = 0;
+  {
+    auto reader = protocol::BinlogFileReader::Open(mysql2_, "binlog.000002");
+    ASSERT_TRUE(reader.ok());
+    protocol::EventView ev;
+    while (reader->Next(&ev).value_or(false)) {
+      if (ev.type() == protocol::kGtidEvent) cut = ev.offset + ev.header.event_size;
+    }
+  }
+  BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_.substr(0, cut), "binlog.000002", 4, *store));
+  BR_ASSERT_OK(store->BeginEra("binlog.000002").status());
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
+  BR_ASSERT_OK(store->Flush());
+  EXPECT_EQ(store->committed().gtid_state().PositionText(), All());
+
+  BR_ASSERT_OK_AND_ASSIGN(auto reader, StoreReader::Open(store.get(), {"binlog.000001", 4}));
+  std::vector<int64_t> gnos;
+  std::vector<std::string> files;
+  protocol::EventView ev;
+  for (int i = 0; i < 10000; ++i) {
+    BR_ASSERT_OK_AND_ASSIGN(StoreReader::Step step, reader->Next(&ev));
+    if (step == StoreReader::Step::kCaughtUp) break;
+    if (step == StoreReader::Step::kNextFile) {
+      files.push_back(reader->position().file);
+      continue;
+    }
+    if (ev.type() == protocol::kGtidEvent) {
+      BR_ASSERT_OK_AND_ASSIGN(protocol::MysqlGtid g, protocol::ParseMysqlGtid(ev));
+      gnos.push_back(g.gno);
+    }
+  }
+  EXPECT_EQ(files, (std::vector<std::string>{"binlog.000002", "era-1/binlog.000002"}));
+  EXPECT_EQ(gnos, (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(reader->repeats_skipped(), 1u);
+  EXPECT_EQ(reader->position(), (BinlogPosition{"era-1/binlog.000002", mysql2_.size()}));
 }
 
 }  // namespace
