@@ -43,7 +43,7 @@ absl::Status SessionControl::Change(const proxy::SourceChange& change) {
                            : protocol::ConnectOptions::Tls::kDisabled;
     }
     if (change.user || change.password) o->credentials_from = "CHANGE MASTER TO";
-  });
+  }, change.by_gtid);
 }
 
 absl::Status SessionControl::Start() {

@@ -356,15 +356,18 @@ absl::StatusOr<SourceChange> SourceChangeOf(const AdminStatement& s) {
     } else if (is(n, "ssl")) {
       if (!number || (v != "0" && v != "1")) return bad_value("0 or 1");
       c.tls = v == "1";
-    } else if ((n == "master_use_gtid" && absl::EqualsIgnoreCase(v, "no")) ||
-               (is(n, "auto_position") && v == "0")) {
-      // What binrelay does: it resumes its source's binlog by position.
-    } else if (n == "master_use_gtid" || is(n, "auto_position")) {
-      return absl::UnimplementedError(absl::StrCat(
-          absl::AsciiStrToUpper(n), " = ", v, ": binrelay resumes its source's binlog by "
-          "position after its last stored transaction and checks the file is the stored one; "
-          "following another server by GTID into the same store is not supported yet (give "
-          "that server a binrelay with its own store)"));
+    } else if (n == "master_use_gtid") {
+      // MariaDB's values; binrelay's position is its store's either way.
+      if (absl::EqualsIgnoreCase(v, "no")) {
+        c.by_gtid = false;
+      } else if (absl::EqualsIgnoreCase(v, "slave_pos") || absl::EqualsIgnoreCase(v, "current_pos")) {
+        c.by_gtid = true;
+      } else {
+        return bad_value("slave_pos, current_pos or no");
+      }
+    } else if (is(n, "auto_position")) {
+      if (!number || (v != "0" && v != "1")) return bad_value("0 or 1");
+      c.by_gtid = v == "1";
     } else if (is(n, "log_file") || is(n, "log_pos") || absl::StartsWith(n, "relay_log_")) {
       return absl::UnimplementedError(absl::StrCat(
           absl::AsciiStrToUpper(n), ": binrelay resumes after its last stored transaction; "
@@ -372,8 +375,8 @@ absl::StatusOr<SourceChange> SourceChangeOf(const AdminStatement& s) {
     } else {
       return absl::UnimplementedError(absl::StrCat(
           absl::AsciiStrToUpper(n), ": binrelay's CHANGE MASTER TO takes MASTER_HOST, "
-          "MASTER_PORT, MASTER_USER, MASTER_PASSWORD and MASTER_SSL (or their SOURCE_ "
-          "spellings); set the others in its config file ([source])"));
+          "MASTER_PORT, MASTER_USER, MASTER_PASSWORD, MASTER_SSL and MASTER_USE_GTID (or "
+          "SOURCE_HOST ... SOURCE_AUTO_POSITION); set the others in its config file ([source])"));
     }
   }
   return c;

@@ -15,6 +15,7 @@
 #include "protocol/server_packets.h"
 #include "protocol/status_macros.h"
 #include "proxy/client_error.h"
+#include "replication/store_era.h"
 #include "replication/store_scan.h"
 
 namespace binrelay::proxy {
@@ -183,12 +184,28 @@ absl::Status BinlogSender::InitMysqlGtid(const std::vector<replication::StoreFil
 absl::Status BinlogSender::InitFilePosition(const std::vector<replication::StoreFileEntry>& files,
                                             bool may_be_behind) {
   start_ = {request_.file.empty() ? files.front().name : request_.file, request_.position};
-  auto it = std::find_if(files.begin(), files.end(), [&](const replication::StoreFileEntry& f) {
-    return f.name == start_.file;
-  });
+  // The name a replica asks for is the source's (what binrelay's ROTATEs
+  // sent it), or a stored name with its era (store_era.h). After a failover
+  // the store may hold a file of that name from each source followed: then
+  // the position is ambiguous and the replica is told how to connect.
+  const std::vector<const replication::StoreFileEntry*> named =
+      replication::FilesNamed(files, start_.file);
+  if (named.size() > 1) {
+    std::string which;
+    for (const auto* f : named) absl::StrAppend(&which, which.empty() ? "" : ", ", f->name);
+    return Fatal(absl::StrCat(
+        "binlog '", start_.file, "' names ", named.size(), " files in binrelay's store, one per "
+        "source it followed across a failover (", which, "): a file and position cannot say "
+        "which. Connect by GTID (MariaDB: MASTER_USE_GTID = slave_pos; MySQL: "
+        "SOURCE_AUTO_POSITION = 1), or name the file with its era (MASTER_LOG_FILE = '",
+        named.back()->name, "')"));
+  }
+  auto it = named.empty() ? files.end() : files.begin() + (named.front() - files.data());
+  if (it != files.end()) start_.file = it->name;
   const replication::StoreFileEntry& newest = files.back();
   if (it == files.end()) {
-    if (may_be_behind && IsLaterFileOfSequence(start_.file, newest.name)) {
+    if (may_be_behind &&
+        IsLaterFileOfSequence(start_.file, replication::SourceNameOf(newest.name))) {
       // The source may hold it already (binrelay is catching up, or was just
       // put in front of it): the replica retries.
       return Retryable(absl::StrCat("binrelay has not stored ", start_.file, " yet (its store "
@@ -316,7 +333,7 @@ absl::Status BinlogSender::RouteMysqlGtid(const protocol::EventView& ev, std::st
     // As MySQL's sender: tell the replica where the skipped run ended.
     heartbeat_after_skip_ = false;
     const bool v2 = (request_.flags & kDumpFlagSecond) != 0;
-    const auto& file = reader_->position().file;
+    const std::string_view file = replication::SourceNameOf(reader_->position().file);
     AppendEvent(out, v2 ? protocol::BuildHeartbeatV2(ctx_.server_id, file, ev.offset, client_crc_)
                         : protocol::BuildHeartbeat(ctx_.server_id, file, ev.offset, client_crc_));
   }
@@ -362,7 +379,9 @@ absl::StatusOr<DumpStream::Progress> BinlogSender::Fill(std::string* out, size_t
     started_ = true;
     // MariaDB names the requested position (4 for a GTID dump); MySQL too.
     const uint64_t rotate_pos = mode_ == Mode::kFilePosition ? start_.offset : 4;
-    AppendEvent(out, protocol::BuildFakeRotate(ctx_.server_id, start_.file, rotate_pos,
+    // Names on the wire are the source's, never a store era's.
+    AppendEvent(out, protocol::BuildFakeRotate(ctx_.server_id,
+                                               replication::SourceNameOf(start_.file), rotate_pos,
                                                client_crc_));
     if (start_.offset > 4) {
       BR_ASSIGN_OR_RETURN(protocol::EventView fde, reader_->PeekAt(4));
@@ -387,8 +406,9 @@ absl::StatusOr<DumpStream::Progress> BinlogSender::Fill(std::string* out, size_t
         return Progress::kCaughtUp;
       case replication::StoreReader::Step::kNextFile:
         pin_.Advance(reader_->position());
-        AppendEvent(out, protocol::BuildFakeRotate(ctx_.server_id, reader_->position().file, 4,
-                                                   client_crc_));
+        AppendEvent(out, protocol::BuildFakeRotate(
+                             ctx_.server_id, replication::SourceNameOf(reader_->position().file),
+                             4, client_crc_));
         break;
       case replication::StoreReader::Step::kEvent: {
         bool finished = false;
@@ -409,9 +429,10 @@ absl::StatusOr<DumpStream::Progress> BinlogSender::Fill(std::string* out, size_t
 
 void BinlogSender::AppendHeartbeat(std::string* out) {
   const auto& pos = reader_->position();
+  const std::string_view file = replication::SourceNameOf(pos.file);
   const bool v2 = !mariadb_ && (request_.flags & kDumpFlagSecond) != 0;
-  AppendEvent(out, v2 ? protocol::BuildHeartbeatV2(ctx_.server_id, pos.file, pos.offset, client_crc_)
-                      : protocol::BuildHeartbeat(ctx_.server_id, pos.file, pos.offset, client_crc_));
+  AppendEvent(out, v2 ? protocol::BuildHeartbeatV2(ctx_.server_id, file, pos.offset, client_crc_)
+                      : protocol::BuildHeartbeat(ctx_.server_id, file, pos.offset, client_crc_));
 }
 
 void BinlogSender::AppendError(std::string* out, const absl::Status& error) {

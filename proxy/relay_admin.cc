@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "protocol/status_macros.h"
 #include "replication/atomic_file.h"
+#include "replication/store_era.h"
 #include "replication/store_index.h"
 #include "proxy/status_fields.h"
 #include "proxy/relay_sources.h"
@@ -430,8 +431,14 @@ absl::StatusOr<std::optional<std::string>> RelayAdmin::BinlogGtidPos(std::string
   if (files.empty()) return Result();
   // MariaDB: an empty name means the first binlog of the index.
   const replication::StoreFileEntry* entry = file.empty() ? &files.front() : nullptr;
-  for (const auto& f : files) {
-    if (f.name == file) entry = &f;
+  if (!file.empty()) {
+    const auto named = replication::FilesNamed(files, file);
+    if (named.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "binlog '", AV(file), "' names ", named.size(), " stored files, one per source binrelay "
+          "followed across a failover; name it with its era (SHOW BINARY LOGS lists them)"));
+    }
+    if (!named.empty()) entry = named.front();
   }
   // Unknown (or purged) files and bytes not yet durable are NULL, as MariaDB
   // answers for positions it cannot find.

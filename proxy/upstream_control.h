@@ -21,6 +21,10 @@ struct SourceChange {
   std::optional<std::string> user;
   std::optional<std::string> password;
   std::optional<bool> tls;  // MASTER_SSL: 1 requires TLS, 0 connects without
+  // MASTER_USE_GTID = slave_pos / current_pos, SOURCE_AUTO_POSITION = 1:
+  // the server named may be another one (a failover); binrelay continues on
+  // it after the GTIDs it stored. no / 0: by position, the same server.
+  std::optional<bool> by_gtid;
 };
 
 class UpstreamControl {

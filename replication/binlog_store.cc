@@ -169,6 +169,11 @@ std::optional<BinlogPosition> BinlogStore::resume_position() const {
   return BinlogPosition{std::string(SourceNameOf(files_.back().name)), safe_offset_};
 }
 
+SourceGtids BinlogStore::ConsumedGtids() const {
+  absl::MutexLock l(&mu_);
+  return gtids_.gtids();  // a pending transaction is not in it
+}
+
 uint32_t BinlogStore::era() const {
   absl::MutexLock l(&mu_);
   return era_;

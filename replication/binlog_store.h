@@ -70,6 +70,7 @@
 #include "replication/store_index.h"
 #include "replication/store_read_side.h"
 #include "replication/stream_consumer.h"
+#include "replication/switch_target.h"
 
 namespace binrelay::replication {
 
@@ -114,7 +115,7 @@ struct PurgeResult {
   std::vector<std::string> lost_consumers;
 };
 
-class BinlogStore : public StreamConsumer, public StoreReadSide {
+class BinlogStore : public StreamConsumer, public StoreReadSide, public SwitchTarget {
  public:
   // Opens (creating the directory if needed) and recovers the store.
   static absl::StatusOr<std::unique_ptr<BinlogStore>> Open(const std::string& dir,
@@ -147,6 +148,12 @@ class BinlogStore : public StreamConsumer, public StoreReadSide {
   absl::StatusOr<uint32_t> BeginEra(std::string_view first_file);
   // The era new files go to (0 until a switch).
   uint32_t era() const;
+  // SwitchTarget: the writer's GTID state at its last complete transaction,
+  // and BeginEra.
+  SourceGtids ConsumedGtids() const override;
+  absl::Status BeginSwitch(std::string_view first_file) override {
+    return BeginEra(first_file).status();
+  }
 
   // Writes, syncs (unless kOff) and publishes everything complete now.
   absl::Status Flush();

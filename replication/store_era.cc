@@ -34,6 +34,15 @@ StoredFileName SplitStoredName(std::string_view stored) {
   return {*era, stored.substr(slash + 1)};
 }
 
+std::vector<const StoreFileEntry*> FilesNamed(const std::vector<StoreFileEntry>& files,
+                                              std::string_view requested) {
+  std::vector<const StoreFileEntry*> out;
+  for (const StoreFileEntry& f : files) {
+    if (f.name == requested || SourceNameOf(f.name) == requested) out.push_back(&f);
+  }
+  return out;
+}
+
 std::string EraDirName(uint32_t era) { return absl::StrCat(AV(kEraDirPrefix), era); }
 
 std::string StoredNameOf(uint32_t era, std::string_view source_name) {

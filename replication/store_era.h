@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "replication/source_gtids.h"
+#include "replication/store_index.h"
 
 namespace binrelay::replication {
 
@@ -51,6 +52,12 @@ std::string StoredNameOf(uint32_t era, std::string_view source_name);
 // True if `stored` is `source_name` in `era`, without building the name
 // (the writer asks this for every event).
 bool IsStoredNameOf(std::string_view stored, uint32_t era, std::string_view source_name);
+
+// The stored files a name from a client denotes: the file of that stored
+// name, or each file its source gave that name (one per era holding one).
+// More than one: the name alone is ambiguous (the caller says so).
+std::vector<const StoreFileEntry*> FilesNamed(const std::vector<StoreFileEntry>& files,
+                                              std::string_view requested);
 
 std::string EraDirName(uint32_t era);  // "era-3"; era >= 1
 // "era-3" -> 3; nullopt for anything else ("era-0", "era-03", "era-x").

@@ -15,6 +15,7 @@
 #include "protocol/status_macros.h"
 #include "replication/dump_commands.h"
 #include "replication/gtid_set.h"
+#include "replication/switch_point.h"
 #include "spdlog/spdlog.h"
 
 namespace binrelay::replication {
@@ -106,6 +107,7 @@ absl::Status UpstreamSession::ConnectAndPrepare(bool first) {
     BR_RETURN_IF_ERROR(sql.Query("SET @mariadb_slave_capability = 4").status());
   }
   if (first) BR_RETURN_IF_ERROR(ResolveStart());
+  if (switch_pending_) BR_RETURN_IF_ERROR(SwitchByGtid(sql));
   RegisterReplica reg;
   reg.server_id = options_.server_id;
   reg.report_host = "binrelay";
@@ -444,6 +446,7 @@ absl::Status UpstreamSession::Run() {
           options_.connect = *std::move(repoint_);
           repoint_.reset();
           repointed_ = rerun_preflight_ = true;
+          switch_pending_ = repoint_by_gtid_;
         }
         last_error_.clear();  // as START SLAVE clears Last_IO_Error
       }
@@ -537,8 +540,68 @@ absl::Status UpstreamSession::Run() {
 }
 
 
+absl::Status UpstreamSession::SwitchByGtid(SqlSource& sql) {
+  if (options_.switch_target == nullptr) {
+    return absl::FailedPreconditionError(
+        "this upstream cannot follow another server by GTID (MASTER_USE_GTID / "
+        "SOURCE_AUTO_POSITION): its consumer cannot begin a new source");
+  }
+  const SourceGtids stored = options_.switch_target->ConsumedGtids();
+  // The server, not binrelay's position in the old one's binlog (Where()).
+  const std::string server = absl::StrCat("source ", conn_->peer());
+  if (!stored.known()) {
+    return absl::FailedPreconditionError(
+        "binrelay's store holds no GTIDs (its source ran with gtid_mode = OFF?), so it cannot "
+        "tell which of another server's transactions it has: MASTER_USE_GTID / "
+        "SOURCE_AUTO_POSITION cannot be used");
+  }
+  const GtidFlavour flavour = info_.is_mariadb ? GtidFlavour::kMariaDb : GtidFlavour::kMysql;
+  if (stored.flavour() != flavour) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        server, " is ", info_.is_mariadb ? "MariaDB" : "MySQL", " but binrelay's store holds ",
+        AV(GtidFlavourName(stored.flavour())), " GTIDs: it cannot follow a server of another "
+        "flavour"));
+  }
+  BR_ASSIGN_OR_RETURN(std::vector<SqlRow> rows,
+                      sql.Query(info_.is_mariadb ? "SELECT @@GLOBAL.gtid_binlog_state"
+                                                 : "SELECT @@GLOBAL.gtid_executed"));
+  const std::string text = !rows.empty() && !rows[0].empty() && rows[0][0] ? *rows[0][0] : "";
+  BR_ASSIGN_OR_RETURN(SourceGtids theirs, SourceGtids::Parse(flavour, text));
+  const GtidComparison cmp = CompareGtids(stored, theirs);
+  if (!cmp.contains_stored) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        server, " lacks ", cmp.candidate_lacks, " that binrelay stored (stored: ",
+        stored.PositionText(), "); following it would leave binrelay's replicas with "
+        "transactions its history does not have. Point CHANGE MASTER TO at a server that "
+        "replicated everything binrelay stored"));
+  }
+  if (!cmp.store_lacks.empty()) {
+    spdlog::warn("upstream: {} has {} that binrelay did not store: written there after it "
+                 "stopped replicating from binrelay's old source (a promotion), or errant",
+                 server, cmp.store_lacks);
+  }
+  BR_ASSIGN_OR_RETURN(SwitchPoint point, FindSwitchPoint(sql, stored));
+  BR_RETURN_IF_ERROR(options_.switch_target->BeginSwitch(point.file));
+  boundary_.Reset({point.file, 4});
+  position_trusted_ = true;
+  switch_pending_ = false;
+  stats_.source_switches.fetch_add(1);
+  {
+    absl::MutexLock lock(&status_mu_);
+    last_switch_ = absl::Now();
+  }
+  spdlog::info("upstream: following {} by GTID from its {}:4 (opening GTIDs {}; stored {})",
+               server, point.file, point.first_gtids.PositionText(), stored.PositionText());
+  return absl::OkStatus();
+}
+
+absl::Time UpstreamSession::last_switch_time() const {
+  absl::MutexLock lock(&status_mu_);
+  return last_switch_;
+}
+
 absl::Status UpstreamSession::Repoint(
-    absl::FunctionRef<void(protocol::ConnectOptions*)> change) {
+    absl::FunctionRef<void(protocol::ConnectOptions*)> change, std::optional<bool> by_gtid) {
   // Only once Run has parked: it applies the change when it wakes.
   if (!paused_.load() || state_.load() != State::kPaused) {
     return absl::FailedPreconditionError(
@@ -552,6 +615,7 @@ absl::Status UpstreamSession::Repoint(
   change(&next);
   connect_snapshot_ = next;
   repoint_ = std::move(next);
+  if (by_gtid) repoint_by_gtid_ = *by_gtid;
   return absl::OkStatus();
 }
 

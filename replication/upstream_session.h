@@ -35,6 +35,7 @@
 #include "replication/preflight.h"
 #include "replication/sql_source.h"
 #include "replication/stream_consumer.h"
+#include "replication/switch_target.h"
 #include "replication/upstream_state.h"
 #include "replication/transaction_boundary.h"
 
@@ -66,6 +67,9 @@ struct UpstreamOptions {
   // needs the ACK is delivered with more_buffered = false, so a store
   // syncs it first). A source without semi-sync enabled streams as usual.
   bool semi_sync = false;
+  // Lets a CHANGE MASTER TO with MASTER_USE_GTID / SOURCE_AUTO_POSITION
+  // follow another server into the same consumer (null: refused).
+  SwitchTarget* switch_target = nullptr;
 };
 
 struct UpstreamStats {
@@ -73,6 +77,7 @@ struct UpstreamStats {
   std::atomic<uint64_t> semi_sync_acks{0};  // transactions acknowledged to the source
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> reconnects{0};
+  std::atomic<uint64_t> source_switches{0};  // servers followed by GTID after the first
 };
 
 class UpstreamSession {
@@ -103,7 +108,13 @@ class UpstreamSession {
   // `change` edits the options (those of an earlier Repoint not yet applied,
   // or those in use) under the session's lock. FailedPrecondition unless
   // paused and parked (state kPaused).
-  absl::Status Repoint(absl::FunctionRef<void(protocol::ConnectOptions*)> change);
+  // `by_gtid` (MASTER_USE_GTID = slave_pos, SOURCE_AUTO_POSITION = 1): the
+  // server reached may be another one, holding every transaction consumed
+  // so far; Resume continues on it from its binlog file that the consumed
+  // GTIDs have passed (FindSwitchPoint), the consumer skipping what it has
+  // (SwitchTarget). Unset: unchanged from an earlier Repoint.
+  absl::Status Repoint(absl::FunctionRef<void(protocol::ConnectOptions*)> change,
+                       std::optional<bool> by_gtid = std::nullopt);
   // The connection options in use, or those Repoint set (any thread).
   protocol::ConnectOptions connect_options() const;
 
@@ -121,6 +132,9 @@ class UpstreamSession {
   std::string last_error() const;
   // When the last event that was not a heartbeat arrived (InfinitePast: none).
   absl::Time last_event_time() const;
+  // When the session last began following another server by GTID
+  // (InfinitePast: never).
+  absl::Time last_switch_time() const;
   // The source's global variables as of the last connect (lower-case names,
   // sorted by name); null unless read_source_variables (and connected once).
   // Shared and immutable: a reader copies a pointer, not the list.
@@ -130,6 +144,8 @@ class UpstreamSession {
  private:
   absl::Status ConnectAndPrepare(bool first);
   absl::Status ResolveStart();
+  // The switch a by-GTID Repoint asked for, on the server now connected.
+  absl::Status SwitchByGtid(SqlSource& sql);
   absl::Status ReadSourceVariables(SqlSource& sql);
   absl::Status StartDump();
   absl::Status SendSemiSyncAck();
@@ -156,6 +172,10 @@ class UpstreamSession {
   SourceInfo info_snapshot_ ABSL_GUARDED_BY(status_mu_);
   protocol::ConnectOptions connect_snapshot_ ABSL_GUARDED_BY(status_mu_);
   std::optional<protocol::ConnectOptions> repoint_ ABSL_GUARDED_BY(status_mu_);
+  bool repoint_by_gtid_ ABSL_GUARDED_BY(status_mu_) = false;
+  absl::Time last_switch_ ABSL_GUARDED_BY(status_mu_) = absl::InfinitePast();
+  // Run thread: the next connect switches by GTID.
+  bool switch_pending_ = false;
   // Run thread: a Repoint took effect and has not streamed yet.
   bool repointed_ = false;
   bool rerun_preflight_ = false;

@@ -223,11 +223,24 @@ absl::StatusOr<SourceEnd> WaitStoreReached(const ServeProcess& serve, ServerSand
   BR_ASSIGN_OR_RETURN(auto end, source.BinlogEnd());
   const std::string file = end.first;
   const uint64_t pos = end.second;
-  const std::string path = serve.store_dir() + "/" + file;
+  // After a switch the source's files are kept in the newest store era
+  // (era-N/, replication/store_era.h); an older era's file of the same name
+  // is another server's.
+  auto newest_copy = [&] {
+    std::string dir = serve.store_dir();
+    for (int era = 1;; ++era) {
+      const std::string next = absl::StrCat(serve.store_dir(), "/era-", era);
+      std::error_code ec;
+      if (!fs::exists(next, ec)) return dir + "/" + file;
+      dir = next;
+    }
+  };
+  std::string path = newest_copy();
   const auto deadline = Clock::now() + timeout;
   uintmax_t size = 0;
   while (Clock::now() < deadline) {
     std::error_code ec;
+    path = newest_copy();
     size = fs::file_size(path, ec);
     if (!ec && size >= pos) return SourceEnd{file, pos};
     std::this_thread::sleep_for(milliseconds(50));

@@ -150,7 +150,7 @@ struct SourceEnd {
   uint64_t pos = 0;
 };
 // Waits until binrelay's store holds the source's current binlog end: its
-// copy of that file is at least that long. Returns the end waited for (the
+// copy of that file (in the newest store era) is at least that long. Returns the end waited for (the
 // source may append a BINLOG_CHECKPOINT later, so a later read of the
 // source's file can be longer).
 absl::StatusOr<SourceEnd> WaitStoreReached(const ServeProcess& serve, ServerSandbox& source,

@@ -1,0 +1,28 @@
+// SwitchTarget: what an UpstreamSession needs of its consumer to follow
+// another server by GTID (CHANGE MASTER TO ... MASTER_USE_GTID /
+// SOURCE_AUTO_POSITION): the GTIDs the consumer holds, and the switch
+// itself, which makes the consumer take the new server's `first_file` from
+// its offset 4 next (BinlogStore: a new store era, store_era.h). Declared
+// here, beside the session that uses it; BinlogStore implements it.
+//
+// Thread safety: called from the session's thread, between streams.
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "replication/source_gtids.h"
+
+namespace binrelay::replication {
+
+class SwitchTarget {
+ public:
+  virtual ~SwitchTarget() = default;
+  // The GTIDs of every complete transaction consumed (kNone: it knows none).
+  virtual SourceGtids ConsumedGtids() const = 0;
+  // Drops a transaction cut at the end and continues with `first_file` of
+  // the new server, read from offset 4.
+  virtual absl::Status BeginSwitch(std::string_view first_file) = 0;
+};
+
+}  // namespace binrelay::replication

@@ -1,0 +1,173 @@
+// Following a failover by hand: binrelay's source dies, its replica is
+// promoted, and CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos (MySQL:
+// CHANGE REPLICATION SOURCE TO ... SOURCE_AUTO_POSITION = 1) on binrelay's
+// listener makes it continue on the promoted server in a new store era,
+// with a real replica of binrelay reading through the switch by GTID.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "protocol/client_connection.h"
+#include "protocol/status_macros.h"
+#include "replication/connection_sql_source.h"
+#include "tests/harness/replica_fixture.h"
+#include "tests/harness/serve_fixture.h"
+#include "tests/harness/server_flavour.h"
+#include "tests/harness/status_matchers.h"
+
+namespace binrelay::testing {
+namespace {
+
+using std::chrono::seconds;
+
+protocol::ConnectOptions Admin(const ServeProcess& serve) {
+  protocol::ConnectOptions o;
+  o.port = serve.listen_port();
+  o.user = kAdminUser;
+  o.password = kAdminPassword;
+  // Encrypted: on a MySQL source binrelay greets with caching_sha2_password.
+  o.tls = protocol::ConnectOptions::Tls::kRequired;
+  return o;
+}
+
+int64_t Count(ServerSandbox& sb, const std::string& table) {
+  auto rows = sb.Query(absl::StrCat("SELECT COUNT(*) FROM ", table));
+  if (!rows.ok() || rows->empty() || !(*rows)[0][0]) return -1;
+  return std::stoll(*(*rows)[0][0]);
+}
+
+std::string LastIoError(const protocol::ConnectOptions& admin) {
+  auto conn = protocol::ClientConnection::Connect(admin);
+  if (!conn.ok()) return "<" + std::string(conn.status().message()) + ">";
+  auto r = (*conn)->Query("SHOW SLAVE STATUS");
+  if (!r.ok() || r->rows.empty()) return "<no row>";
+  for (size_t i = 0; i < r->columns.size(); ++i) {
+    if (r->columns[i] == "Last_IO_Error") return r->rows[0][i].value_or("NULL");
+  }
+  return "<no column>";
+}
+
+class ServeFailoverTest : public ::testing::TestWithParam<std::string> {};
+
+// Guards the switch end to end on a real server of each release: rows lost
+// or applied twice across it (the promoted server's binlog repeats what
+// binrelay stored, in a file whose name binrelay's store already has), a
+// new source's file spliced onto or overwriting the old one's, and a
+// CHANGE MASTER TO a server lacking stored transactions taken instead of
+// refused with what it lacks.
+TEST_P(ServeFailoverTest, ChangeMasterByGtidFollowsThePromotedReplica) {
+  BINRELAY_REQUIRE_FLAVOUR(GetParam());
+  BR_ASSERT_OK_AND_ASSIGN(ServerFlavour flavour, ServerFlavour::Find(GetParam()));
+  const bool my = flavour.mysql;
+  BR_ASSERT_OK_AND_ASSIGN(auto primary, StartServeSource({}, GetParam()));
+  BR_ASSERT_OK(primary->Execute("CREATE DATABASE app"));
+  BR_ASSERT_OK(primary->Execute("CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(64))"));
+  for (int i = 1; i <= 20; ++i) {
+    BR_ASSERT_OK(primary->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'a')")));
+  }
+  // The standby replicates the primary directly and logs what it applies
+  // (MySQL does by default), as a promotable replica does.
+  ReplicaOptions standby_options;
+  standby_options.flavour = GetParam();
+  standby_options.mode = ReplicaOptions::Mode::kGtidSlavePos;
+  standby_options.server_id = 5;
+  if (!my) standby_options.server_args = {"--log-slave-updates"};
+  // caching_sha2_password over plain TCP: the source's RSA key.
+  if (my) standby_options.extra = "GET_SOURCE_PUBLIC_KEY=1";
+  BR_ASSERT_OK_AND_ASSIGN(
+      auto standby,
+      StartReplicaOf(MasterEndpoint{primary->Port(), kReplUser, kReplPassword}, standby_options));
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*primary));
+  BR_ASSERT_OK(serve->Start());
+  BR_ASSERT_OK(WaitStoreReached(*serve, *primary, seconds(60)).status());
+  ReplicaOptions ro;
+  ro.flavour = GetParam();
+  ro.mode = ReplicaOptions::Mode::kGtidSlavePos;
+  ro.server_id = 3;
+  ro.extra = standby_options.extra;
+  BR_ASSERT_OK_AND_ASSIGN(auto replica, StartReplicaOf(ReplicaEndpoint(*serve, *primary), ro));
+  for (int i = 21; i <= 40; ++i) {
+    BR_ASSERT_OK(primary->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'b')")));
+  }
+  BR_ASSERT_OK(WaitStoreReached(*serve, *primary, seconds(60)).status());
+  BR_ASSERT_OK(WaitReplicaExecuted(*standby, *primary, seconds(60)));
+  BR_ASSERT_OK(WaitReplicaExecuted(*replica, *primary, seconds(60)));
+  BR_ASSERT_OK_AND_ASSIGN(std::vector<std::string> primary_files, SourceBinlogFiles(*primary));
+  const std::string primary_dir = primary->DataDir();
+
+  // The primary dies; the standby is promoted.
+  primary->Stop(seconds(0));
+  BR_ASSERT_OK(standby->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
+  BR_ASSERT_OK(standby->Execute(my ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
+
+  replication::ConnectionSqlSource admin(Admin(*serve));
+  BR_ASSERT_OK(admin.Query("STOP SLAVE").status());
+  // First a server that never replicated the primary: it lacks what
+  // binrelay stored, and is refused with the GTIDs it lacks; nothing is
+  // stored from it and binrelay keeps serving.
+  BR_ASSERT_OK_AND_ASSIGN(auto stranger, StartServeSource({"--server-id=9"}, GetParam()));
+  BR_ASSERT_OK(stranger->Execute("CREATE DATABASE other"));
+  const std::string by_gtid = my ? "SOURCE_AUTO_POSITION = 1" : "MASTER_USE_GTID = slave_pos";
+  BR_ASSERT_OK(admin.Query(absl::StrCat("CHANGE MASTER TO MASTER_PORT = ", stranger->Port(), ", ",
+                                        by_gtid))
+                   .status());
+  BR_ASSERT_OK(admin.Query("START SLAVE").status());
+  std::string refused;
+  for (int i = 0; i < 300 && !absl::StrContains(refused, "that binrelay stored"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    refused = LastIoError(Admin(*serve));
+  }
+  EXPECT_TRUE(absl::StrContains(refused, "lacks")) << refused << serve->StderrTail();
+  EXPECT_FALSE(std::filesystem::exists(serve->store_dir() + "/era-1/" + primary_files.front()));
+  EXPECT_TRUE(serve->Running());
+
+  // Then the promoted standby.
+  BR_ASSERT_OK(admin.Query("STOP SLAVE").status());
+  BR_ASSERT_OK(admin.Query(absl::StrCat("CHANGE MASTER TO MASTER_PORT = ", standby->Port(), ", ",
+                                        by_gtid))
+                   .status());
+  BR_ASSERT_OK(admin.Query("START SLAVE").status());
+  for (int i = 41; i <= 60; ++i) {
+    BR_ASSERT_OK(standby->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'c')")));
+  }
+  BR_ASSERT_OK(WaitStoreReached(*serve, *standby, seconds(60)).status());
+  BR_ASSERT_OK(WaitReplicaExecuted(*replica, *standby, seconds(60)));
+  EXPECT_EQ(Count(*replica, "app.t"), 60);
+  BR_ASSERT_OK_AND_ASSIGN(auto replica_sums, ChecksumAllTables(*replica, "app"));
+  BR_ASSERT_OK_AND_ASSIGN(auto standby_sums, ChecksumAllTables(*standby, "app"));
+  EXPECT_EQ(replica_sums, standby_sums);
+
+  // The dead primary's files stay as they were; the standby's are kept
+  // under era-1/ with its own names, byte for byte (the open one a prefix).
+  for (const std::string& f : primary_files) {
+    BR_EXPECT_OK(CompareBinlogCopy(primary_dir + "/" + f, serve->store_dir() + "/" + f,
+                                   CopyCompare::kPrefixIgnoringInUseFlag));
+  }
+  BR_ASSERT_OK_AND_ASSIGN(std::vector<std::string> standby_files, SourceBinlogFiles(*standby));
+  size_t in_era = 0;
+  for (const std::string& f : standby_files) {
+    const std::string stored = serve->store_dir() + "/era-1/" + f;
+    if (!std::filesystem::exists(stored)) continue;
+    ++in_era;
+    BR_EXPECT_OK(CompareBinlogCopy(standby->DataDir() + "/" + f, stored,
+                                   CopyCompare::kPrefixIgnoringInUseFlag));
+  }
+  EXPECT_GE(in_era, 1u);
+  BR_ASSERT_OK_AND_ASSIGN(JsonValue status, StatusJson(serve->http_port()));
+  const JsonValue* stored_file = status.Find("stored_file");
+  ASSERT_NE(stored_file, nullptr);
+  EXPECT_TRUE(absl::StartsWith(stored_file->text, "era-1/")) << stored_file->text;
+  EXPECT_TRUE(absl::StrContains(serve->Stderr(), "following")) << serve->StderrTail();
+}
+
+INSTANTIATE_TEST_SUITE_P(Flavours, ServeFailoverTest, ::testing::ValuesIn(ServerFlavour::All()),
+                         FlavourTestName<::testing::TestParamInfo<std::string>>);
+
+}  // namespace
+}  // namespace binrelay::testing
