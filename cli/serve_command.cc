@@ -39,6 +39,7 @@
 #include "protocol/worker_pool.h"
 #include "replication/binlog_rotation.h"
 #include "replication/binlog_store.h"
+#include "replication/store_era.h"
 #include "replication/connection_sql_source.h"
 #include "replication/store_retention_job.h"
 #include "replication/store_scan.h"
@@ -115,7 +116,9 @@ class ServeSourceView : public proxy::SourceView {
     // BINLOG_CHECKPOINT after it), never less when caught up.
     const replication::BinlogPosition received = session_->received();
     const replication::BinlogPosition stored = store_->committed().position;
-    const int c = replication::CompareBinlogNames(stored.file, received.file);
+    // The session names the source's file; the store its era too.
+    const int c = replication::CompareBinlogNames(replication::SourceNameOf(stored.file),
+                                                  received.file);
     if (c < 0 || (c == 0 && stored.offset < received.offset)) return true;
     return absl::Now() - session_->last_event_time() < absl::Seconds(1);
   }

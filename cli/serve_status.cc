@@ -80,6 +80,8 @@ proxy::RelayStatus ServeStatus::Snapshot() const {
   s.events_received = st.events.load();
   s.bytes_received = st.bytes.load();
   s.reconnects = st.reconnects.load();
+  s.source_switches = st.source_switches.load();
+  s.last_source_switch = session_->last_switch_time();
   replication::BinlogPosition received = session_->received();
   s.received_file = received.file;
   s.received_offset = received.offset;

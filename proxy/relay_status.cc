@@ -81,6 +81,11 @@ void Metrics(std::string* out, const std::vector<StatusField<T>>& fields,
 
 }  // namespace
 
+std::string SwitchTime(const RelayStatus& s) {
+  if (s.last_source_switch == absl::InfinitePast()) return "";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S", s.last_source_switch, absl::UTCTimeZone());
+}
+
 std::string RenderStatusJson(const RelayStatus& s) {
   std::string out = "{";
   Str(&out, "upstream_state", std::string(replication::UpstreamStateName(s.upstream_state)));
@@ -95,6 +100,8 @@ std::string RenderStatusJson(const RelayStatus& s) {
   Num(&out, "stored_bytes", s.stored_bytes);
   Num(&out, "stored_files", s.stored_files);
   Num(&out, "reconnects", s.reconnects);
+  Num(&out, "source_switches", s.source_switches);
+  Str(&out, "last_source_switch", SwitchTime(s));
   Num(&out, "purges", s.purges);
   Str(&out, "last_error", s.last_error);
   Key(&out, "consumers");
@@ -171,6 +178,14 @@ std::string RenderPrometheus(const RelayStatus& s) {
          absl::StrFormat("%.3f", s.seconds_behind_source));
   Metric(&out, "binrelay_reconnects_total", "counter", "Reconnections to the source.",
          absl::StrCat(s.reconnects));
+  Metric(&out, "binrelay_source_switches_total", "counter",
+         "Servers binrelay followed by GTID after its first source (a failover).",
+         absl::StrCat(s.source_switches));
+  Metric(&out, "binrelay_last_source_switch_timestamp_seconds", "gauge",
+         "Unix time of the last switch to another source (0: none).",
+         absl::StrCat(s.last_source_switch == absl::InfinitePast()
+                          ? 0
+                          : absl::ToUnixSeconds(s.last_source_switch)));
   Metric(&out, "binrelay_purges_total", "counter", "Binlog files purged by retention.",
          absl::StrCat(s.purges));
   Metric(&out, "binrelay_upstream_up", "gauge", "1 while streaming from the source.",

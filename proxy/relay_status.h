@@ -112,6 +112,10 @@ struct RelayStatus {
   uint64_t stored_bytes = 0;
   uint64_t stored_files = 0;
   uint64_t reconnects = 0;
+  // Servers followed by GTID after the first (CHANGE MASTER TO ...
+  // MASTER_USE_GTID), and when the last switch began (InfinitePast: none).
+  uint64_t source_switches = 0;
+  absl::Time last_source_switch = absl::InfinitePast();
   uint64_t purges = 0;
   std::string last_error;
   std::vector<ConsumerStatus> consumers;
@@ -129,6 +133,9 @@ class StatusProvider {
 };
 
 std::string RenderStatusJson(const RelayStatus& s);
+// When the last switch to another source began, UTC "YYYY-MM-DD hh:mm:ss"
+// ("" if none): /status and SHOW SLAVE STATUS.
+std::string SwitchTime(const RelayStatus& s);
 // One move as a JSON object (an element of /status "moves", and each line
 // `binrelay move --json-status` prints).
 std::string RenderMoveJson(const MoveProgress& m);

@@ -154,6 +154,15 @@ std::string ReplicaName(const std::string& mysql_name) {
 
 }  // namespace
 
+// Columns no server has, after all of theirs (clients read by name): the
+// switches to another source by GTID after a failover.
+void AddSwitchColumns(const RelayStatus& s, ResultSet* rs) {
+  rs->columns.push_back("Binrelay_Source_Switches");
+  rs->columns.push_back("Binrelay_Last_Source_Switch");
+  rs->rows[0].push_back(Num(s.source_switches));
+  rs->rows[0].push_back(SwitchTime(s));
+}
+
 ResultSet SlaveStatusResultSet(const RelayStatus& s, bool replica_keyword, bool all) {
   Row r = Values(s);
   if (s.source_is_mariadb) {
@@ -190,7 +199,9 @@ ResultSet SlaveStatusResultSet(const RelayStatus& s, bool replica_keyword, bool 
       extra.emplace_back("Slave_heartbeat_period", "0.000");
       extra.emplace_back("Gtid_Slave_Pos", s.stored_gtids.PositionText());
     }
-    return FromNames(r, names, extra);
+    ResultSet rs = FromNames(r, names, extra);
+    AddSwitchColumns(s, &rs);
+    return rs;
   }
   const std::vector<std::pair<std::string, Cell>> extra = {
       {"Master_UUID", s.source_uuid},
@@ -211,6 +222,7 @@ ResultSet SlaveStatusResultSet(const RelayStatus& s, bool replica_keyword, bool 
   if (replica_keyword) {
     for (std::string& c : rs.columns) c = ReplicaName(c);
   }
+  AddSwitchColumns(s, &rs);
   return rs;
 }
 

@@ -16,6 +16,8 @@
 #include "protocol/client_connection.h"
 #include "protocol/status_macros.h"
 #include "replication/connection_sql_source.h"
+#include "replication/dump_commands.h"
+#include "tests/harness/raw_dump_client.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/server_flavour.h"
@@ -164,6 +166,53 @@ TEST_P(ServeFailoverTest, ChangeMasterByGtidFollowsThePromotedReplica) {
   ASSERT_NE(stored_file, nullptr);
   EXPECT_TRUE(absl::StartsWith(stored_file->text, "era-1/")) << stored_file->text;
   EXPECT_TRUE(absl::StrContains(serve->Stderr(), "following")) << serve->StderrTail();
+  // The switch is counted and dated in /status, /metrics and SHOW SLAVE
+  // STATUS (the stranger above was refused: not a switch).
+  const JsonValue* switches = status.Find("source_switches");
+  ASSERT_NE(switches, nullptr);
+  EXPECT_EQ(switches->text, "1");
+  const JsonValue* when = status.Find("last_source_switch");
+  ASSERT_NE(when, nullptr);
+  EXPECT_FALSE(when->text.empty());
+  {
+    auto conn = protocol::ClientConnection::Connect(Admin(*serve));
+    ASSERT_TRUE(conn.ok()) << conn.status();
+    auto r = (*conn)->Query("SHOW SLAVE STATUS");
+    ASSERT_TRUE(r.ok() && !r->rows.empty());
+    std::string count;
+    for (size_t i = 0; i < r->columns.size(); ++i) {
+      if (r->columns[i] == "Binrelay_Source_Switches") count = r->rows[0][i].value_or("NULL");
+    }
+    EXPECT_EQ(count, "1");
+  }
+
+  // By file and position: a name both sources gave a file is ambiguous
+  // (refused, naming GTID and the era-qualified name); the era-qualified
+  // name is read, and the stream names the file as its source did.
+  protocol::ConnectOptions repl = Admin(*serve);
+  repl.user = kReplUser;
+  repl.password = kReplPassword;
+  const std::vector<std::string> setup = {"SET @master_binlog_checksum = 'CRC32'",
+                                          "SET @source_binlog_checksum = 'CRC32'"};
+  BR_ASSERT_OK_AND_ASSIGN(
+      DumpCapture ambiguous,
+      CaptureDump(repl, {"ambiguous", setup,
+                         replication::BuildBinlogDump(7777, primary_files.front(), 4,
+                                                      replication::kDumpNonBlock)}));
+  ASSERT_TRUE(ambiguous.error.has_value()) << ambiguous.Describe();
+  EXPECT_TRUE(absl::StrContains(ambiguous.error->message, "GTID")) << ambiguous.Describe();
+  EXPECT_TRUE(absl::StrContains(ambiguous.error->message, "era-1/")) << ambiguous.Describe();
+  BR_ASSERT_OK_AND_ASSIGN(
+      DumpCapture qualified,
+      CaptureDump(repl, {"era-qualified", setup,
+                         replication::BuildBinlogDump(7777, "era-1/" + primary_files.front(), 4,
+                                                      replication::kDumpNonBlock)}));
+  EXPECT_FALSE(qualified.error.has_value()) << qualified.Describe();
+  ASSERT_GT(qualified.events.size(), 2u) << qualified.Describe();
+  // The first event is the fake ROTATE: its name, after the 19-byte header
+  // and the 8-byte position, is the source's (a CRC32 may follow).
+  EXPECT_TRUE(absl::StrContains(qualified.events[0].substr(19 + 8), primary_files.front()));
+  EXPECT_FALSE(absl::StrContains(qualified.events[0], "era-1")) << qualified.Describe();
 }
 
 INSTANTIATE_TEST_SUITE_P(Flavours, ServeFailoverTest, ::testing::ValuesIn(ServerFlavour::All()),
