@@ -330,7 +330,9 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   u.read_source_variables = true;  // SHOW VARIABLES on binrelay's port answers them
   u.retry_first_connect = true;    // a relay waits for its source (or its source's first file)
   BR_ASSIGN_OR_RETURN(u.start, store->StartFor(config.upstream.start));
-  u.switch_target = store.get();  // CHANGE MASTER TO ... MASTER_USE_GTID
+  u.switch_target = store.get();  // CHANGE MASTER TO ... MASTER_USE_GTID, failover_after
+  u.candidates = config.source_candidates;
+  u.follow_read_only = config.follow_read_only;
   // Before any move reads the source's position, so that every move starts
   // in a file the store will hold. (A move resumed from its checkpoint with
   // an emptied store needs an earlier file than this one: its pipeline then

@@ -155,6 +155,13 @@ absl::Status ParseSource(const Section& s, ServeConfig* c) {
   }
   BR_ASSIGN_OR_RETURN(c->upstream.semi_sync, OnOff(s, "semi_sync", false));
   BR_ASSIGN_OR_RETURN(c->follow_read_only, OnOff(s, "follow_read_only", false));
+  // failover_after = 10s: follow a candidate by GTID once the source has
+  // been lost this long (0, the default: only by hand, CHANGE MASTER TO).
+  if (const IniFile::Value* fa = s.Get("failover_after")) {
+    auto d = ParseDuration(fa->text);
+    if (!d.ok()) return s.Invalid("failover_after", SV(d.status().message()));
+    c->upstream.failover_after = *d;
+  }
   // candidates = host:port, host:port: the other servers of the topology.
   c->source_candidates = {conn};
   const std::string candidates = s.Optional("candidates", "");
@@ -207,6 +214,10 @@ absl::Status ParseSource(const Section& s, ServeConfig* c) {
       }
     }
     c->source_candidates.push_back(std::move(other));
+  }
+  if (c->upstream.failover_after.count() > 0 && c->source_candidates.size() < 2) {
+    return s.Invalid("failover_after",
+                     "needs [source] candidates: the servers a failover may follow");
   }
   return absl::OkStatus();
 }

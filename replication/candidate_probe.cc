@@ -39,10 +39,14 @@ absl::Status Probe(const protocol::ConnectOptions& options, CandidateFacts* f) {
 
 }  // namespace
 
+std::string CandidateAddress(const protocol::ConnectOptions& options) {
+  const bool ipv6 = options.host.find(':') != std::string::npos;
+  return absl::StrCat(ipv6 ? "[" : "", options.host, ipv6 ? "]" : "", ":", options.port);
+}
+
 CandidateFacts ProbeCandidate(const protocol::ConnectOptions& options) {
   CandidateFacts f;
-  const bool ipv6 = options.host.find(':') != std::string::npos;
-  f.address = absl::StrCat(ipv6 ? "[" : "", options.host, ipv6 ? "]" : "", ":", options.port);
+  f.address = CandidateAddress(options);
   f.error = Probe(options, &f);
   return f;
 }

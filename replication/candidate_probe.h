@@ -36,4 +36,8 @@ struct CandidateFacts {
 
 CandidateFacts ProbeCandidate(const protocol::ConnectOptions& options);
 
+// "host:port" ("[::1]:3306" for IPv6): how a candidate is named and told
+// apart by address (CandidateFacts::address, ChoiceOptions::left).
+std::string CandidateAddress(const protocol::ConnectOptions& options);
+
 }  // namespace binrelay::replication

@@ -15,6 +15,8 @@
 #include "protocol/status_macros.h"
 #include "replication/dump_commands.h"
 #include "replication/gtid_set.h"
+#include "replication/candidate_probe.h"
+#include "replication/source_choice.h"
 #include "replication/switch_point.h"
 #include "spdlog/spdlog.h"
 
@@ -426,6 +428,7 @@ absl::Status UpstreamSession::Run() {
   std::chrono::milliseconds backoff(100);
   Clock::time_point lost_since{};  // valid while `lost`
   bool lost = false;
+  Clock::time_point next_failover_probe{};
   while (!stop_.load()) {
     if (paused_.load()) {
       state_.store(State::kPaused);
@@ -461,6 +464,10 @@ absl::Status UpstreamSession::Run() {
     if (s.ok()) s = StartDump();
     if (s.ok()) {
       state_.store(State::kStreaming);
+      {
+        absl::MutexLock lock(&status_mu_);
+        failover_refusal_.clear();
+      }
       connected_once = true;
       lost = false;
       backoff = std::chrono::milliseconds(100);
@@ -526,6 +533,14 @@ absl::Status UpstreamSession::Run() {
     }
     backoff = std::min(backoff * 2, options_.max_backoff);
     stats_.reconnects.fetch_add(1);
+    if (options_.failover_after.count() > 0 && options_.switch_target != nullptr &&
+        Clock::now() - lost_since >= options_.failover_after &&
+        Clock::now() >= next_failover_probe) {
+      next_failover_probe = Clock::now() + options_.failover_after;
+      std::string refusal = TryFailover();
+      absl::MutexLock lock(&status_mu_);
+      failover_refusal_ = std::move(refusal);
+    }
     if (std::optional<BinlogPosition> r = consumer_->ResumeAfterFailure();
         r && !r->file.empty() && !(*r == boundary_.last_boundary())) {
       spdlog::warn("the consumer kept only up to {}; resuming there", r->ToString());
@@ -595,6 +610,41 @@ absl::Status UpstreamSession::SwitchByGtid(SqlSource& sql) {
   return absl::OkStatus();
 }
 
+std::string UpstreamSession::TryFailover() {
+  const SourceGtids stored = options_.switch_target->ConsumedGtids();
+  std::vector<CandidateFacts> facts;
+  facts.reserve(options_.candidates.size());
+  for (protocol::ConnectOptions c : options_.candidates) {
+    // A dead candidate must not hold the decision for long.
+    c.connect_timeout = std::min(c.connect_timeout, std::chrono::milliseconds(2000));
+    c.io_timeout = std::min(c.io_timeout, std::chrono::milliseconds(5000));
+    facts.push_back(ProbeCandidate(c));
+  }
+  ChoiceOptions choice_options;
+  choice_options.follow_read_only = options_.follow_read_only;
+  choice_options.store_has_transactions = true;
+  choice_options.left = left_;
+  const SourceChoice choice = ChooseSource(stored, facts, choice_options);
+  if (!choice.chosen) {
+    spdlog::warn("upstream: failover: {}; retrying {}", choice.refusal, Where());
+    return choice.refusal;
+  }
+  const protocol::ConnectOptions& next = options_.candidates[*choice.chosen];
+  const std::string from = CandidateAddress(options_.connect);
+  if (CandidateAddress(next) == from) return "";  // the source itself is back
+  spdlog::warn("upstream: {} lost for {} ms or more; following {} by GTID ({})", from,
+               options_.failover_after.count(), facts[*choice.chosen].address,
+               choice.verdicts[*choice.chosen].why);
+  left_.push_back(from);
+  options_.connect = next;
+  {
+    absl::MutexLock lock(&status_mu_);
+    connect_snapshot_ = next;
+  }
+  switch_pending_ = rerun_preflight_ = true;
+  return "";
+}
+
 absl::Time UpstreamSession::last_switch_time() const {
   absl::MutexLock lock(&status_mu_);
   return last_switch_;
@@ -656,7 +706,8 @@ std::shared_ptr<const UpstreamSession::VariableList> UpstreamSession::source_var
 
 std::string UpstreamSession::last_error() const {
   absl::MutexLock lock(&status_mu_);
-  return last_error_;
+  if (failover_refusal_.empty()) return last_error_;
+  return absl::StrCat(last_error_, "; no failover: ", failover_refusal_);
 }
 
 }  // namespace binrelay::replication

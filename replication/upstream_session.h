@@ -70,6 +70,16 @@ struct UpstreamOptions {
   // Lets a CHANGE MASTER TO with MASTER_USE_GTID / SOURCE_AUTO_POSITION
   // follow another server into the same consumer (null: refused).
   SwitchTarget* switch_target = nullptr;
+  // Automatic failover (needs switch_target): once the source has been lost
+  // for `failover_after` (zero: never), the candidates are probed
+  // (ProbeCandidate) and ChooseSource's pick is followed by GTID, as a
+  // by-GTID Repoint would; a refusal is logged and shown in last_error(),
+  // the old source retried, and the probe repeated every failover_after.
+  // `candidates` lists the servers of the topology, the configured source
+  // among them (same credentials and TLS).
+  std::chrono::milliseconds failover_after{0};
+  std::vector<protocol::ConnectOptions> candidates;
+  bool follow_read_only = false;
 };
 
 struct UpstreamStats {
@@ -146,6 +156,10 @@ class UpstreamSession {
   absl::Status ResolveStart();
   // The switch a by-GTID Repoint asked for, on the server now connected.
   absl::Status SwitchByGtid(SqlSource& sql);
+  // The source is lost: probe the candidates and, if one may be followed,
+  // re-point at it with a switch pending. Returns why none was ("" when one
+  // was, or the source itself answers again).
+  std::string TryFailover();
   absl::Status ReadSourceVariables(SqlSource& sql);
   absl::Status StartDump();
   absl::Status SendSemiSyncAck();
@@ -174,8 +188,14 @@ class UpstreamSession {
   std::optional<protocol::ConnectOptions> repoint_ ABSL_GUARDED_BY(status_mu_);
   bool repoint_by_gtid_ ABSL_GUARDED_BY(status_mu_) = false;
   absl::Time last_switch_ ABSL_GUARDED_BY(status_mu_) = absl::InfinitePast();
+  // Why the last automatic failover probe followed no candidate (cleared
+  // once streaming again); last_error() carries it.
+  std::string failover_refusal_ ABSL_GUARDED_BY(status_mu_);
   // Run thread: the next connect switches by GTID.
   bool switch_pending_ = false;
+  // Run thread: addresses (host:port) switched away from; never followed
+  // again by an automatic failover (an old primary that flaps back).
+  std::vector<std::string> left_;
   // Run thread: a Repoint took effect and has not streamed yet.
   bool repointed_ = false;
   bool rerun_preflight_ = false;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -55,6 +56,65 @@ std::string LastIoError(const protocol::ConnectOptions& admin) {
   return "<no column>";
 }
 
+// A primary with app.t (40 rows), a standby replicating it directly and
+// logging what it applies (MySQL does by default), binrelay serve following
+// the primary, and a real replica of binrelay by GTID; all caught up.
+struct Topology {
+  bool mysql = false;
+  std::unique_ptr<ServerSandbox> primary, standby, replica;
+  std::unique_ptr<ServeProcess> serve;
+};
+
+// `failover_after` non-empty: binrelay follows the standby by itself
+// ([source] candidates and failover_after).
+absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
+                                       const std::vector<std::string>& standby_args,
+                                       const std::string& failover_after = "") {
+  Topology t;
+  BR_ASSIGN_OR_RETURN(ServerFlavour flavour, ServerFlavour::Find(flavour_name));
+  t.mysql = flavour.mysql;
+  BR_ASSIGN_OR_RETURN(t.primary, StartServeSource({}, flavour_name));
+  BR_RETURN_IF_ERROR(t.primary->Execute("CREATE DATABASE app"));
+  BR_RETURN_IF_ERROR(
+      t.primary->Execute("CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(64))"));
+  for (int i = 1; i <= 20; ++i) {
+    BR_RETURN_IF_ERROR(t.primary->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'a')")));
+  }
+  ReplicaOptions standby_options;
+  standby_options.flavour = flavour_name;
+  standby_options.mode = ReplicaOptions::Mode::kGtidSlavePos;
+  standby_options.server_id = 5;
+  if (!t.mysql) standby_options.server_args = {"--log-slave-updates"};
+  standby_options.server_args.insert(standby_options.server_args.end(), standby_args.begin(),
+                                     standby_args.end());
+  // caching_sha2_password over plain TCP: the source's RSA key.
+  if (t.mysql) standby_options.extra = "GET_SOURCE_PUBLIC_KEY=1";
+  BR_ASSIGN_OR_RETURN(t.standby, StartReplicaOf(MasterEndpoint{t.primary->Port(), kReplUser,
+                                                               kReplPassword},
+                                                standby_options));
+  ServeOptions serve_options;
+  if (!failover_after.empty()) {
+    serve_options.overrides = {absl::StrCat("--source.candidates=127.0.0.1:", t.standby->Port()),
+                               "--source.failover_after=" + failover_after};
+  }
+  BR_ASSIGN_OR_RETURN(t.serve, ServeProcess::Create(*t.primary, serve_options));
+  BR_RETURN_IF_ERROR(t.serve->Start());
+  BR_RETURN_IF_ERROR(WaitStoreReached(*t.serve, *t.primary, seconds(60)).status());
+  ReplicaOptions ro;
+  ro.flavour = flavour_name;
+  ro.mode = ReplicaOptions::Mode::kGtidSlavePos;
+  ro.server_id = 3;
+  ro.extra = standby_options.extra;
+  BR_ASSIGN_OR_RETURN(t.replica, StartReplicaOf(ReplicaEndpoint(*t.serve, *t.primary), ro));
+  for (int i = 21; i <= 40; ++i) {
+    BR_RETURN_IF_ERROR(t.primary->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'b')")));
+  }
+  BR_RETURN_IF_ERROR(WaitStoreReached(*t.serve, *t.primary, seconds(60)).status());
+  BR_RETURN_IF_ERROR(WaitReplicaExecuted(*t.standby, *t.primary, seconds(60)));
+  BR_RETURN_IF_ERROR(WaitReplicaExecuted(*t.replica, *t.primary, seconds(60)));
+  return t;
+}
+
 class ServeFailoverTest : public ::testing::TestWithParam<std::string> {};
 
 // Guards the switch end to end on a real server of each release: rows lost
@@ -65,41 +125,12 @@ class ServeFailoverTest : public ::testing::TestWithParam<std::string> {};
 // refused with what it lacks.
 TEST_P(ServeFailoverTest, ChangeMasterByGtidFollowsThePromotedReplica) {
   BINRELAY_REQUIRE_FLAVOUR(GetParam());
-  BR_ASSERT_OK_AND_ASSIGN(ServerFlavour flavour, ServerFlavour::Find(GetParam()));
-  const bool my = flavour.mysql;
-  BR_ASSERT_OK_AND_ASSIGN(auto primary, StartServeSource({}, GetParam()));
-  BR_ASSERT_OK(primary->Execute("CREATE DATABASE app"));
-  BR_ASSERT_OK(primary->Execute("CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(64))"));
-  for (int i = 1; i <= 20; ++i) {
-    BR_ASSERT_OK(primary->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'a')")));
-  }
-  // The standby replicates the primary directly and logs what it applies
-  // (MySQL does by default), as a promotable replica does.
-  ReplicaOptions standby_options;
-  standby_options.flavour = GetParam();
-  standby_options.mode = ReplicaOptions::Mode::kGtidSlavePos;
-  standby_options.server_id = 5;
-  if (!my) standby_options.server_args = {"--log-slave-updates"};
-  // caching_sha2_password over plain TCP: the source's RSA key.
-  if (my) standby_options.extra = "GET_SOURCE_PUBLIC_KEY=1";
-  BR_ASSERT_OK_AND_ASSIGN(
-      auto standby,
-      StartReplicaOf(MasterEndpoint{primary->Port(), kReplUser, kReplPassword}, standby_options));
-  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*primary));
-  BR_ASSERT_OK(serve->Start());
-  BR_ASSERT_OK(WaitStoreReached(*serve, *primary, seconds(60)).status());
-  ReplicaOptions ro;
-  ro.flavour = GetParam();
-  ro.mode = ReplicaOptions::Mode::kGtidSlavePos;
-  ro.server_id = 3;
-  ro.extra = standby_options.extra;
-  BR_ASSERT_OK_AND_ASSIGN(auto replica, StartReplicaOf(ReplicaEndpoint(*serve, *primary), ro));
-  for (int i = 21; i <= 40; ++i) {
-    BR_ASSERT_OK(primary->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'b')")));
-  }
-  BR_ASSERT_OK(WaitStoreReached(*serve, *primary, seconds(60)).status());
-  BR_ASSERT_OK(WaitReplicaExecuted(*standby, *primary, seconds(60)));
-  BR_ASSERT_OK(WaitReplicaExecuted(*replica, *primary, seconds(60)));
+  BR_ASSERT_OK_AND_ASSIGN(Topology topology, StartTopology(GetParam(), {}));
+  const bool my = topology.mysql;
+  auto& primary = topology.primary;
+  auto& standby = topology.standby;
+  auto& replica = topology.replica;
+  auto& serve = topology.serve;
   BR_ASSERT_OK_AND_ASSIGN(std::vector<std::string> primary_files, SourceBinlogFiles(*primary));
   const std::string primary_dir = primary->DataDir();
 
@@ -213,6 +244,43 @@ TEST_P(ServeFailoverTest, ChangeMasterByGtidFollowsThePromotedReplica) {
   // and the 8-byte position, is the source's (a CRC32 may follow).
   EXPECT_TRUE(absl::StrContains(qualified.events[0].substr(19 + 8), primary_files.front()));
   EXPECT_FALSE(absl::StrContains(qualified.events[0], "era-1")) << qualified.Describe();
+}
+
+// Guards the automatic switch: binrelay must not follow the standby while it
+// is read-only (a replica not yet promoted), must follow it once it takes
+// writes, and a GTID replica of binrelay ends equal to it.
+TEST_P(ServeFailoverTest, LostPrimaryIsFollowedToTheStandbyOnceItTakesWrites) {
+  BINRELAY_REQUIRE_FLAVOUR(GetParam());
+  BR_ASSERT_OK_AND_ASSIGN(Topology topology,
+                          StartTopology(GetParam(), {"--read-only=1"}, "1s"));
+  const bool my = topology.mysql;
+  auto& standby = topology.standby;
+  auto& serve = topology.serve;
+  topology.primary->Stop(seconds(0));
+  // Lost for longer than failover_after, but the only candidate is read-only.
+  std::string refusal;
+  for (int i = 0; i < 100 && !absl::StrContains(refusal, "read-only"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    refusal = LastIoError(Admin(*serve));
+  }
+  EXPECT_TRUE(absl::StrContains(refusal, "read-only")) << refusal << serve->StderrTail();
+  BR_ASSERT_OK_AND_ASSIGN(JsonValue before, StatusJson(serve->http_port()));
+  ASSERT_NE(before.Find("source_switches"), nullptr);
+  EXPECT_EQ(before.Find("source_switches")->text, "0");
+
+  // Promoted: binrelay follows it by itself.
+  BR_ASSERT_OK(standby->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
+  BR_ASSERT_OK(standby->Execute(my ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
+  BR_ASSERT_OK(standby->Execute("SET GLOBAL read_only = 0"));
+  for (int i = 41; i <= 60; ++i) {
+    BR_ASSERT_OK(standby->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'c')")));
+  }
+  BR_ASSERT_OK(WaitStoreReached(*serve, *standby, seconds(60)).status());
+  BR_ASSERT_OK(WaitReplicaExecuted(*topology.replica, *standby, seconds(60)));
+  EXPECT_EQ(Count(*topology.replica, "app.t"), 60);
+  BR_ASSERT_OK_AND_ASSIGN(JsonValue after, StatusJson(serve->http_port()));
+  EXPECT_EQ(after.Find("source_switches")->text, "1");
+  EXPECT_TRUE(absl::StrContains(serve->Stderr(), "following 127.0.0.1:")) << serve->StderrTail();
 }
 
 INSTANTIATE_TEST_SUITE_P(Flavours, ServeFailoverTest, ::testing::ValuesIn(ServerFlavour::All()),
