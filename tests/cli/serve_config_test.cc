@@ -130,6 +130,23 @@ TEST(ServeConfigTest, SourceCandidatesAreHostPortWithTheSourcesCredentials) {
   }
 }
 
+// Guards: failover_after parsed to another duration, or accepted with no
+// candidate to fail over to (binrelay would probe only the lost source).
+TEST(ServeConfigTest, FailoverAfterNeedsCandidates) {
+  auto c = Parse(kGood, {"--source.candidates=db2.example:3308", "--source.failover_after=15s"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->upstream.failover_after, std::chrono::seconds(15));
+  c = Parse(kGood, {});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->upstream.failover_after.count(), 0);  // by hand only, unless asked
+  auto alone = Parse(kGood, {"--source.failover_after=15s"});
+  ASSERT_FALSE(alone.ok());
+  EXPECT_TRUE(absl::StrContains(alone.status().message(), "candidates")) << alone.status();
+  EXPECT_FALSE(Parse(kGood, {"--source.candidates=db2.example:3308",
+                             "--source.failover_after=soon"})
+                   .ok());
+}
+
 TEST(ServeConfigTest, CommandLineOverridesFileKeys) {
   auto c = Parse(kGood, {"--store.dir=/tmp/relay", "--listen.port=13306"});
   ASSERT_TRUE(c.ok()) << c.status();
