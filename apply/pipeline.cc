@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "protocol/status_macros.h"
+#include "replication/store_era.h"
 #include "replication/store_index.h"
 #include "spdlog/spdlog.h"
 
@@ -273,7 +274,10 @@ absl::StatusOr<replication::BinlogPosition> ApplyPipeline::Pause(absl::Duration 
 
 absl::Status ApplyPipeline::AdvanceTo(const replication::BinlogPosition& at,
                                       absl::Duration timeout, bool or_after) {
-  return WithState(hold_.AdvanceTo(at, timeout, or_after));
+  // `at` is the source's (SHOW MASTER STATUS, a snapshot): named as the
+  // store names it after a switch (store_era.h).
+  return WithState(
+      hold_.AdvanceTo(replication::StoredPositionOf(store_->era(), at), timeout, or_after));
 }
 
 void ApplyPipeline::Resume() { hold_.Resume(); }

@@ -20,6 +20,7 @@
 #include "protocol/event_type.h"
 #include "protocol/query_event.h"
 #include "protocol/status_macros.h"
+#include "replication/store_era.h"
 #include "replication/binlog_status.h"
 #include "replication/connection_sql_source.h"
 #include "replication/gtid_start.h"
@@ -145,7 +146,10 @@ absl::Status ApplyPipeline::Prepare() {
     if (!ddl_ahead) {
       // The definitions just read may already show a DDL the store has not
       // received: the scan must reach the source's position first.
-      BR_ASSIGN_OR_RETURN(replication::BinlogPosition now, replication::ReadBinlogStatus(source));
+      BR_ASSIGN_OR_RETURN(replication::BinlogPosition reported,
+                          replication::ReadBinlogStatus(source));
+      const replication::BinlogPosition now =
+          replication::StoredPositionOf(store_->era(), reported);
       replication::BinlogPosition stored = store_->committed().position;
       // Usually a moment: binrelay has just started and its upstream
       // session is catching up. Waiting here (state "waiting for the store")

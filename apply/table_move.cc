@@ -23,6 +23,7 @@
 #include "apply/table_shape.h"
 #include "apply/target_session.h"
 #include "protocol/status_macros.h"
+#include "replication/store_era.h"
 #include "replication/binlog_status.h"
 #include "replication/connection_sql_source.h"
 #include "spdlog/spdlog.h"
@@ -353,7 +354,8 @@ absl::Status TableMove::Run() {
     // DDL on them). Saved before the copy starts, so a resumed move starts
     // there too if its pipeline never wrote a checkpoint.
     replication::ConnectionSqlSource source(source_);
-    BR_ASSIGN_OR_RETURN(start_, replication::ReadBinlogStatus(source));
+    BR_ASSIGN_OR_RETURN(replication::BinlogPosition at, replication::ReadBinlogStatus(source));
+    start_ = replication::StoredPositionOf(store_->era(), at);
   }
   {
     // After the start position is fixed: every XA transaction prepared

@@ -99,13 +99,9 @@ absl::Status BinlogStore::LoadLocked() {
   // removed and the one before it becomes the newest.
   std::optional<RecoveredFile> last;
   while (!files.empty()) {
-    // The first file of an era repeats transactions stored before it: its
-    // GTID state starts from the era's entry (GtidState::SetFloor).
-    SourceGtids floor;
-    if (const StoredFileName n = SplitStoredName(files.back().name); n.era > 0) {
-      BR_ASSIGN_OR_RETURN(EraEntry entry, ReadEraEntry(dir_, n.era));
-      if (entry.first_file == n.source_name) floor = entry.stored;
-    }
+    // An era's files may repeat transactions stored before it: the GTID
+    // state starts from the era's entry (GtidState::SetFloor).
+    BR_ASSIGN_OR_RETURN(SourceGtids floor, EraFloor(files.back().name));
     BR_ASSIGN_OR_RETURN(RecoveredFile r,
                         RecoverBinlogFile(PathOf(files.back().name), durable(), floor));
     if (r.size > 0) {
@@ -125,7 +121,10 @@ absl::Status BinlogStore::LoadLocked() {
       }
     }
     if (!found) {
-      BR_ASSIGN_OR_RETURN(f.first_gtids, ReadFirstGtids(PathOf(f.name)));
+      // As readers see the file: over its era's floor.
+      BR_ASSIGN_OR_RETURN(SourceGtids opening, ReadFirstGtids(PathOf(f.name)));
+      BR_ASSIGN_OR_RETURN(SourceGtids floor, EraFloor(f.name));
+      f.first_gtids = opening.known() ? FloorMerged(floor, opening) : opening;
     }
   }
   files_ = std::move(files);
@@ -169,6 +168,13 @@ std::optional<BinlogPosition> BinlogStore::resume_position() const {
   return BinlogPosition{std::string(SourceNameOf(files_.back().name)), safe_offset_};
 }
 
+absl::StatusOr<SourceGtids> BinlogStore::EraFloor(const std::string& stored_name) const {
+  const uint32_t era = SplitStoredName(stored_name).era;
+  if (era == 0) return SourceGtids();
+  BR_ASSIGN_OR_RETURN(EraEntry entry, ReadEraEntry(dir_, era));
+  return entry.stored;
+}
+
 SourceGtids BinlogStore::ConsumedGtids() const {
   absl::MutexLock l(&mu_);
   return gtids_.gtids();  // a pending transaction is not in it
@@ -183,7 +189,8 @@ bool BinlogStore::IsNewestLocked(std::string_view source_name) const {
   return !files_.empty() && IsStoredNameOf(files_.back().name, era_, source_name);
 }
 
-absl::StatusOr<uint32_t> BinlogStore::BeginEra(std::string_view first_file) {
+absl::StatusOr<uint32_t> BinlogStore::BeginEra(std::string_view first_file,
+                                               uint32_t server_id) {
   BR_RETURN_IF_ERROR(ValidateBinlogName(first_file));
   absl::MutexLock l(&mu_);
   if (!failed_.ok()) return failed_;
@@ -193,8 +200,10 @@ absl::StatusOr<uint32_t> BinlogStore::BeginEra(std::string_view first_file) {
         "it on the new source instead"));
   }
   if (pending_era_) {
-    // No file of it stored yet: the switch may still choose another file.
+    // No file of it stored yet: the switch may still choose another file
+    // (or another server).
     pending_era_->first_file = std::string(first_file);
+    pending_era_->server_id = server_id;
     BR_RETURN_IF_ERROR(WriteEraEntry(dir_, era_, *pending_era_, durable()));
     return era_;
   }
@@ -217,7 +226,7 @@ absl::StatusOr<uint32_t> BinlogStore::BeginEra(std::string_view first_file) {
   if (::mkdir(era_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return ErrnoStatus(errno, absl::StrCat("store: cannot create ", era_dir));
   }
-  EraEntry entry{std::move(stored), std::string(first_file)};
+  EraEntry entry{std::move(stored), std::string(first_file), server_id};
   BR_RETURN_IF_ERROR(WriteEraEntry(dir_, era, entry, durable()));
   if (durable()) BR_RETURN_IF_ERROR(SyncDirectory(dir_));
   spdlog::info("store: era {} begins at the new source's {}:4 after {} (GTIDs stored: {})", era,
@@ -341,6 +350,16 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
         pending_era_->first_file, " but its stream began in ", e.end.file,
         "; the switch must dump from that file's start"));
   }
+  if (pending_era_ && pending_era_->server_id != 0 &&
+      e.event.header.server_id != pending_era_->server_id) {
+    // Retried: the server the switch chose may come back at the address.
+    return absl::UnavailableError(absl::StrCat(
+        "store: era ", era_, " of ", dir_, " was begun for server_id ", pending_era_->server_id,
+        "'s ", pending_era_->first_file, ", but this ", e.end.file, " was written by server_id ",
+        e.event.header.server_id, " (binrelay restarted with [source] host at another server "
+        "than the one it switched to?): point [source] host at the server it switched to, or "
+        "switch again with CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos"));
+  }
   if (!files_.empty() && !pending_era_) {
     const std::string& last = files_.back().name;
     if (CompareBinlogNames(name, last) <= 0) {
@@ -380,10 +399,9 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
   fd_ = fd;
   files_.push_back({name, SourceGtids(), 0});
   if (pending_era_) {
+    // Kept for every file of the era (GtidState::SetFloor).
     gtids_.SetFloor(pending_era_->stored);
     pending_era_.reset();
-  } else {
-    gtids_.ClearFloor();
   }
   state_ = FileState::kOpen;
   rotate_to_.reset();
@@ -422,7 +440,13 @@ absl::Status BinlogStore::AppendLocked(const StreamEvent& e) {
   StoreFileEntry& file = files_.back();
   if ((type == protocol::kGtidListEvent || type == protocol::kPreviousGtidsEvent) && !in_txn_ &&
       !file.first_gtids.known()) {
-    BR_ASSIGN_OR_RETURN(file.first_gtids, GtidsOfStateEvent(e.event));
+    // In a store era, as readers see the file: over the era's floor
+    // (gtids_ merged the event into it above).
+    if (gtids_.has_floor()) {
+      file.first_gtids = gtids_.gtids();
+    } else {
+      BR_ASSIGN_OR_RETURN(file.first_gtids, GtidsOfStateEvent(e.event));
+    }
     BR_RETURN_IF_ERROR(WriteIndexLocked());
   }
   const bool safe_point = e.ends_transaction || (!in_txn_ && IsOutsideTransaction(type));

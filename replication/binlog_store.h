@@ -145,14 +145,15 @@ class BinlogStore : public StreamConsumer, public StoreReadSide, public SwitchTa
   // first_file:4. Writer thread, between streams. FailedPrecondition on an
   // empty store or one whose stream carries no GTIDs (nothing could tell
   // which transactions the new source repeats). Returns the era.
-  absl::StatusOr<uint32_t> BeginEra(std::string_view first_file);
+  // `server_id`: the new source's; the era's first file must carry it.
+  absl::StatusOr<uint32_t> BeginEra(std::string_view first_file, uint32_t server_id);
   // The era new files go to (0 until a switch).
-  uint32_t era() const;
+  uint32_t era() const override;
   // SwitchTarget: the writer's GTID state at its last complete transaction,
   // and BeginEra.
   SourceGtids ConsumedGtids() const override;
-  absl::Status BeginSwitch(std::string_view first_file) override {
-    return BeginEra(first_file).status();
+  absl::Status BeginSwitch(std::string_view first_file, uint32_t server_id) override {
+    return BeginEra(first_file, server_id).status();
   }
 
   // Writes, syncs (unless kOff) and publishes everything complete now.
@@ -218,6 +219,8 @@ class BinlogStore : public StreamConsumer, public StoreReadSide, public SwitchTa
   // Drops the bytes of a transaction not stored whole (the stream ended
   // inside it).
   absl::Status CutToSafePointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The GTIDs stored before `stored_name`'s era (kNone in era 0).
+  absl::StatusOr<SourceGtids> EraFloor(const std::string& stored_name) const;
   // The newest file is `source_name` of the current era.
   bool IsNewestLocked(std::string_view source_name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteLocked(std::string_view data, uint64_t offset)

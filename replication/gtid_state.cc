@@ -11,19 +11,10 @@ absl::Status GtidState::OnEvent(const protocol::EventView& ev) {
     case protocol::kGtidListEvent: {
       BR_ASSIGN_OR_RETURN(protocol::MariaGtidList list, protocol::ParseMariaGtidList(ev));
       flavour_ = Flavour::kMaria;
-      if (floor_.is_mariadb()) {
-        // Only what lies past the floor in its domain: an entry at or below
-        // it would move the domain's last GTID back.
-        maria_ = floor_.maria();
-        for (const auto& e : list.gtids) {
-          const auto last = maria_.LastInDomain(e.domain_id);
-          if (!last || last->seq < e.seq_no) maria_.Update({e.domain_id, e.server_id, e.seq_no});
-        }
-        break;
-      }
       // A GTID_LIST names every server of each domain, the domain's last
       // GTID last (MariaDB's rpl_binlog_state::load reads it in order).
       maria_.Load(list.gtids);
+      if (floor_.is_mariadb()) maria_ = FloorMerged(floor_, SourceGtids(maria_)).maria();
       break;
     }
     case protocol::kPreviousGtidsEvent: {
@@ -69,6 +60,25 @@ bool MysqlFloorHolds(const SourceGtids& floor, std::string_view uuid, std::strin
 }
 
 }  // namespace
+
+SourceGtids FloorMerged(const SourceGtids& floor, const SourceGtids& opening) {
+  if (floor.is_mariadb() && opening.is_mariadb()) {
+    // Only what lies past the floor in its domain: an entry at or below it
+    // would move the domain's last GTID back.
+    MariaBinlogState merged = floor.maria();
+    for (const auto& e : opening.maria().ToGtidList()) {
+      const auto last = merged.LastInDomain(e.domain_id);
+      if (!last || last->seq < e.seq_no) merged.Update({e.domain_id, e.server_id, e.seq_no});
+    }
+    return SourceGtids(std::move(merged));
+  }
+  if (floor.is_mysql() && opening.is_mysql()) {
+    MysqlGtidSet merged = opening.mysql();
+    merged.AddAll(floor.mysql());
+    return SourceGtids(std::move(merged));
+  }
+  return opening;
+}
 
 absl::StatusOr<bool> FloorHolds(const SourceGtids& floor, const protocol::EventView& ev) {
   switch (ev.type()) {

@@ -25,6 +25,12 @@ namespace binrelay::replication {
 // False for any other event and for a floor of flavour kNone. Readers of a
 // store era's first file skip such transactions (StoreReader).
 absl::StatusOr<bool> FloorHolds(const SourceGtids& floor, const protocol::EventView& gtid_event);
+// The state a file of a store era opens with as its readers see it: its
+// own opening state `opening` with the era's `floor` under it (MariaDB:
+// the floor, then each entry past the floor's last in its domain; MySQL:
+// the union). `opening` itself when the floor is kNone or of another
+// flavour.
+SourceGtids FloorMerged(const SourceGtids& floor, const SourceGtids& opening);
 
 class GtidState {
  public:
@@ -43,16 +49,18 @@ class GtidState {
   // PREVIOUS_GTIDS or GTID event was seen).
   SourceGtids gtids() const;
 
-  // Within the first file of a store era (store_era.h) the file opens
-  // before `floor`, the GTIDs stored before the era, and repeats
-  // transactions the store holds. While a floor is set, a GTID_LIST or
-  // PREVIOUS_GTIDS adds to the floor instead of replacing the state, and a
-  // transaction the floor holds (MariaDB: seq_no at or below the floor's
-  // last in its domain, as a GTID position compares; MySQL: in the set)
-  // leaves the state alone: it never goes back. The state becomes the
-  // floor at once. A floor of flavour kNone is no floor.
+  // Within a store era (store_era.h) the files open before `floor`, the
+  // GTIDs stored before the era, and may repeat transactions the store
+  // holds (the first file does by design; a later one can, when the new
+  // source logged a transaction the store lacks before repeating stored
+  // ones). While a floor is set, a GTID_LIST or PREVIOUS_GTIDS adds to the
+  // floor instead of replacing the state (FloorMerged), and a transaction
+  // the floor holds (MariaDB: seq_no at or below the floor's last in its
+  // domain, as a GTID position compares; MySQL: in the set) leaves the
+  // state alone: it never goes back. The state becomes the floor at once.
+  // A floor of flavour kNone is no floor.
   void SetFloor(const SourceGtids& floor);
-  void ClearFloor() { floor_ = SourceGtids(); }
+  bool has_floor() const { return floor_.known(); }
   // The floor holds the pending transaction's GTID: a repeat of a stored
   // transaction (readers skip it).
   bool PendingIsBelowFloor() const;

@@ -43,6 +43,11 @@ std::vector<const StoreFileEntry*> FilesNamed(const std::vector<StoreFileEntry>&
   return out;
 }
 
+BinlogPosition StoredPositionOf(uint32_t current_era, const BinlogPosition& source_position) {
+  if (current_era == 0 || SplitStoredName(source_position.file).era != 0) return source_position;
+  return {StoredNameOf(current_era, source_position.file), source_position.offset};
+}
+
 std::string EraDirName(uint32_t era) { return absl::StrCat(AV(kEraDirPrefix), era); }
 
 std::string StoredNameOf(uint32_t era, std::string_view source_name) {
@@ -62,8 +67,9 @@ bool IsStoredNameOf(std::string_view stored, uint32_t era, std::string_view sour
 absl::Status WriteEraEntry(const std::string& dir, uint32_t era, const EraEntry& entry,
                            bool durable) {
   BR_RETURN_IF_ERROR(ValidateBinlogName(entry.first_file));
-  const std::string text = absl::StrCat(AV(GtidFlavourName(entry.stored.flavour())), "\t",
-                                        entry.stored.StateText(), "\n", entry.first_file, "\n");
+  const std::string text =
+      absl::StrCat(AV(GtidFlavourName(entry.stored.flavour())), "\t", entry.stored.StateText(),
+                   "\n", entry.first_file, "\t", entry.server_id, "\n");
   return WriteFileAtomically(absl::StrCat(dir, "/", EraDirName(era), "/", AV(kEraEntryName)),
                              text, 0644, durable);
 }
@@ -79,7 +85,11 @@ absl::StatusOr<EraEntry> ReadEraEntry(const std::string& dir, uint32_t era) {
   // whole, so only damage can cut it).
   std::vector<std::string> lines = absl::StrSplit(body, '\n');
   std::optional<EraEntry> entry;
-  if (lines.size() == 3 && lines[2].empty() && ValidateBinlogName(lines[1]).ok()) {
+  std::vector<std::string> second =
+      lines.size() == 3 ? absl::StrSplit(lines[1], '\t') : std::vector<std::string>();
+  uint32_t server_id = 0;
+  if (lines.size() == 3 && lines[2].empty() && second.size() == 2 &&
+      ValidateBinlogName(second[0]).ok() && absl::SimpleAtoi(second[1], &server_id)) {
     std::vector<std::string> f = absl::StrSplit(lines[0], absl::MaxSplits('\t', 1));
     std::optional<GtidFlavour> flavour;
     if (f.size() == 2) {
@@ -89,13 +99,14 @@ absl::StatusOr<EraEntry> ReadEraEntry(const std::string& dir, uint32_t era) {
     }
     if (flavour) {
       if (auto gtids = SourceGtids::Parse(*flavour, f[1]); gtids.ok()) {
-        entry = EraEntry{*std::move(gtids), lines[1]};
+        entry = EraEntry{*std::move(gtids), second[0], server_id};
       }
     }
   }
   if (!entry) {
     return absl::DataLossError(absl::StrCat(
-        "era entry ", path, " is not '<mariadb|mysql|none>\\t<gtid state>\\n<first file>\\n'; "
+        "era entry ", path, " is not '<mariadb|mysql|none>\\t<gtid state>\\n<first file>\\t"
+        "<server_id>\\n'; "
         "it records the GTIDs stored before era ", era, " began, which the files cannot "
         "rebuild: restore it from a backup of the store"));
   }

@@ -15,7 +15,9 @@
 // from (a whole file, from offset 4), which can be before the last
 // transaction stored in the era before: the GTID state the store held when
 // the era began (its entry state, `era-N/.entry-gtids`) tells readers which
-// of that file's transactions they have already seen.
+// of the era's transactions they have already seen (StoreReader skips
+// them), and lies under each era file's opening state as readers choose a
+// file to start a GTID position from (FloorMerged).
 //
 // Thread safety: stateless functions.
 #pragma once
@@ -27,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "replication/binlog_position.h"
 #include "replication/source_gtids.h"
 #include "replication/store_index.h"
 
@@ -60,6 +63,11 @@ std::vector<const StoreFileEntry*> FilesNamed(const std::vector<StoreFileEntry>&
                                               std::string_view requested);
 
 std::string EraDirName(uint32_t era);  // "era-3"; era >= 1
+
+// A position the current source reported (SHOW MASTER STATUS, a snapshot's
+// binlog_snapshot_file) as the store names it: its file in the store's
+// current era. A name already qualified with an era is kept.
+BinlogPosition StoredPositionOf(uint32_t current_era, const BinlogPosition& source_position);
 // "era-3" -> 3; nullopt for anything else ("era-0", "era-03", "era-x").
 std::optional<uint32_t> ParseEraDirName(std::string_view name);
 
@@ -68,13 +76,17 @@ std::optional<uint32_t> ParseEraDirName(std::string_view name);
 struct EraEntry {
   SourceGtids stored;
   std::string first_file;
+  // The server followed (its server_id, as its preflight read it): the
+  // era's first file must come from it, not from a server reached by the
+  // same address later (a restart with the old [source] host).
+  uint32_t server_id = 0;
   bool operator==(const EraEntry&) const = default;
 };
 
 // The entry of era `era` >= 1 in store `dir`, written whole and durably
 // (WriteFileAtomically) before the era's first file is created; the era's
 // directory must exist. Format: "<mariadb|mysql|none>\t<gtid state>\n
-// <first file>\n".
+// <first file>\t<server_id>\n".
 absl::Status WriteEraEntry(const std::string& dir, uint32_t era, const EraEntry& entry,
                            bool durable);
 // NotFound when the era has no entry (never begun); DataLoss when the file

@@ -104,6 +104,9 @@ class StoreReadSide {
   virtual absl::StatusOr<std::string> FileForGtid(const SourceGtids& position) const = 0;
   // The directory holding the files (a reader opens them itself).
   virtual const std::string& dir() const = 0;
+  // The store era the current source's files go to (store_era.h): a
+  // position the source reports names its file without it.
+  virtual uint32_t era() const = 0;
   // A claim on every file from `position` on (see StorePin). `consumer`
   // names the reader in purge messages and status ("replica 10.0.0.7:51234
   // server_id 7", "apply pipeline orders").

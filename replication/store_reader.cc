@@ -80,7 +80,7 @@ absl::Status StoreReader::OpenFile(const std::string& name) {
   skipping_ = false;
   if (const StoredFileName n = SplitStoredName(name); n.era > 0) {
     BR_ASSIGN_OR_RETURN(EraEntry entry, ReadEraEntry(store_->dir(), n.era));
-    if (entry.first_file == n.source_name) floor_ = std::move(entry.stored);
+    floor_ = std::move(entry.stored);  // any file of the era may repeat stored ones
   }
   return absl::OkStatus();
 }

@@ -10,7 +10,7 @@
 // stays valid; it grows with mremap as the committed end moves. An event
 // view stays valid until the next call (a growing mapping may move).
 //
-// A store era's first file (store_era.h) repeats transactions stored before
+// A store era's files (store_era.h) may repeat transactions stored before
 // the era: the reader skips each one whose GTID the era's entry state holds,
 // so every reader (dumps by file or GTID, tail, apply pipelines) sees each
 // transaction once; positions then jump over the skipped bytes, as a

@@ -76,7 +76,9 @@ absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool du
       if (!gtids.OnEvent(ev).ok()) break;
       if (ev.type() == protocol::kGtidListEvent || ev.type() == protocol::kPreviousGtidsEvent) {
         if (!r.first_gtids.known() && ev.offset < 1024 * 1024) {
-          if (auto first = GtidsOfStateEvent(ev); first.ok()) r.first_gtids = *std::move(first);
+          if (auto first = GtidsOfStateEvent(ev); first.ok()) {
+            r.first_gtids = FloorMerged(floor, *first);
+          }
         }
       }
       last_type = ev.type();

@@ -31,8 +31,8 @@ struct RecoveredFile {
 
 // Recovers `path` in place (ftruncate + fdatasync; clears BINLOG_IN_USE in
 // a closed file's FDE). `durable` false skips the fdatasync. `floor`: the
-// file is the first of a store era, and its GTID state starts from the
-// era's entry (GtidState::SetFloor); kNone otherwise.
+// file belongs to a store era, and its GTID state (and first_gtids) start
+// from the era's entry (GtidState::SetFloor, FloorMerged); kNone otherwise.
 absl::StatusOr<RecoveredFile> RecoverBinlogFile(const std::string& path, bool durable,
                                                 const SourceGtids& floor = {});
 

@@ -8,6 +8,7 @@
 // Thread safety: called from the session's thread, between streams.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -21,8 +22,8 @@ class SwitchTarget {
   // The GTIDs of every complete transaction consumed (kNone: it knows none).
   virtual SourceGtids ConsumedGtids() const = 0;
   // Drops a transaction cut at the end and continues with `first_file` of
-  // the new server, read from offset 4.
-  virtual absl::Status BeginSwitch(std::string_view first_file) = 0;
+  // the new server (`server_id`), read from offset 4.
+  virtual absl::Status BeginSwitch(std::string_view first_file, uint32_t server_id) = 0;
 };
 
 }  // namespace binrelay::replication

@@ -449,7 +449,9 @@ absl::Status UpstreamSession::Run() {
           options_.connect = *std::move(repoint_);
           repoint_.reset();
           repointed_ = rerun_preflight_ = true;
+          // Once: a later CHANGE MASTER TO (a new password) is by position.
           switch_pending_ = repoint_by_gtid_;
+          repoint_by_gtid_ = false;
         }
         last_error_.clear();  // as START SLAVE clears Last_IO_Error
       }
@@ -596,7 +598,7 @@ absl::Status UpstreamSession::SwitchByGtid(SqlSource& sql) {
                  server, cmp.store_lacks);
   }
   BR_ASSIGN_OR_RETURN(SwitchPoint point, FindSwitchPoint(sql, stored));
-  BR_RETURN_IF_ERROR(options_.switch_target->BeginSwitch(point.file));
+  BR_RETURN_IF_ERROR(options_.switch_target->BeginSwitch(point.file, info_.server_id));
   boundary_.Reset({point.file, 4});
   position_trusted_ = true;
   switch_pending_ = false;

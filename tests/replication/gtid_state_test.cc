@@ -62,10 +62,32 @@ TEST(GtidStateTest, FloorKeepsMariaDbStateFromGoingBack) {
   EXPECT_FALSE(s.PendingIsBelowFloor());
   s.Commit();
   EXPECT_EQ(s.gtids().PositionText(), "0-2-101");
-  // The next file is the new source's alone: its state replaces.
-  s.ClearFloor();
+  // The era's next file opens with its own state, merged over the floor.
   BR_ASSERT_OK(Feed(s, protocol::BuildFakeGtidList(2, {{0, 1, 100}, {0, 2, 101}}, 4, false)));
   EXPECT_EQ(s.gtids().StateText(), "0-1-100,0-2-101");
+  // A later file that repeats a stored transaction (the new source logged
+  // one of its own before it) leaves the state alone too.
+  BR_ASSERT_OK(Feed(s, MariaGtidEvent(1, 0, 99)));
+  EXPECT_TRUE(s.PendingIsBelowFloor());
+  s.Commit();
+  EXPECT_EQ(s.gtids().PositionText(), "0-2-101");
+}
+
+// Guards against an era file chosen as the start of a GTID position its
+// readers cannot serve from: the state a file opens with, as they see it,
+// has the era's floor under it.
+TEST(GtidStateTest, FloorMergedPutsTheFloorUnderTheOpeningState) {
+  EXPECT_EQ(FloorMerged(Maria("0-1-100"), Maria("")).StateText(), "0-1-100");
+  EXPECT_EQ(FloorMerged(Maria("0-1-100"), Maria("0-1-80,1-2-5")).PositionText(), "0-1-100,1-2-5");
+  EXPECT_EQ(FloorMerged(Maria("0-1-100"), Maria("0-2-120")).PositionText(), "0-2-120");
+  EXPECT_EQ(FloorMerged(SourceGtids(), Maria("0-1-80")).PositionText(), "0-1-80");
+  const SourceGtids a = SourceGtids::Parse(GtidFlavour::kMysql,
+                                           "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-100").value();
+  const SourceGtids b = SourceGtids::Parse(GtidFlavour::kMysql,
+                                           "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-80,"
+                                           "4e11fa47-71ca-11e1-9e33-c80aa9429562:1-3").value();
+  EXPECT_EQ(FloorMerged(a, b).PositionText(),
+            "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-100,4e11fa47-71ca-11e1-9e33-c80aa9429562:1-3");
 }
 
 // Guards against a domain the new source's list adds being dropped, or a

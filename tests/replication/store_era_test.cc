@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/binlog_file_reader.h"
+#include "protocol/event_header.h"
 #include "protocol/event_type.h"
 #include "replication/binlog_store.h"
 #include "replication/store_index.h"
@@ -76,7 +78,8 @@ TEST(StoreEraNameTest, EveryFileOfALaterEraComesAfterEveryEarlierFile) {
 TEST(StoreEraNameTest, EntryRoundTripsAndADamagedOneIsDataLoss) {
   const std::string dir = testing::MakeTestTempDir("store_era_entry");
   fs::create_directories(dir + "/era-1");
-  const EraEntry entry{Mysql(absl::StrCat(testing::kMysqlBinlogUuid, ":1-6")), "binlog.000002"};
+  const EraEntry entry{Mysql(absl::StrCat(testing::kMysqlBinlogUuid, ":1-6")), "binlog.000002",
+                       7};
   BR_ASSERT_OK(WriteEraEntry(dir, 1, entry, /*durable=*/false));
   BR_ASSERT_OK_AND_ASSIGN(EraEntry back, ReadEraEntry(dir, 1));
   EXPECT_EQ(back, entry);
@@ -126,7 +129,7 @@ TEST_F(StoreEraTest, NewSourcesFileWithAStoredNameIsKeptInItsEraAfterTheOldOnes)
   auto store = StoreOldSource();
   ASSERT_NE(store, nullptr);
   // The new source's binlog.000002 opens at uuid:1-4, which the store passed.
-  BR_ASSERT_OK_AND_ASSIGN(uint32_t era, store->BeginEra("binlog.000002"));
+  BR_ASSERT_OK_AND_ASSIGN(uint32_t era, store->BeginEra("binlog.000002", 0));
   EXPECT_EQ(era, 1u);
   EXPECT_EQ(store->resume_position(), (BinlogPosition{"binlog.000002", 4}));
   // First up to its PREVIOUS_GTIDS (uuid:1-4): the state stays uuid:1-6.
@@ -170,6 +173,20 @@ TEST_F(StoreEraTest, NewSourcesFileWithAStoredNameIsKeptInItsEraAfterTheOldOnes)
   BR_ASSERT_OK_AND_ASSIGN(EraEntry entry, ReadEraEntry(dir_, 1));
   EXPECT_EQ(entry.stored.PositionText(), All());
   EXPECT_EQ(entry.first_file, "binlog.000002");
+  // The era file opens, as its readers see it (repeats skipped), at
+  // uuid:1-6, not at the uuid:1-4 its PREVIOUS_GTIDS says: a GTID dump
+  // from uuid:1-5 must start in the old source's file, where 6 is not
+  // hidden. Also when the index is rebuilt from the files.
+  EXPECT_EQ(reopened->Files()[2].first_gtids.PositionText(), All());
+  BR_ASSERT_OK_AND_ASSIGN(
+      std::string start,
+      reopened->FileForGtid(Mysql(absl::StrCat(testing::kMysqlBinlogUuid, ":1-5"))));
+  EXPECT_EQ(start, "binlog.000002");
+  BR_ASSERT_OK(reopened->Close());
+  reopened.reset();
+  fs::remove(dir_ + "/binrelay-store.index");
+  BR_ASSERT_OK_AND_ASSIGN(auto rebuilt, BinlogStore::Open(dir_));
+  EXPECT_EQ(rebuilt->Files()[2].first_gtids.PositionText(), All());
 }
 
 // Guards against a partial transaction of the lost source staying in the
@@ -195,7 +212,7 @@ TEST_F(StoreEraTest, BeginEraDropsTheLostSourcesPartialTransaction) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_.substr(0, cut), "binlog.000002", 4, *store));
-  BR_ASSERT_OK_AND_ASSIGN(uint32_t era, store->BeginEra("binlog.000002"));
+  BR_ASSERT_OK_AND_ASSIGN(uint32_t era, store->BeginEra("binlog.000002", 0));
   EXPECT_EQ(era, 1u);
   std::string kept = Stored("binlog.000002");
   ASSERT_EQ(kept.size(), txn_start);
@@ -215,7 +232,7 @@ TEST_F(StoreEraTest, BegunEraSurvivesARestartAndRefusesAnotherFirstFile) {
   BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   auto store = StoreOldSource();
   ASSERT_NE(store, nullptr);
-  BR_ASSERT_OK(store->BeginEra("binlog.000002").status());
+  BR_ASSERT_OK(store->BeginEra("binlog.000002", 0).status());
   BR_ASSERT_OK(store->Close());
   store.reset();
   BR_ASSERT_OK_AND_ASSIGN(auto reopened, BinlogStore::Open(dir_));
@@ -229,12 +246,35 @@ TEST_F(StoreEraTest, BegunEraSurvivesARestartAndRefusesAnotherFirstFile) {
   EXPECT_EQ(Stored("era-1/binlog.000002"), mysql2_);
 }
 
+// Guards against a switch begun for one server continued with another's
+// file of the same name (binrelay restarted with [source] host at the old
+// primary before the era's first file was stored): refused, retried, and
+// nothing is created until the chosen server's file comes.
+TEST_F(StoreEraTest, EraFirstFileFromAnotherServerThanTheSwitchChoseIsRefused) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
+  auto header = protocol::ParseEventHeader(std::string_view(mysql2_).substr(4, 19));
+  ASSERT_TRUE(header.ok());
+  auto store = StoreOldSource();
+  ASSERT_NE(store, nullptr);
+  BR_ASSERT_OK(store->BeginEra("binlog.000002", header->server_id + 1).status());
+  absl::Status other = testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store);
+  EXPECT_TRUE(absl::IsUnavailable(other)) << other;
+  EXPECT_TRUE(absl::StrContains(other.message(), "server_id")) << other;
+  EXPECT_FALSE(fs::exists(dir_ + "/era-1/binlog.000002"));
+  // Switched again, to the server whose file it is.
+  BR_ASSERT_OK(store->BeginEra("binlog.000002", header->server_id).status());
+  EXPECT_EQ(store->era(), 1u);
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
+  BR_ASSERT_OK(store->Flush());
+  EXPECT_EQ(Stored("era-1/binlog.000002"), mysql2_);
+}
+
 // Guards against an era begun on a store that cannot tell which of the new
 // source's transactions it holds.
 TEST_F(StoreEraTest, EmptyStoreCannotBeginAnEra) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
-  EXPECT_TRUE(absl::IsFailedPrecondition(store->BeginEra("binlog.000001").status()));
-  EXPECT_FALSE(store->BeginEra("../evil").ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(store->BeginEra("binlog.000001", 0).status()));
+  EXPECT_FALSE(store->BeginEra("../evil", 0).ok());
 }
 
 // Guards the readers' side of a switch: reading the store from its first
@@ -255,7 +295,7 @@ TEST_F(StoreEraTest, ReaderAcrossTheSwitchSeesEachTransactionOnce) {
   BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *store));
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_.substr(0, cut), "binlog.000002", 4, *store));
-  BR_ASSERT_OK(store->BeginEra("binlog.000002").status());
+  BR_ASSERT_OK(store->BeginEra("binlog.000002", 0).status());
   BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
   BR_ASSERT_OK(store->Flush());
   EXPECT_EQ(store->committed().gtid_state().PositionText(), All());
