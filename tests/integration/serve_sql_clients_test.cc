@@ -191,7 +191,7 @@ ServeProcess* ServeSqlClientsTest::serve_ = nullptr;
 
 // Guards: monitoring tools reading binrelay's SHOW SLAVE STATUS by column
 // name (a missing or renamed column breaks them) and finding its upstream
-// state there.
+// state there; binrelay's own columns only after the server's.
 TEST_F(ServeSqlClientsTest, ShowSlaveStatusHasAReplicasColumnsAndTheUpstreamState) {
   // The column set of a real MariaDB 10.11 replica's SHOW SLAVE STATUS.
   BR_ASSERT_OK_AND_ASSIGN(auto replica,
@@ -206,7 +206,13 @@ TEST_F(ServeSqlClientsTest, ShowSlaveStatusHasAReplicasColumnsAndTheUpstreamStat
   Result r = relay->Query("SHOW SLAVE STATUS");
   ASSERT_EQ(r.error, 0u) << Describe(r);
   ASSERT_EQ(r.rows.size(), 1u);
-  std::vector<std::string> ours = r.columns;
+  // The server's columns, then binrelay's own two (switches to another
+  // source after a failover), last so that readers by position see the
+  // server's layout.
+  ASSERT_GE(r.columns.size(), 2u);
+  EXPECT_EQ(r.columns[r.columns.size() - 2], "Binrelay_Source_Switches");
+  EXPECT_EQ(r.columns.back(), "Binrelay_Last_Source_Switch");
+  std::vector<std::string> ours(r.columns.begin(), r.columns.end() - 2);
   std::sort(ours.begin(), ours.end());
   std::sort(real_columns.begin(), real_columns.end());
   EXPECT_EQ(ours, real_columns);
