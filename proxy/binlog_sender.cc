@@ -190,15 +190,26 @@ absl::Status BinlogSender::InitFilePosition(const std::vector<replication::Store
   // the position is ambiguous and the replica is told how to connect.
   const std::vector<const replication::StoreFileEntry*> named =
       replication::FilesNamed(files, start_.file);
-  if (named.size() > 1) {
+  // A plain name that a later era holds once, but that the source before
+  // that era may have used too (a file purged since): just as ambiguous.
+  bool earlier_era_may_hold_it = false;
+  if (named.size() == 1 && replication::SplitStoredName(start_.file).era == 0) {
+    if (const uint32_t era = replication::SplitStoredName(named.front()->name).era; era > 0) {
+      auto entry = replication::ReadEraEntry(ctx_.store->dir(), era);
+      earlier_era_may_hold_it =
+          !entry.ok() || entry->previous_last_file.empty() ||
+          replication::CompareBinlogNames(start_.file, entry->previous_last_file) <= 0;
+    }
+  }
+  if (named.size() > 1 || earlier_era_may_hold_it) {
     std::string which;
     for (const auto* f : named) absl::StrAppend(&which, which.empty() ? "" : ", ", f->name);
     return Fatal(absl::StrCat(
-        "binlog '", start_.file, "' names ", named.size(), " files in binrelay's store, one per "
-        "source it followed across a failover (", which, "): a file and position cannot say "
-        "which. Connect by GTID (MariaDB: MASTER_USE_GTID = slave_pos; MySQL: "
-        "SOURCE_AUTO_POSITION = 1), or name the file with its era (MASTER_LOG_FILE = '",
-        named.back()->name, "')"));
+        "binlog '", start_.file, "' may name a file of more than one source binrelay followed "
+        "across a failover (stored: ", which, named.size() == 1 ? "; the earlier source's may "
+        "have been purged" : "", "): a file and position cannot say which. Connect by GTID (",
+        mariadb_ ? "MASTER_USE_GTID = slave_pos" : "SOURCE_AUTO_POSITION = 1",
+        "). A one-off read (mysqlbinlog) may name the stored file with its era"));
   }
   auto it = named.empty() ? files.end() : files.begin() + (named.front() - files.data());
   if (it != files.end()) start_.file = it->name;
@@ -216,7 +227,8 @@ absl::Status BinlogSender::InitFilePosition(const std::vector<replication::Store
     std::string_view base, oldest_base;
     uint64_t n = 0, oldest = 0;
     if (SplitBinlogName(start_.file, &base, &n) &&
-        SplitBinlogName(files.front().name, &oldest_base, &oldest) && base == oldest_base &&
+        SplitBinlogName(replication::SourceNameOf(files.front().name), &oldest_base, &oldest) &&
+        base == oldest_base &&
         n < oldest) {
       why = absl::StrCat("binlog '", start_.file, "' was purged from binrelay's store (",
                          Holdings(files), "; [store] retention_hours, retention_bytes and "

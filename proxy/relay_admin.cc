@@ -403,10 +403,12 @@ absl::Status RelayAdmin::StartUpstream() {
 absl::Status RelayAdmin::ChangeSource(const SourceChange& change) {
   if (options_.upstream == nullptr) return AdminHandler::ChangeSource(change);
   // Logged without the password.
-  spdlog::info("admin: CHANGE MASTER TO{}{}{}{}{}", change.host ? " host " + *change.host : "",
+  spdlog::info("admin: CHANGE MASTER TO{}{}{}{}{}{}", change.host ? " host " + *change.host : "",
                change.port ? absl::StrCat(" port ", *change.port) : "",
                change.user ? " user " + *change.user : "", change.password ? " password ***" : "",
-               change.tls ? absl::StrCat(" ssl ", *change.tls ? 1 : 0) : "");
+               change.tls ? absl::StrCat(" ssl ", *change.tls ? 1 : 0) : "",
+               change.by_gtid ? (*change.by_gtid ? " by GTID (another server)" : " by position")
+                              : "");
   return options_.upstream->Change(change);
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "protocol/status_macros.h"
+#include "replication/store_era.h"
 
 namespace binrelay::proxy {
 namespace {
@@ -46,7 +47,9 @@ Row Values(const RelayStatus& s) {
   r.Add("Read_Master_Log_Pos", Num(s.received_offset));
   r.Add("Relay_Log_File", s.stored_file);
   r.Add("Relay_Log_Pos", Num(s.stored_offset));
-  r.Add("Relay_Master_Log_File", s.stored_file);
+  // The source's name, as Master_Log_File (tools compare the two); the
+  // relay log file is binrelay's, with its store era.
+  r.Add("Relay_Master_Log_File", std::string(replication::SourceNameOf(s.stored_file)));
   r.Add("Slave_IO_Running", streaming ? "Yes" : stopped ? "No" : "Connecting");
   r.Add("Slave_SQL_Running", s.storing ? "Yes" : "No");
   for (const char* n : {"Replicate_Do_DB", "Replicate_Ignore_DB", "Replicate_Do_Table",

@@ -226,7 +226,8 @@ absl::StatusOr<uint32_t> BinlogStore::BeginEra(std::string_view first_file,
   if (::mkdir(era_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return ErrnoStatus(errno, absl::StrCat("store: cannot create ", era_dir));
   }
-  EraEntry entry{std::move(stored), std::string(first_file), server_id};
+  EraEntry entry{std::move(stored), std::string(first_file), server_id,
+                 std::string(SourceNameOf(files_.back().name))};
   BR_RETURN_IF_ERROR(WriteEraEntry(dir_, era, entry, durable()));
   if (durable()) BR_RETURN_IF_ERROR(SyncDirectory(dir_));
   spdlog::info("store: era {} begins at the new source's {}:4 after {} (GTIDs stored: {})", era,
@@ -328,7 +329,9 @@ absl::Status BinlogStore::CheckResumedFileLocked(const StreamEvent& e) {
       ". The address now reaches another server (a failover, a moved address) or the source "
       "ran RESET MASTER; binrelay will not append another binlog to the stored one. Point "
       "[source] host at the server it followed (it keeps retrying and serving what it "
-      "stored), or give the new source a new store directory"));
+      "stored); to follow the new server, which must have replicated everything stored, "
+      "STOP SLAVE, CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos (MySQL: "
+      "SOURCE_AUTO_POSITION = 1), START SLAVE on binrelay's port"));
 }
 
 absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
@@ -346,9 +349,11 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
   }
   if (pending_era_ && e.end.file != pending_era_->first_file) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "store: era ", era_, " of ", dir_, " begins with the new source's ",
-        pending_era_->first_file, " but its stream began in ", e.end.file,
-        "; the switch must dump from that file's start"));
+        "store: binrelay switched to a server whose ", pending_era_->first_file,
+        " begins era ", era_, " of ", dir_, ", but the stream began in ", e.end.file,
+        ": the server reached is not the one it switched to, or that file is gone there. "
+        "Switch again: STOP SLAVE, CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos (MySQL: "
+        "SOURCE_AUTO_POSITION = 1), START SLAVE"));
   }
   if (pending_era_ && pending_era_->server_id != 0 &&
       e.event.header.server_id != pending_era_->server_id) {
@@ -359,6 +364,11 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
         e.event.header.server_id, " (binrelay restarted with [source] host at another server "
         "than the one it switched to?): point [source] host at the server it switched to, or "
         "switch again with CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos"));
+  }
+  if (pending_era_ && state_ == FileState::kOpen) {
+    // Reopened at a restart (the lost source left it without ROTATE):
+    // closed as BeginEra closes it.
+    if (absl::Status s = CloseFileLocked(false); !s.ok()) return FailLocked(s);
   }
   if (!files_.empty() && !pending_era_) {
     const std::string& last = files_.back().name;
@@ -378,7 +388,9 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
           fde_server_id_, ": the address now reaches another server (a failover, a moved "
           "address); binrelay will not continue one server's binlog with another's. Point "
           "[source] host at the server it followed (it keeps retrying and serving what it "
-          "stored), or give the new source a new store directory"));
+          "stored); to follow the new server, which must have replicated everything stored, "
+          "STOP SLAVE, CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos (MySQL: "
+          "SOURCE_AUTO_POSITION = 1), START SLAVE on binrelay's port"));
     }
     if (state_ == FileState::kClosed && rotate_to_ && *rotate_to_ != name) {
       return absl::DataLossError(absl::StrCat("store: ", last, " ends with a ROTATE to ",

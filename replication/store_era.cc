@@ -67,9 +67,13 @@ bool IsStoredNameOf(std::string_view stored, uint32_t era, std::string_view sour
 absl::Status WriteEraEntry(const std::string& dir, uint32_t era, const EraEntry& entry,
                            bool durable) {
   BR_RETURN_IF_ERROR(ValidateBinlogName(entry.first_file));
+  if (!entry.previous_last_file.empty()) {
+    BR_RETURN_IF_ERROR(ValidateBinlogName(entry.previous_last_file));
+  }
   const std::string text =
       absl::StrCat(AV(GtidFlavourName(entry.stored.flavour())), "\t", entry.stored.StateText(),
-                   "\n", entry.first_file, "\t", entry.server_id, "\n");
+                   "\n", entry.first_file, "\t", entry.server_id, "\t",
+                   entry.previous_last_file, "\n");
   return WriteFileAtomically(absl::StrCat(dir, "/", EraDirName(era), "/", AV(kEraEntryName)),
                              text, 0644, durable);
 }
@@ -77,7 +81,12 @@ absl::Status WriteEraEntry(const std::string& dir, uint32_t era, const EraEntry&
 absl::StatusOr<EraEntry> ReadEraEntry(const std::string& dir, uint32_t era) {
   const std::string path = absl::StrCat(dir, "/", EraDirName(era), "/", AV(kEraEntryName));
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("no era entry ", path));
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(
+        "no era entry ", path, ": it records the GTIDs stored before era ", era,
+        " began, which readers need to skip the era's repeats; restore it (a copy of the store "
+        "that skipped hidden files?) or remove the era's directory if it holds no files"));
+  }
   std::ostringstream text;
   text << in.rdbuf();
   const std::string body = text.str();
@@ -88,8 +97,9 @@ absl::StatusOr<EraEntry> ReadEraEntry(const std::string& dir, uint32_t era) {
   std::vector<std::string> second =
       lines.size() == 3 ? absl::StrSplit(lines[1], '\t') : std::vector<std::string>();
   uint32_t server_id = 0;
-  if (lines.size() == 3 && lines[2].empty() && second.size() == 2 &&
-      ValidateBinlogName(second[0]).ok() && absl::SimpleAtoi(second[1], &server_id)) {
+  if (lines.size() == 3 && lines[2].empty() && second.size() == 3 &&
+      ValidateBinlogName(second[0]).ok() && absl::SimpleAtoi(second[1], &server_id) &&
+      (second[2].empty() || ValidateBinlogName(second[2]).ok())) {
     std::vector<std::string> f = absl::StrSplit(lines[0], absl::MaxSplits('\t', 1));
     std::optional<GtidFlavour> flavour;
     if (f.size() == 2) {
@@ -99,14 +109,14 @@ absl::StatusOr<EraEntry> ReadEraEntry(const std::string& dir, uint32_t era) {
     }
     if (flavour) {
       if (auto gtids = SourceGtids::Parse(*flavour, f[1]); gtids.ok()) {
-        entry = EraEntry{*std::move(gtids), second[0], server_id};
+        entry = EraEntry{*std::move(gtids), second[0], server_id, second[2]};
       }
     }
   }
   if (!entry) {
     return absl::DataLossError(absl::StrCat(
         "era entry ", path, " is not '<mariadb|mysql|none>\\t<gtid state>\\n<first file>\\t"
-        "<server_id>\\n'; "
+        "<server_id>\\t<previous last file>\\n'; "
         "it records the GTIDs stored before era ", era, " began, which the files cannot "
         "rebuild: restore it from a backup of the store"));
   }

@@ -80,13 +80,17 @@ struct EraEntry {
   // era's first file must come from it, not from a server reached by the
   // same address later (a restart with the old [source] host).
   uint32_t server_id = 0;
+  // The source's name of the last file stored before the era: a plain
+  // name at or before it may also have named a file of the earlier source
+  // (purged since), so it cannot be taken for the era's file.
+  std::string previous_last_file;
   bool operator==(const EraEntry&) const = default;
 };
 
 // The entry of era `era` >= 1 in store `dir`, written whole and durably
 // (WriteFileAtomically) before the era's first file is created; the era's
 // directory must exist. Format: "<mariadb|mysql|none>\t<gtid state>\n
-// <first file>\t<server_id>\n".
+// <first file>\t<server_id>\t<previous last file>\n".
 absl::Status WriteEraEntry(const std::string& dir, uint32_t era, const EraEntry& entry,
                            bool durable);
 // NotFound when the era has no entry (never begun); DataLoss when the file

@@ -592,6 +592,25 @@ absl::Status UpstreamSession::SwitchByGtid(SqlSource& sql) {
         "transactions its history does not have. Point CHANGE MASTER TO at a server that "
         "replicated everything binrelay stored"));
   }
+  if (!info_.is_mariadb) {
+    // gtid_executed may hold what its binlog lacks (purged, a clone,
+    // log_replica_updates = OFF put them in gtid_purged): those must be
+    // stored already, as MySQL's own auto-position check requires
+    // (ER_SOURCE_HAS_PURGED_REQUIRED_GTIDS).
+    BR_ASSIGN_OR_RETURN(std::vector<SqlRow> purged_rows,
+                        sql.Query("SELECT @@GLOBAL.gtid_purged"));
+    const std::string purged_text =
+        !purged_rows.empty() && !purged_rows[0].empty() && purged_rows[0][0] ? *purged_rows[0][0]
+                                                                             : "";
+    BR_ASSIGN_OR_RETURN(SourceGtids purged, SourceGtids::Parse(flavour, purged_text));
+    const MysqlGtidSet missing = purged.mysql().Minus(stored.mysql());
+    if (!missing.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          server, " has purged ", missing.ToString(), " from its binary log (@@gtid_purged), "
+          "and binrelay did not store them: following it would skip them. Point CHANGE MASTER "
+          "TO at a server whose binlog still holds them"));
+    }
+  }
   if (!cmp.store_lacks.empty()) {
     spdlog::warn("upstream: {} has {} that binrelay did not store: written there after it "
                  "stopped replicating from binrelay's old source (a promotion), or errant",

@@ -436,6 +436,42 @@ TEST_F(BinlogSenderTest, DumpFromAPurgedFileSaysItWasPurged) {
   EXPECT_TRUE(absl::StrContains(s.message(), "retention_bytes")) << s;
 }
 
+// Guards file:pos dumps after a failover (a store era, replication/
+// store_era.h): a plain name two sources gave a file, or one the earlier
+// source may have used before its files were purged, served from the
+// wrong source's file (the replica would skip or repeat transactions);
+// the era's name leaking onto the wire (a replica or mysqlbinlog --raw
+// would take "era-1/..." for the file's name).
+TEST_F(BinlogSenderTest, PlainNameOfTwoSourcesIsRefusedAndTheWireKeepsTheSourcesNames) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
+  StoreMysql();
+  BR_ASSERT_OK(store_->BeginEra("binlog.000002", 0).status());
+  BR_ASSERT_OK(testing::FeedAsDump(mysql2_, "binlog.000002", 4, *store_));
+  BR_ASSERT_OK(store_->Flush());
+  absl::Status both = BinlogSender::Create(context_, Request("binlog.000002", 4)).status();
+  EXPECT_EQ(ClientCode(both), 1236) << both;
+  EXPECT_TRUE(absl::StrContains(both.message(), "SOURCE_AUTO_POSITION = 1")) << both;
+  EXPECT_TRUE(absl::StrContains(both.message(), "era-1/binlog.000002")) << both;
+  // The era-qualified name reads the era's file, named as its source did.
+  BR_ASSERT_OK_AND_ASSIGN(auto sender,
+                          BinlogSender::Create(context_, Request("era-1/binlog.000002", 4)));
+  std::vector<std::string> packets = Drain(*sender);
+  ASSERT_GE(packets.size(), 2u);
+  std::string_view rotate = EventOf(packets[0]);
+  EXPECT_EQ(HeaderOf(rotate).type, protocol::kRotateEvent);
+  EXPECT_EQ(rotate.substr(19 + 8), "binlog.000002");  // no CRC: the client said NONE
+  for (const std::string& p : packets) EXPECT_FALSE(absl::StrContains(p, "era-1")) << p.size();
+  // The old source's files purged: the plain name is still not taken for
+  // the era's file.
+  replication::PurgeOptions purge;
+  purge.before_file = "era-1/binlog.000002";
+  BR_ASSERT_OK(store_->Purge(purge).status());
+  ASSERT_EQ(store_->Files().size(), 1u);
+  absl::Status purged = BinlogSender::Create(context_, Request("binlog.000002", 4)).status();
+  EXPECT_EQ(ClientCode(purged), 1236) << purged;
+  EXPECT_TRUE(absl::StrContains(purged.message(), "purged")) << purged;
+}
+
 // Guards: a disconnected replica's claim starting after the last rotation
 // binrelay sent. That rotation may still have been in socket buffers, so the
 // replica comes back asking for the finished file's end, which retention may
