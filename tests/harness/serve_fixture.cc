@@ -168,6 +168,27 @@ bool DirectReplicasRequested() {
   return v != nullptr && *v != '\0' && std::string_view(v) != "0";
 }
 
+protocol::ConnectOptions ListenerLogin(const ServeProcess& serve, std::string_view user,
+                                       std::string_view password) {
+  protocol::ConnectOptions o;
+  o.port = serve.listen_port();
+  o.user = std::string(user);
+  o.password = std::string(password);
+  o.tls = protocol::ConnectOptions::Tls::kRequired;
+  return o;
+}
+
+std::string SlaveStatusColumn(const protocol::ConnectOptions& login, const std::string& column) {
+  auto conn = protocol::ClientConnection::Connect(login);
+  if (!conn.ok()) return "<" + std::string(conn.status().message()) + ">";
+  auto r = (*conn)->Query("SHOW SLAVE STATUS");
+  if (!r.ok() || r->rows.empty()) return "<no row>";
+  for (size_t i = 0; i < r->columns.size(); ++i) {
+    if (r->columns[i] == column) return r->rows[0][i].value_or("NULL");
+  }
+  return "<no column " + column + ">";
+}
+
 MasterEndpoint ReplicaEndpoint(const ServeProcess& serve, const ServerSandbox& source) {
   if (DirectReplicasRequested()) return {source.Port(), kReplUser, kReplPassword};
   return {serve.listen_port(), kReplUser, kReplPassword};

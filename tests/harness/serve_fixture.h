@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "protocol/client_connection.h"
 #include "tests/harness/binrelay_process.h"
 #include "tests/harness/json_lite.h"
 #include "tests/harness/server_sandbox.h"
@@ -130,6 +131,14 @@ struct MasterEndpoint {
 bool DirectReplicasRequested();
 // binrelay's listener, or the source under BINRELAY_ITEST_DIRECT.
 MasterEndpoint ReplicaEndpoint(const ServeProcess& serve, const ServerSandbox& source);
+
+// A login to binrelay's listener (TLS: binrelay greets with
+// caching_sha2_password when its source is MySQL).
+protocol::ConnectOptions ListenerLogin(const ServeProcess& serve, std::string_view user,
+                                       std::string_view password);
+// A column of SHOW SLAVE STATUS on binrelay's listener ("<...>" when it
+// cannot be read).
+std::string SlaveStatusColumn(const protocol::ConnectOptions& login, const std::string& column);
 
 // This host's first IPv4 address that is not loopback (a client connecting
 // there is not "local" to MariaDB 11.4+'s certificate checks); NotFound if

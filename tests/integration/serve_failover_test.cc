@@ -30,13 +30,7 @@ namespace {
 using std::chrono::seconds;
 
 protocol::ConnectOptions Admin(const ServeProcess& serve) {
-  protocol::ConnectOptions o;
-  o.port = serve.listen_port();
-  o.user = kAdminUser;
-  o.password = kAdminPassword;
-  // Encrypted: on a MySQL source binrelay greets with caching_sha2_password.
-  o.tls = protocol::ConnectOptions::Tls::kRequired;
-  return o;
+  return ListenerLogin(serve, kAdminUser, kAdminPassword);
 }
 
 int64_t Count(ServerSandbox& sb, const std::string& table) {
@@ -46,14 +40,7 @@ int64_t Count(ServerSandbox& sb, const std::string& table) {
 }
 
 std::string LastIoError(const protocol::ConnectOptions& admin) {
-  auto conn = protocol::ClientConnection::Connect(admin);
-  if (!conn.ok()) return "<" + std::string(conn.status().message()) + ">";
-  auto r = (*conn)->Query("SHOW SLAVE STATUS");
-  if (!r.ok() || r->rows.empty()) return "<no row>";
-  for (size_t i = 0; i < r->columns.size(); ++i) {
-    if (r->columns[i] == "Last_IO_Error") return r->rows[0][i].value_or("NULL");
-  }
-  return "<no column>";
+  return SlaveStatusColumn(admin, "Last_IO_Error");
 }
 
 // A primary with app.t (40 rows), a standby replicating it directly and
@@ -222,17 +209,7 @@ TEST_P(ServeFailoverTest, ChangeMasterByGtidFollowsThePromotedReplica) {
   const JsonValue* when = status.Find("last_source_switch");
   ASSERT_NE(when, nullptr);
   EXPECT_FALSE(when->text.empty());
-  {
-    auto conn = protocol::ClientConnection::Connect(Admin(*serve));
-    ASSERT_TRUE(conn.ok()) << conn.status();
-    auto r = (*conn)->Query("SHOW SLAVE STATUS");
-    ASSERT_TRUE(r.ok() && !r->rows.empty());
-    std::string count;
-    for (size_t i = 0; i < r->columns.size(); ++i) {
-      if (r->columns[i] == "Binrelay_Source_Switches") count = r->rows[0][i].value_or("NULL");
-    }
-    EXPECT_EQ(count, "1");
-  }
+  EXPECT_EQ(SlaveStatusColumn(Admin(*serve), "Binrelay_Source_Switches"), "1");
 
   // By file and position: a name both sources gave a file is ambiguous
   // (refused, naming GTID and the era-qualified name); the era-qualified

@@ -25,27 +25,6 @@ namespace {
 
 using std::chrono::seconds;
 
-protocol::ConnectOptions Listener(const ServeProcess& serve, const char* user, const char* pw) {
-  protocol::ConnectOptions o;
-  o.port = serve.listen_port();
-  o.user = user;
-  o.password = pw;
-  o.tls = protocol::ConnectOptions::Tls::kDisabled;
-  return o;
-}
-
-// A column of SHOW SLAVE STATUS on binrelay's listener.
-std::string SlaveStatusColumn(const protocol::ConnectOptions& o, const std::string& column) {
-  auto conn = protocol::ClientConnection::Connect(o);
-  if (!conn.ok()) return "<" + std::string(conn.status().message()) + ">";
-  auto r = (*conn)->Query("SHOW SLAVE STATUS");
-  if (!r.ok() || r->rows.empty()) return "<no row>";
-  for (size_t i = 0; i < r->columns.size(); ++i) {
-    if (r->columns[i] == column) return r->rows[0][i].value_or("NULL");
-  }
-  return "<no column " + column + ">";
-}
-
 std::string UpstreamState(const ServeProcess& serve);
 
 // Polls /status until upstream_state is `want`.
@@ -116,8 +95,8 @@ TEST(ServeUpstreamControlTest, StopAndStartSlaveLeaveAndRejoinTheSourceWithoutAG
   BR_ASSERT_OK_AND_ASSIGN(RelayedSource relayed, StartRelayedSource());
   auto& [source, serve, replica] = relayed;
 
-  const protocol::ConnectOptions admin_login = Listener(*serve, kAdminUser, kAdminPassword);
-  replication::ConnectionSqlSource repl(Listener(*serve, kReplUser, kReplPassword));
+  const protocol::ConnectOptions admin_login = ListenerLogin(*serve, kAdminUser, kAdminPassword);
+  replication::ConnectionSqlSource repl(ListenerLogin(*serve, kReplUser, kReplPassword));
   replication::ConnectionSqlSource admin(admin_login);
   // Only the admin account may stop the upstream (1227).
   auto refused = repl.Query("STOP SLAVE");
@@ -225,7 +204,7 @@ TEST(ServeUpstreamControlTest, ChangeMasterToRepointsByHandAndRefusesAnotherServ
   BR_ASSERT_OK(other->Execute("CREATE DATABASE other"));
   BR_ASSERT_OK(other->Execute("CREATE TABLE other.t (id INT PRIMARY KEY, v LONGTEXT)"));
   BR_ASSERT_OK(other->Execute("INSERT INTO other.t VALUES (1, REPEAT('o', 200000))"));
-  const protocol::ConnectOptions admin_login = Listener(*serve, kAdminUser, kAdminPassword);
+  const protocol::ConnectOptions admin_login = ListenerLogin(*serve, kAdminUser, kAdminPassword);
   replication::ConnectionSqlSource admin(admin_login);
 
   // Running: refused as the servers refuse it (ER_SLAVE_MUST_STOP).
