@@ -11,7 +11,7 @@
 namespace binrelay::apply {
 
 ApplyPipeline::ApplyPipeline(PipelineOptions options, replication::StoreReadSide* store,
-                             protocol::ConnectOptions source, CopyGate* gate)
+                             SourceLogin source, CopyGate* gate)
     : options_(std::move(options)),
       store_(store),
       source_(std::move(source)),

@@ -67,6 +67,7 @@
 #include "apply/pipeline_checkpoint.h"
 #include "apply/pipeline_options.h"
 #include "apply/pipeline_state.h"
+#include "apply/source_login.h"
 #include "apply/subscription.h"
 #include "apply/table_buffer.h"
 #include "apply/target_flusher.h"
@@ -125,8 +126,8 @@ struct PipelineStatus {
 class ApplyPipeline final : private TargetFlusher::Host, private ChangeReader::Host {
  public:
   // `gate` (a move's copier; may be null) must outlive the pipeline.
-  ApplyPipeline(PipelineOptions options, replication::StoreReadSide* store,
-                protocol::ConnectOptions source, CopyGate* gate = nullptr);
+  ApplyPipeline(PipelineOptions options, replication::StoreReadSide* store, SourceLogin source,
+                CopyGate* gate = nullptr);
   ~ApplyPipeline();
   ApplyPipeline(const ApplyPipeline&) = delete;
   ApplyPipeline& operator=(const ApplyPipeline&) = delete;
@@ -208,7 +209,7 @@ class ApplyPipeline final : private TargetFlusher::Host, private ChangeReader::H
 
   PipelineOptions options_;
   replication::StoreReadSide* store_;
-  protocol::ConnectOptions source_;
+  SourceLogin source_;
   CopyGate* gate_;
   LocalCheckpoint local_checkpoint_;
   // The configured tables and the source's naming rules (set by Prepare;

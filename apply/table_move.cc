@@ -39,9 +39,8 @@ const char* CutoverName(MoveOptions::Cutover c) {
   return "?";
 }
 
-TableMove::TableMove(MoveOptions options, replication::StoreReadSide* store,
-                     protocol::ConnectOptions source)
-    : options_(std::move(options)), store_(store), source_(InMoveSession(std::move(source))) {
+TableMove::TableMove(MoveOptions options, replication::StoreReadSide* store, SourceLogin source)
+    : options_(std::move(options)), store_(store), source_login_(std::move(source)) {
   options_.apply.target = InMoveSession(std::move(options_.apply.target));
   status_.name = options_.apply.name;
   status_.phase = MovePhase::kStarting;
@@ -353,14 +352,14 @@ absl::Status TableMove::Run() {
     // tables' CREATE statements before this position must not be read as
     // DDL on them). Saved before the copy starts, so a resumed move starts
     // there too if its pipeline never wrote a checkpoint.
-    replication::ConnectionSqlSource source(source_);
+    replication::ConnectionSqlSource source(SourceConnect());
     BR_ASSIGN_OR_RETURN(replication::BinlogPosition at, replication::ReadBinlogStatus(source));
     start_ = replication::StoredPositionOf(store_->era(), at);
   }
   {
     // After the start position is fixed: every XA transaction prepared
     // before it and still open is listed (see WaitForXaPreparedBeforeStart).
-    replication::ConnectionSqlSource source(source_);
+    replication::ConnectionSqlSource source(SourceConnect());
     auto xids = PreparedXids(source);
     if (xids.ok()) {
       xa_before_start_ = std::move(*xids);
@@ -377,7 +376,8 @@ absl::Status TableMove::Run() {
   {
     absl::MutexLock l(&mu_);
     if (stopping_) return absl::CancelledError("stopping");
-    pipeline_ = std::make_unique<ApplyPipeline>(p, store_, source_, this);
+    pipeline_ = std::make_unique<ApplyPipeline>(
+        p, store_, [this] { return SourceConnect(); }, this);
   }
   if (!resumed_) {
     // Before the first save: once it exists a restart resumes, and must not

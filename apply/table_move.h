@@ -57,7 +57,9 @@
 #include "apply/move_phase.h"
 #include "apply/move_options.h"
 #include "apply/move_preflight.h"
+#include "apply/move_session.h"
 #include "apply/pipeline.h"
+#include "apply/source_login.h"
 #include "apply/source_snapshot.h"
 #include "replication/connection_sql_source.h"
 #include "replication/store_read_side.h"
@@ -89,8 +91,9 @@ struct MoveStatus {
 
 class TableMove : public CopyGate {
  public:
-  TableMove(MoveOptions options, replication::StoreReadSide* store,
-            protocol::ConnectOptions source);
+  // `source`: the server the tables are moved from (the relay's current
+  // source), asked again for every connection.
+  TableMove(MoveOptions options, replication::StoreReadSide* store, SourceLogin source);
   ~TableMove() override;
   TableMove(const TableMove&) = delete;
   TableMove& operator=(const TableMove&) = delete;
@@ -167,7 +170,9 @@ class TableMove : public CopyGate {
   bool HoldIfAsked(std::string_view point, bool only_if_named = false);
   uint64_t dispatches_ = 0;  // chunks handed out by this run's copy
   replication::StoreReadSide* store_;
-  protocol::ConnectOptions source_;
+  SourceLogin source_login_;
+  // The current source, in a move's session settings (move_session.h).
+  protocol::ConnectOptions SourceConnect() const { return InMoveSession(source_login_()); }
   // The source's flavour, read at Plan: MySQL has no binlog position for a
   // consistent snapshot (table_move.cc, SourceSnapshot).
   bool source_is_mariadb_ = true;

@@ -100,7 +100,7 @@ absl::Status TableMove::TryCutover() {
   ResumeOnExit resume(pipeline_.get());
   const absl::Duration limit = absl::FromChrono(options_.cutover_timeout);
   BR_ASSIGN_OR_RETURN(std::unique_ptr<protocol::ClientConnection> conn,
-                      protocol::ClientConnection::Connect(source_));
+                      protocol::ClientConnection::Connect(SourceConnect()));
   replication::ConnectionSqlSource lock(conn.get());
   const int64_t wait_s = std::max<int64_t>(
       1, std::chrono::duration_cast<std::chrono::seconds>(options_.cutover_lock_wait).count());
@@ -134,7 +134,7 @@ absl::Status TableMove::TryCutover() {
     // The session may still hold the lock: end it from another one.
     absl::Status killed = absl::UnavailableError("no connection id");
     if (!lock_id.empty()) {
-      if (auto other = protocol::ClientConnection::Connect(source_); other.ok()) {
+      if (auto other = protocol::ClientConnection::Connect(SourceConnect()); other.ok()) {
         replication::ConnectionSqlSource admin(other->get());
         killed = admin.Query(absl::StrCat("KILL CONNECTION ", lock_id)).status();
       } else {

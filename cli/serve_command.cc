@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/ini_file.h"
 #include "apply/pipeline.h"
+#include "apply/source_login.h"
 #include "apply/table_move.h"
 #include "cli/serve_config.h"
 #include "cli/session_control.h"
@@ -39,6 +40,7 @@
 #include "protocol/worker_pool.h"
 #include "replication/binlog_rotation.h"
 #include "replication/binlog_store.h"
+#include "replication/followed_source.h"
 #include "replication/store_era.h"
 #include "replication/connection_sql_source.h"
 #include "replication/store_retention_job.h"
@@ -333,6 +335,8 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   u.switch_target = store.get();  // CHANGE MASTER TO ... MASTER_USE_GTID, failover_after
   u.candidates = config.source_candidates;
   u.follow_read_only = config.follow_read_only;
+  // After a switch: the server the store follows now, not [source] host.
+  BR_RETURN_IF_ERROR(replication::FollowStoredSource(*store, &u));
   // Before any move reads the source's position, so that every move starts
   // in a file the store will hold. (A move resumed from its checkpoint with
   // an emptied store needs an earlier file than this one: its pipeline then
@@ -368,6 +372,10 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   if (config.listen.forward_queries) {
     proxy::SourceForwarderOptions f;
     f.connect = config.upstream.connect;
+    f.source_address = [&session] {
+      const protocol::ConnectOptions now = session.connect_options();
+      return std::make_pair(now.host, now.port);
+    };
     if (!config.listen.forward_user.empty()) {
       f.connect.user = config.listen.forward_user;
       f.connect.password = config.listen.forward_password;
@@ -435,10 +443,13 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
     spdlog::info("serving replicas on {}:{}", config.listen.address, listener->port());
   }
 
+  // Where the tables live now: the server the upstream follows (after a
+  // switch, not [source] host), with its credentials.
+  const apply::SourceLogin current_source = [&session] { return session.connect_options(); };
   // Apply pipelines pin what they still need before retention first runs.
   std::vector<std::unique_ptr<apply::ApplyPipeline>> pipelines;
   for (const apply::PipelineOptions& p : config.apply) {
-    auto pipeline = std::make_unique<apply::ApplyPipeline>(p, store.get(), config.upstream.connect);
+    auto pipeline = std::make_unique<apply::ApplyPipeline>(p, store.get(), current_source);
     BR_RETURN_IF_ERROR(pipeline->Restore());
     pipelines.push_back(std::move(pipeline));
   }
@@ -446,7 +457,7 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
   for (auto& p : pipelines) p->Start();
   std::vector<std::unique_ptr<apply::TableMove>> moves;
   for (const apply::MoveOptions& m : config.moves) {
-    moves.push_back(std::make_unique<apply::TableMove>(m, store.get(), config.upstream.connect));
+    moves.push_back(std::make_unique<apply::TableMove>(m, store.get(), current_source));
   }
   status.set_moves(&moves);
   // However Serve returns (an HTTP port taken, ...), nothing reached

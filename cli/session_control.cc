@@ -1,5 +1,9 @@
 #include "cli/session_control.h"
 
+#include <tuple>
+
+#include "replication/candidate_probe.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "protocol/status_macros.h"
@@ -30,6 +34,13 @@ absl::Status SessionControl::Stop() {
       "the upstream session has not left the source after ", absl::FormatDuration(stop_wait_),
       " (state ", AV(replication::UpstreamStateName(session_->state())),
       "); it stops when its connection attempt ends: check SHOW SLAVE STATUS"));
+}
+
+proxy::FollowedSources SessionControl::Followed() const {
+  proxy::FollowedSources f;
+  f.current = replication::CandidateAddress(session_->connect_options());
+  std::tie(f.left, f.left_server_ids) = session_->left_sources();
+  return f;
 }
 
 absl::Status SessionControl::Change(const proxy::SourceChange& change) {

@@ -32,6 +32,7 @@ class SessionControl : public proxy::UpstreamControl {
   absl::Status Stop() override;
   absl::Status Start() override;
   absl::Status Change(const proxy::SourceChange& change) override;
+  proxy::FollowedSources Followed() const override;
 
  private:
   replication::UpstreamSession* session_;

@@ -374,8 +374,11 @@ absl::StatusOr<ResultSet> RelayAdmin::RelayPipelines() {
 absl::StatusOr<ResultSet> RelayAdmin::RelaySources() {
   if (options_.source_candidates.empty()) return AdminHandler::RelaySources();
   const replication::CommittedEnd end = store_->committed();
+  std::optional<FollowedSources> followed;
+  if (options_.upstream != nullptr) followed = options_.upstream->Followed();
   return RelaySourcesResultSet(end.gtid_state(), !end.position.file.empty(),
-                               options_.source_candidates, options_.follow_read_only);
+                               options_.source_candidates, options_.follow_read_only,
+                               followed ? &*followed : nullptr);
 }
 
 absl::StatusOr<ResultSet> RelayAdmin::RelayMoves() {

@@ -1,11 +1,8 @@
 #include "proxy/relay_sources.h"
 
-#include <algorithm>
-#include <chrono>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/worker_pool.h"
 #include "replication/candidate_probe.h"
 #include "replication/source_choice.h"
 
@@ -13,27 +10,16 @@ namespace binrelay::proxy {
 
 ResultSet RelaySourcesResultSet(const replication::SourceGtids& stored, bool store_has_binlog,
                                 const std::vector<protocol::ConnectOptions>& candidates,
-                                bool follow_read_only) {
-  std::vector<replication::CandidateFacts> facts(candidates.size());
-  {
-    // All at once: an operator waits for this answer, and dead candidates
-    // must not add up (nor hold one for the default 10 s connect timeout).
-    WorkerPool pool(candidates.size(), candidates.size());
-    JobGroup probes(&pool);
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      probes.Run([&, i] {
-        protocol::ConnectOptions options = candidates[i];
-        options.connect_timeout =
-            std::min(options.connect_timeout, std::chrono::milliseconds(2000));
-        options.io_timeout = std::min(options.io_timeout, std::chrono::milliseconds(5000));
-        facts[i] = replication::ProbeCandidate(options);
-      });
-    }
-    probes.Wait();
-  }
+                                bool follow_read_only, const FollowedSources* followed) {
+  // All at once: an operator waits for this answer.
+  const std::vector<replication::CandidateFacts> facts = replication::ProbeCandidates(candidates);
   replication::ChoiceOptions choice_options;
   choice_options.follow_read_only = follow_read_only;
   choice_options.store_has_transactions = store_has_binlog;
+  if (followed != nullptr) {
+    choice_options.left = followed->left;
+    choice_options.left_server_ids = followed->left_server_ids;
+  }
   const replication::SourceChoice choice = replication::ChooseSource(stored, facts, choice_options);
   const std::string decision =
       choice.chosen ? absl::StrCat("would follow ", facts[*choice.chosen].address)
@@ -49,7 +35,8 @@ ResultSet RelaySourcesResultSet(const replication::SourceGtids& stored, bool sto
     auto when_up = [up](std::string text) {
       return up ? std::optional<std::string>(std::move(text)) : std::nullopt;
     };
-    rs.rows.push_back({f.address, i == 0 ? "Yes" : "No", up ? "Yes" : "No", when_up(f.version),
+    const bool current = followed != nullptr ? f.address == followed->current : i == 0;
+    rs.rows.push_back({f.address, current ? "Yes" : "No", up ? "Yes" : "No", when_up(f.version),
                        when_up(absl::StrCat(f.server_id)), when_up(f.server_uuid),
                        when_up(f.read_only ? "ON" : "OFF"), when_up(f.gtids.StateText()),
                        when_up(v.gtids.candidate_lacks), when_up(v.gtids.store_lacks),

@@ -20,13 +20,16 @@
 
 #include "protocol/client_connection.h"
 #include "proxy/admin_handler.h"
+#include "proxy/upstream_control.h"
 #include "replication/source_gtids.h"
 
 namespace binrelay::proxy {
 
-// `store_has_binlog`: the store holds at least one file.
+// `store_has_binlog`: the store holds at least one file. `followed`: the
+// upstream's current source (marked Current) and the servers it left (never
+// chosen); null: the first candidate is current, none left.
 ResultSet RelaySourcesResultSet(const replication::SourceGtids& stored, bool store_has_binlog,
                                 const std::vector<protocol::ConnectOptions>& candidates,
-                                bool follow_read_only);
+                                bool follow_read_only, const FollowedSources* followed = nullptr);
 
 }  // namespace binrelay::proxy

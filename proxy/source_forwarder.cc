@@ -1,5 +1,7 @@
 #include "proxy/source_forwarder.h"
 
+#include <tuple>
+
 #include "absl/strings/str_cat.h"
 #include "protocol/byte_cursor.h"
 #include "protocol/capabilities.h"
@@ -59,6 +61,7 @@ SourceForwarder::~SourceForwarder() {
 
 absl::StatusOr<std::unique_ptr<SourceForwarder::Side>> SourceForwarder::Connect() {
   protocol::ConnectOptions o = options_.connect;
+  if (options_.source_address) std::tie(o.host, o.port) = options_.source_address();
   o.io_timeout = options_.statement_timeout + std::chrono::seconds(2);
   BR_ASSIGN_OR_RETURN(std::unique_ptr<protocol::ClientConnection> conn,
                       protocol::ClientConnection::Connect(o));
@@ -75,6 +78,7 @@ absl::StatusOr<std::unique_ptr<SourceForwarder::Side>> SourceForwarder::Connect(
   }
   auto side = std::make_unique<Side>();
   side->conn = std::move(conn);
+  side->address = {o.host, o.port};
   side->collation = protocol::kDefaultCollation;
   return side;
 }
@@ -151,8 +155,10 @@ absl::StatusOr<std::unique_ptr<SourceForwarder::Side>> SourceForwarder::Acquire(
     if (!side) ++open_;
   }
   // No database can be "unselected": a connection in one goes back, and a
-  // fresh one serves a client without a database.
-  if (side && session.database.empty() && !side->database.empty()) {
+  // fresh one serves a client without a database. One to a server the
+  // upstream no longer follows is closed.
+  if (side && ((session.database.empty() && !side->database.empty()) ||
+               (options_.source_address && side->address != options_.source_address()))) {
     side->conn->Quit();
     side.reset();
   }

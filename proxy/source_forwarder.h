@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,6 +43,10 @@ namespace binrelay::proxy {
 
 struct SourceForwarderOptions {
   protocol::ConnectOptions connect;  // the source, as the forwarding user
+  // Where the source is now ("host", port), asked for every new side
+  // connection: after the upstream follows another server, forwarded reads
+  // go there, not to `connect`'s host. Null: always `connect`'s.
+  std::function<std::pair<std::string, uint16_t>()> source_address;
   int connections = 4;
   std::chrono::milliseconds statement_timeout{10000};
   size_t max_result_bytes = 16u << 20;
@@ -65,6 +70,7 @@ class SourceForwarder : public QueryForwarder {
   };
   struct Side {
     std::unique_ptr<protocol::ClientConnection> conn;
+    std::pair<std::string, uint16_t> address;  // the server it reached
     std::string database;
     uint8_t collation = 0;
     std::map<std::string, SourceStatement> statements;  // by text

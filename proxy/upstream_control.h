@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -27,6 +28,14 @@ struct SourceChange {
   std::optional<bool> by_gtid;
 };
 
+// Which servers a failover would not choose, and the one followed now, for
+// SHOW RELAY SOURCES to decide as the upstream would.
+struct FollowedSources {
+  std::string current;  // host:port the upstream follows (or is switching to)
+  std::vector<std::string> left;  // switched away from, by address
+  std::vector<uint32_t> left_server_ids;  // and by server_id
+};
+
 class UpstreamControl {
  public:
   virtual ~UpstreamControl() = default;
@@ -41,6 +50,7 @@ class UpstreamControl {
   // settings (and checks the server again). FailedPrecondition while the
   // upstream runs.
   virtual absl::Status Change(const SourceChange& change) = 0;
+  virtual FollowedSources Followed() const = 0;
 };
 
 }  // namespace binrelay::proxy

@@ -189,8 +189,25 @@ bool BinlogStore::IsNewestLocked(std::string_view source_name) const {
   return !files_.empty() && IsStoredNameOf(files_.back().name, era_, source_name);
 }
 
+absl::StatusOr<EraEntry> BinlogStore::CurrentEraEntry() const {
+  absl::MutexLock l(&mu_);
+  if (era_ == 0) return absl::NotFoundError(absl::StrCat("store ", dir_, " has no era yet"));
+  if (pending_era_) return *pending_era_;
+  return ReadEraEntry(dir_, era_);
+}
+
+absl::StatusOr<uint32_t> BinlogStore::BeginSwitch(std::string_view first_file,
+                                                  uint32_t server_id, std::string_view address,
+                                                  std::string_view left_address) {
+  BR_RETURN_IF_ERROR(BeginEra(first_file, server_id, address, left_address).status());
+  // BeginEra leaves the era's entry pending until its first file arrives.
+  absl::MutexLock l(&mu_);
+  return pending_era_ ? pending_era_->left_server_id : 0;
+}
+
 absl::StatusOr<uint32_t> BinlogStore::BeginEra(std::string_view first_file,
-                                               uint32_t server_id) {
+                                               uint32_t server_id, std::string_view address,
+                                               std::string_view left_address) {
   BR_RETURN_IF_ERROR(ValidateBinlogName(first_file));
   absl::MutexLock l(&mu_);
   if (!failed_.ok()) return failed_;
@@ -204,6 +221,10 @@ absl::StatusOr<uint32_t> BinlogStore::BeginEra(std::string_view first_file,
     // (or another server).
     pending_era_->first_file = std::string(first_file);
     pending_era_->server_id = server_id;
+    // Chosen again before its first file: the server left is still the one
+    // the era's entry names (the store's newest file is still its).
+    pending_era_->source_address = std::string(address);
+    pending_era_->switched_at = absl::ToUnixSeconds(absl::Now());
     BR_RETURN_IF_ERROR(WriteEraEntry(dir_, era_, *pending_era_, durable()));
     return era_;
   }
@@ -226,8 +247,14 @@ absl::StatusOr<uint32_t> BinlogStore::BeginEra(std::string_view first_file,
   if (::mkdir(era_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return ErrnoStatus(errno, absl::StrCat("store: cannot create ", era_dir));
   }
-  EraEntry entry{std::move(stored), std::string(first_file), server_id,
-                 std::string(SourceNameOf(files_.back().name))};
+  EraEntry entry{std::move(stored),
+                 std::string(first_file),
+                 server_id,
+                 std::string(SourceNameOf(files_.back().name)),
+                 std::string(address),
+                 absl::ToUnixSeconds(absl::Now()),
+                 std::string(left_address),
+                 fde_server_id_};
   BR_RETURN_IF_ERROR(WriteEraEntry(dir_, era, entry, durable()));
   if (durable()) BR_RETURN_IF_ERROR(SyncDirectory(dir_));
   spdlog::info("store: era {} begins at the new source's {}:4 after {} (GTIDs stored: {})", era,
@@ -327,9 +354,10 @@ absl::Status BinlogStore::CheckResumedFileLocked(const StreamEvent& e) {
       ", the stored one by server_id ", header->server_id, " (", version(stored_version),
       ") at ", absl::FormatTime(absl::FromUnixSeconds(header->timestamp)),
       ". The address now reaches another server (a failover, a moved address) or the source "
-      "ran RESET MASTER; binrelay will not append another binlog to the stored one. Point "
-      "[source] host at the server it followed (it keeps retrying and serving what it "
-      "stored); to follow the new server, which must have replicated everything stored, "
+      "ran RESET MASTER; binrelay will not append another binlog to the stored one. Make "
+      "the address reach the server it followed again ([source] host, or after a switch the "
+      "one its era recorded; CHANGE MASTER TO MASTER_HOST on binrelay's port for a new one; "
+      "it keeps retrying and serving what it stored); to follow the new server, which must have replicated everything stored, "
       "STOP SLAVE, CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos (MySQL: "
       "SOURCE_AUTO_POSITION = 1), START SLAVE on binrelay's port"));
 }
@@ -361,9 +389,8 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
     return absl::UnavailableError(absl::StrCat(
         "store: era ", era_, " of ", dir_, " was begun for server_id ", pending_era_->server_id,
         "'s ", pending_era_->first_file, ", but this ", e.end.file, " was written by server_id ",
-        e.event.header.server_id, " (binrelay restarted with [source] host at another server "
-        "than the one it switched to?): point [source] host at the server it switched to, or "
-        "switch again with CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos"));
+        e.event.header.server_id, " (the address the switch recorded reaches another server "
+        "now?): make it reach the server switched to again, or switch with CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos"));
   }
   if (pending_era_ && state_ == FileState::kOpen) {
     // Reopened at a restart (the lost source left it without ROTATE):
@@ -386,9 +413,10 @@ absl::Status BinlogStore::StartFileLocked(const StreamEvent& e) {
           "store: the source's ", name, " was written by server_id ", e.event.header.server_id,
           ", but ", dir_, "/", last, " (the stored file before it) by server_id ",
           fde_server_id_, ": the address now reaches another server (a failover, a moved "
-          "address); binrelay will not continue one server's binlog with another's. Point "
-          "[source] host at the server it followed (it keeps retrying and serving what it "
-          "stored); to follow the new server, which must have replicated everything stored, "
+          "address); binrelay will not continue one server's binlog with another's. Make the "
+          "address reach the server it followed again ([source] host, or after a switch the "
+          "one its era recorded; CHANGE MASTER TO MASTER_HOST on binrelay's port for a new "
+          "one; it keeps retrying and serving what it stored); to follow the new server, which must have replicated everything stored, "
           "STOP SLAVE, CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos (MySQL: "
           "SOURCE_AUTO_POSITION = 1), START SLAVE on binrelay's port"));
     }

@@ -146,15 +146,23 @@ class BinlogStore : public StreamConsumer, public StoreReadSide, public SwitchTa
   // empty store or one whose stream carries no GTIDs (nothing could tell
   // which transactions the new source repeats). Returns the era.
   // `server_id`: the new source's; the era's first file must carry it.
-  absl::StatusOr<uint32_t> BeginEra(std::string_view first_file, uint32_t server_id);
+  // `address`: how it was reached ("host:port"), kept in the era's entry
+  // for a restart to follow (CurrentEraEntry).
+  // `left_address`: the server followed until now (the entry also keeps
+  // the server_id of the newest stored file as the one left).
+  absl::StatusOr<uint32_t> BeginEra(std::string_view first_file, uint32_t server_id,
+                                    std::string_view address = "",
+                                    std::string_view left_address = "");
+  // The entry of the era new files go to (NotFound in era 0).
+  absl::StatusOr<EraEntry> CurrentEraEntry() const;
   // The era new files go to (0 until a switch).
   uint32_t era() const override;
   // SwitchTarget: the writer's GTID state at its last complete transaction,
   // and BeginEra.
   SourceGtids ConsumedGtids() const override;
-  absl::Status BeginSwitch(std::string_view first_file, uint32_t server_id) override {
-    return BeginEra(first_file, server_id).status();
-  }
+  absl::StatusOr<uint32_t> BeginSwitch(std::string_view first_file, uint32_t server_id,
+                                       std::string_view address,
+                                       std::string_view left_address) override;
 
   // Writes, syncs (unless kOff) and publishes everything complete now.
   absl::Status Flush();

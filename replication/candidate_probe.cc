@@ -1,5 +1,10 @@
 #include "replication/candidate_probe.h"
 
+#include <algorithm>
+#include <chrono>
+
+#include "protocol/worker_pool.h"
+
 #include "absl/strings/str_cat.h"
 #include "protocol/status_macros.h"
 #include "replication/connection_sql_source.h"
@@ -49,6 +54,24 @@ CandidateFacts ProbeCandidate(const protocol::ConnectOptions& options) {
   f.address = CandidateAddress(options);
   f.error = Probe(options, &f);
   return f;
+}
+
+std::vector<CandidateFacts> ProbeCandidates(
+    const std::vector<protocol::ConnectOptions>& candidates) {
+  std::vector<CandidateFacts> facts(candidates.size());
+  if (candidates.empty()) return facts;
+  WorkerPool pool(candidates.size(), candidates.size());
+  JobGroup probes(&pool);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    probes.Run([&facts, &candidates, i] {
+      protocol::ConnectOptions options = candidates[i];
+      options.connect_timeout = std::min(options.connect_timeout, std::chrono::milliseconds(2000));
+      options.io_timeout = std::min(options.io_timeout, std::chrono::milliseconds(5000));
+      facts[i] = ProbeCandidate(options);
+    });
+  }
+  probes.Wait();
+  return facts;
 }
 
 }  // namespace binrelay::replication

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "protocol/client_connection.h"
@@ -35,6 +36,11 @@ struct CandidateFacts {
 };
 
 CandidateFacts ProbeCandidate(const protocol::ConnectOptions& options);
+
+// Every candidate at once (one thread each), each connect capped at 2 s and
+// each read at 5 s: a dead or unreachable candidate must not hold the
+// decision for long, nor several add up. In the order given.
+std::vector<CandidateFacts> ProbeCandidates(const std::vector<protocol::ConnectOptions>& candidates);
 
 // "host:port" ("[::1]:3306" for IPv6): how a candidate is named and told
 // apart by address (CandidateFacts::address, ChoiceOptions::left).

@@ -35,8 +35,11 @@ SourceChoice ChooseSource(const SourceGtids& stored, const std::vector<Candidate
                            f.error.message());
     } else {
       v.gtids = CompareGtids(stored, f.gtids);
-      const bool left = std::find(options.left.begin(), options.left.end(), f.address) !=
-                        options.left.end();
+      const bool left =
+          std::find(options.left.begin(), options.left.end(), f.address) != options.left.end() ||
+          (f.server_id != 0 && std::find(options.left_server_ids.begin(),
+                                         options.left_server_ids.end(),
+                                         f.server_id) != options.left_server_ids.end());
       if (!f.log_bin) {
         v.why = "has no binary log (log_bin = OFF)";
       } else if (!v.gtids.contains_stored) {

@@ -38,8 +38,10 @@ struct ChoiceOptions {
   // The store holds binlog. With no GTIDs in it (MySQL with gtid_mode =
   // OFF) nothing can be checked: no candidate is chosen.
   bool store_has_transactions = false;
-  // Addresses (host:port) binrelay switched away from.
+  // Servers binrelay switched away from: by address (host:port) and by
+  // server_id (the same server under another name is still left).
   std::vector<std::string> left;
+  std::vector<uint32_t> left_server_ids;
 };
 
 struct CandidateVerdict {

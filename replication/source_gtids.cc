@@ -86,6 +86,7 @@ void AppendGtid(std::string* out, const MariaGtid& g) {
 GtidComparison CompareMaria(const MariaBinlogState& stored, const MariaBinlogState& candidate) {
   GtidComparison c;
   std::set<uint32_t> domains;
+  std::set<uint32_t> named;  // domains whose last GTID store_lacks names
   for (const auto& e : stored.ToGtidList()) domains.insert(e.domain_id);
   for (const auto& e : candidate.ToGtidList()) domains.insert(e.domain_id);
   for (uint32_t d : domains) {
@@ -100,7 +101,18 @@ GtidComparison CompareMaria(const MariaBinlogState& stored, const MariaBinlogSta
     if (theirs && (!mine || theirs->seq > mine->seq ||
                    (theirs->seq == mine->seq && theirs->server_id != mine->server_id))) {
       AppendGtid(&c.store_lacks, *theirs);
+      named.insert(d);
     }
+  }
+  // Per server too: a server binrelay left that took writes afterwards
+  // (an old primary back from the dead) has, in a domain, a server's seq_no
+  // past the store's for that server, below the domain's last. The state
+  // keeps each server's last GTID per domain (MariaDB's rpl_binlog_state).
+  for (const protocol::MariaGtidList::Entry& e : candidate.ToGtidList()) {
+    std::optional<MariaGtid> last = candidate.LastInDomain(e.domain_id);
+    if (named.count(e.domain_id) && last && last->server_id == e.server_id) continue;
+    std::optional<uint64_t> seq = stored.Find(e.domain_id, e.server_id);
+    if (!seq || *seq < e.seq_no) AppendGtid(&c.store_lacks, {e.domain_id, e.server_id, e.seq_no});
   }
   c.contains_stored = c.candidate_lacks.empty();
   return c;

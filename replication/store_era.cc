@@ -70,10 +70,19 @@ absl::Status WriteEraEntry(const std::string& dir, uint32_t era, const EraEntry&
   if (!entry.previous_last_file.empty()) {
     BR_RETURN_IF_ERROR(ValidateBinlogName(entry.previous_last_file));
   }
+  for (const std::string* a : {&entry.source_address, &entry.left_address}) {
+    if (a->find_first_of("\t\n") != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "era ", era, " entry in ", dir, ": server address '", *a,
+          "' holds a tab or a line break"));
+    }
+  }
   const std::string text =
       absl::StrCat(AV(GtidFlavourName(entry.stored.flavour())), "\t", entry.stored.StateText(),
                    "\n", entry.first_file, "\t", entry.server_id, "\t",
-                   entry.previous_last_file, "\n");
+                   entry.previous_last_file, "\n", entry.source_address, "\t",
+                   entry.switched_at, "\t", entry.left_address, "\t", entry.left_server_id,
+                   "\n");
   return WriteFileAtomically(absl::StrCat(dir, "/", EraDirName(era), "/", AV(kEraEntryName)),
                              text, 0644, durable);
 }
@@ -90,14 +99,22 @@ absl::StatusOr<EraEntry> ReadEraEntry(const std::string& dir, uint32_t era) {
   std::ostringstream text;
   text << in.rdbuf();
   const std::string body = text.str();
-  // Two lines, each ended: a cut write never parses (the file is replaced
-  // whole, so only damage can cut it).
+  // Two or three lines, each ended: a cut write never parses (the file is
+  // replaced whole, so only damage can cut it).
   std::vector<std::string> lines = absl::StrSplit(body, '\n');
   std::optional<EraEntry> entry;
+  const bool shape = (lines.size() == 3 || lines.size() == 4) && lines.back().empty();
   std::vector<std::string> second =
-      lines.size() == 3 ? absl::StrSplit(lines[1], '\t') : std::vector<std::string>();
+      shape ? absl::StrSplit(lines[1], '\t') : std::vector<std::string>();
+  std::vector<std::string> third = shape && lines.size() == 4
+                                       ? absl::StrSplit(lines[2], '\t')
+                                       : std::vector<std::string>{"", "0"};
+  if (third.size() == 2) third.insert(third.end(), {"", "0"});
   uint32_t server_id = 0;
-  if (lines.size() == 3 && lines[2].empty() && second.size() == 3 &&
+  int64_t switched_at = 0;
+  uint32_t left_server_id = 0;
+  if (shape && second.size() == 3 && third.size() == 4 &&
+      absl::SimpleAtoi(third[1], &switched_at) && absl::SimpleAtoi(third[3], &left_server_id) &&
       ValidateBinlogName(second[0]).ok() && absl::SimpleAtoi(second[1], &server_id) &&
       (second[2].empty() || ValidateBinlogName(second[2]).ok())) {
     std::vector<std::string> f = absl::StrSplit(lines[0], absl::MaxSplits('\t', 1));
@@ -109,14 +126,15 @@ absl::StatusOr<EraEntry> ReadEraEntry(const std::string& dir, uint32_t era) {
     }
     if (flavour) {
       if (auto gtids = SourceGtids::Parse(*flavour, f[1]); gtids.ok()) {
-        entry = EraEntry{*std::move(gtids), second[0], server_id, second[2]};
+        entry = EraEntry{*std::move(gtids), second[0], server_id, second[2], third[0],
+                         switched_at, third[2], left_server_id};
       }
     }
   }
   if (!entry) {
     return absl::DataLossError(absl::StrCat(
         "era entry ", path, " is not '<mariadb|mysql|none>\\t<gtid state>\\n<first file>\\t"
-        "<server_id>\\t<previous last file>\\n'; "
+        "<server_id>\\t<previous last file>\\n[<source address>\\t<switched at>\\n]'; "
         "it records the GTIDs stored before era ", era, " began, which the files cannot "
         "rebuild: restore it from a backup of the store"));
   }

@@ -84,13 +84,25 @@ struct EraEntry {
   // name at or before it may also have named a file of the earlier source
   // (purged since), so it cannot be taken for the era's file.
   std::string previous_last_file;
+  // The server followed, as binrelay was told to reach it ("host:port"),
+  // and when the switch began (Unix seconds): a restart follows it, not
+  // the [source] host it left. "" and 0 in an entry written without them.
+  std::string source_address;
+  int64_t switched_at = 0;
+  // The server the switch left: its address as binrelay reached it, and
+  // the server_id its stored files carry. A failover never goes back to
+  // it (by either). "" and 0 when unknown.
+  std::string left_address;
+  uint32_t left_server_id = 0;
   bool operator==(const EraEntry&) const = default;
 };
 
 // The entry of era `era` >= 1 in store `dir`, written whole and durably
 // (WriteFileAtomically) before the era's first file is created; the era's
 // directory must exist. Format: "<mariadb|mysql|none>\t<gtid state>\n
-// <first file>\t<server_id>\t<previous last file>\n".
+// <first file>\t<server_id>\t<previous last file>\n<source address>\t
+// <switched at>\t<left address>\t<left server_id>\n" (the third line may
+// be absent, or hold only its first two fields).
 absl::Status WriteEraEntry(const std::string& dir, uint32_t era, const EraEntry& entry,
                            bool durable);
 // NotFound when the era has no entry (never begun); DataLoss when the file

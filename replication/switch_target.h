@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "replication/source_gtids.h"
 
 namespace binrelay::replication {
@@ -22,8 +23,14 @@ class SwitchTarget {
   // The GTIDs of every complete transaction consumed (kNone: it knows none).
   virtual SourceGtids ConsumedGtids() const = 0;
   // Drops a transaction cut at the end and continues with `first_file` of
-  // the new server (`server_id`), read from offset 4.
-  virtual absl::Status BeginSwitch(std::string_view first_file, uint32_t server_id) = 0;
+  // the new server (`server_id`, reached at `address`, "host:port"), read
+  // from offset 4. The consumer keeps `address` for a restart to follow,
+  // and `left_address` (the server followed until now) with the server_id
+  // its stored files carry, never to be followed again by a failover.
+  // Returns that server_id (0 if unknown).
+  virtual absl::StatusOr<uint32_t> BeginSwitch(std::string_view first_file, uint32_t server_id,
+                                               std::string_view address,
+                                               std::string_view left_address) = 0;
 };
 
 }  // namespace binrelay::replication

@@ -57,9 +57,18 @@ int CompareFiles(const std::string& a, const std::string& b) {
 }  // namespace
 
 UpstreamSession::UpstreamSession(UpstreamOptions options, StreamConsumer* consumer)
-    : options_(std::move(options)), consumer_(consumer) {
+    : options_(std::move(options)),
+      consumer_(consumer),
+      left_(options_.left),
+      left_server_ids_(options_.left_server_ids),
+      followed_address_(CandidateAddress(options_.connect)),
+      repointed_(options_.source_from_store) {
+  stats_.source_switches.store(options_.switches_before);
   absl::MutexLock lock(&status_mu_);
   connect_snapshot_ = options_.connect;
+  last_switch_ = options_.last_switch_before;
+  left_snapshot_ = left_;
+  left_ids_snapshot_ = left_server_ids_;
 }
 
 UpstreamSession::~UpstreamSession() = default;
@@ -446,11 +455,16 @@ absl::Status UpstreamSession::Run() {
       {
         absl::MutexLock lock(&status_mu_);
         if (repoint_) {
+          // A failover chose the server already (its switch not made yet):
+          // a CHANGE MASTER TO that keeps its address (a new password)
+          // keeps the switch; one to another address is by position unless
+          // it says MASTER_USE_GTID.
+          const bool same_server = CandidateAddress(*repoint_) == CandidateAddress(options_.connect);
           options_.connect = *std::move(repoint_);
           repoint_.reset();
           repointed_ = rerun_preflight_ = true;
           // Once: a later CHANGE MASTER TO (a new password) is by position.
-          switch_pending_ = repoint_by_gtid_;
+          switch_pending_ = repoint_by_gtid_ || (same_server && switch_pending_);
           repoint_by_gtid_ = false;
         }
         last_error_.clear();  // as START SLAVE clears Last_IO_Error
@@ -466,6 +480,11 @@ absl::Status UpstreamSession::Run() {
     if (s.ok()) s = StartDump();
     if (s.ok()) {
       state_.store(State::kStreaming);
+      // The server whose files the store continues (a new address of the
+      // same server after CHANGE MASTER TO by position, too).
+      followed_address_ = CandidateAddress(options_.connect);
+      last_logged_failure_.clear();  // a new outage is logged at once
+      last_logged_refusal_.clear();
       {
         absl::MutexLock lock(&status_mu_);
         failover_refusal_.clear();
@@ -526,19 +545,39 @@ absl::Status UpstreamSession::Run() {
           "lost the connection to ", Where(), " and could not resume for ",
           options_.reconnect_timeout.count() / 1000, "s; last error: ", s.message()));
     }
-    spdlog::warn("{}; reconnecting in {} ms and resuming after the last complete transaction "
-                 "({})", std::string(s.message()), backoff.count(), boundary_.last_boundary().ToString());
+    // Failover armed: the wait ends when the source has been lost for
+    // failover_after, and is never longer than a probe interval after.
+    const bool failover_armed =
+        options_.failover_after.count() > 0 && options_.switch_target != nullptr;
+    const auto probe_every = std::min(options_.failover_after, kFailoverProbeEvery);
+    auto nap = backoff;
+    if (failover_armed) {
+      const auto until_due = std::chrono::duration_cast<std::chrono::milliseconds>(
+          lost_since + options_.failover_after - Clock::now());
+      nap = std::min(backoff, until_due.count() > 0 ? until_due : probe_every);
+    }
+    // The same failure every half second, for as long as a source stays
+    // down waiting for a person: logged when it changes, then once a minute.
+    const std::string what(s.message());
+    if (what != last_logged_failure_ || Clock::now() - last_logged_at_ >= std::chrono::minutes(1)) {
+      spdlog::warn("{}; reconnecting in {} ms and resuming after the last complete transaction "
+                   "({})", what, nap.count(), boundary_.last_boundary().ToString());
+      last_logged_failure_ = what;
+      last_logged_at_ = Clock::now();
+    }
     for (auto slept = std::chrono::milliseconds(0);
-         slept < backoff && !stop_.load() && !paused_.load();
+         slept < nap && !stop_.load() && !paused_.load();
          slept += std::chrono::milliseconds(50)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));  // stays responsive to stop
     }
     backoff = std::min(backoff * 2, options_.max_backoff);
     stats_.reconnects.fetch_add(1);
-    if (options_.failover_after.count() > 0 && options_.switch_target != nullptr &&
+    // Not after STOP SLAVE or a stop: the operator (or the shutdown) has
+    // the upstream now.
+    if (failover_armed && !paused_.load() && !stop_.load() &&
         Clock::now() - lost_since >= options_.failover_after &&
         Clock::now() >= next_failover_probe) {
-      next_failover_probe = Clock::now() + options_.failover_after;
+      next_failover_probe = Clock::now() + probe_every;
       std::string refusal = TryFailover();
       absl::MutexLock lock(&status_mu_);
       failover_refusal_ = std::move(refusal);
@@ -617,8 +656,35 @@ absl::Status UpstreamSession::SwitchByGtid(SqlSource& sql) {
                  server, cmp.store_lacks);
   }
   BR_ASSIGN_OR_RETURN(SwitchPoint point, FindSwitchPoint(sql, stored));
-  BR_RETURN_IF_ERROR(options_.switch_target->BeginSwitch(point.file, info_.server_id));
+  const std::string address = CandidateAddress(options_.connect);
+  BR_ASSIGN_OR_RETURN(const uint32_t left_id,
+                      options_.switch_target->BeginSwitch(point.file, info_.server_id, address,
+                                                          followed_address_));
+  // The server left is never chosen again by a failover, under its address
+  // or another (its server_id); the one followed now may have been left
+  // before (a switch back by hand).
+  if (!followed_address_.empty() && followed_address_ != address &&
+      std::find(left_.begin(), left_.end(), followed_address_) == left_.end()) {
+    left_.push_back(followed_address_);
+  }
+  std::erase(left_, address);
+  if (left_id != 0 && left_id != info_.server_id &&
+      std::find(left_server_ids_.begin(), left_server_ids_.end(), left_id) ==
+          left_server_ids_.end()) {
+    left_server_ids_.push_back(left_id);
+  }
+  std::erase(left_server_ids_, info_.server_id);
+  followed_address_ = address;
+  {
+    absl::MutexLock lock(&status_mu_);
+    left_snapshot_ = left_;
+    left_ids_snapshot_ = left_server_ids_;
+  }
   boundary_.Reset({point.file, 4});
+  // A first connect of this run that fails after the switch resolves its
+  // start again: from the new server's file, not the old one's position.
+  options_.start.kind = StartSpec::Kind::kPosition;
+  options_.start.position = {point.file, 4};
   position_trusted_ = true;
   switch_pending_ = false;
   stats_.source_switches.fetch_add(1);
@@ -633,21 +699,20 @@ absl::Status UpstreamSession::SwitchByGtid(SqlSource& sql) {
 
 std::string UpstreamSession::TryFailover() {
   const SourceGtids stored = options_.switch_target->ConsumedGtids();
-  std::vector<CandidateFacts> facts;
-  facts.reserve(options_.candidates.size());
-  for (protocol::ConnectOptions c : options_.candidates) {
-    // A dead candidate must not hold the decision for long.
-    c.connect_timeout = std::min(c.connect_timeout, std::chrono::milliseconds(2000));
-    c.io_timeout = std::min(c.io_timeout, std::chrono::milliseconds(5000));
-    facts.push_back(ProbeCandidate(c));
-  }
+  const std::vector<CandidateFacts> facts = ProbeCandidates(options_.candidates);
   ChoiceOptions choice_options;
   choice_options.follow_read_only = options_.follow_read_only;
   choice_options.store_has_transactions = true;
   choice_options.left = left_;
+  choice_options.left_server_ids = left_server_ids_;
   const SourceChoice choice = ChooseSource(stored, facts, choice_options);
   if (!choice.chosen) {
-    spdlog::warn("upstream: failover: {}; retrying {}", choice.refusal, Where());
+    if (choice.refusal != last_logged_refusal_ ||
+        Clock::now() - refusal_logged_at_ >= std::chrono::minutes(1)) {
+      spdlog::warn("upstream: failover: {}; retrying {}", choice.refusal, Where());
+      last_logged_refusal_ = choice.refusal;
+      refusal_logged_at_ = Clock::now();
+    }
     return choice.refusal;
   }
   const protocol::ConnectOptions& next = options_.candidates[*choice.chosen];
@@ -656,8 +721,10 @@ std::string UpstreamSession::TryFailover() {
   spdlog::warn("upstream: {} lost for {} ms or more; following {} by GTID ({})", from,
                options_.failover_after.count(), facts[*choice.chosen].address,
                choice.verdicts[*choice.chosen].why);
-  left_.push_back(from);
   options_.connect = next;
+  // An error the chosen server causes stops the upstream (kept serving,
+  // Last_IO_Error says why) as after CHANGE MASTER TO, not binrelay.
+  repointed_ = true;
   {
     absl::MutexLock lock(&status_mu_);
     connect_snapshot_ = next;
@@ -688,6 +755,11 @@ absl::Status UpstreamSession::Repoint(
   repoint_ = std::move(next);
   if (by_gtid) repoint_by_gtid_ = *by_gtid;
   return absl::OkStatus();
+}
+
+std::pair<std::vector<std::string>, std::vector<uint32_t>> UpstreamSession::left_sources() const {
+  absl::MutexLock lock(&status_mu_);
+  return {left_snapshot_, left_ids_snapshot_};
 }
 
 protocol::ConnectOptions UpstreamSession::connect_options() const {

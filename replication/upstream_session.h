@@ -41,6 +41,10 @@
 
 namespace binrelay::replication {
 
+// How often a lost source's failover candidates are probed once
+// failover_after has passed: a promotion is noticed within this.
+inline constexpr std::chrono::milliseconds kFailoverProbeEvery{500};
+
 struct UpstreamOptions {
   protocol::ConnectOptions connect;
   uint32_t server_id = 0;
@@ -74,12 +78,25 @@ struct UpstreamOptions {
   // for `failover_after` (zero: never), the candidates are probed
   // (ProbeCandidate) and ChooseSource's pick is followed by GTID, as a
   // by-GTID Repoint would; a refusal is logged and shown in last_error(),
-  // the old source retried, and the probe repeated every failover_after.
+  // the old source retried, and the probe repeated every
+  // kFailoverProbeEvery (failover_after if shorter), however long the
+  // source has been gone: a promotion is followed within that.
   // `candidates` lists the servers of the topology, the configured source
   // among them (same credentials and TLS).
   std::chrono::milliseconds failover_after{0};
   std::vector<protocol::ConnectOptions> candidates;
   bool follow_read_only = false;
+  // Servers a switch before this run left ("host:port"): never chosen by
+  // a failover (FollowStoredSource fills these from the store's eras).
+  std::vector<std::string> left;
+  std::vector<uint32_t> left_server_ids;
+  // `connect` is the server the store followed before this run, not the
+  // configured one (FollowStoredSource): an error it causes stops the
+  // upstream, as after CHANGE MASTER TO, instead of ending binrelay.
+  bool source_from_store = false;
+  // Switches before this run, and when the last began (status only).
+  uint64_t switches_before = 0;
+  absl::Time last_switch_before = absl::InfinitePast();
 };
 
 struct UpstreamStats {
@@ -127,6 +144,9 @@ class UpstreamSession {
                        std::optional<bool> by_gtid = std::nullopt);
   // The connection options in use, or those Repoint set (any thread).
   protocol::ConnectOptions connect_options() const;
+  // The servers switched away from (by address, by server_id): never
+  // chosen by a failover. Any thread.
+  std::pair<std::vector<std::string>, std::vector<uint32_t>> left_sources() const;
 
   // The preflight's facts; only from the thread that runs Run().
   const SourceInfo& source_info() const { return info_; }
@@ -191,13 +211,28 @@ class UpstreamSession {
   // Why the last automatic failover probe followed no candidate (cleared
   // once streaming again); last_error() carries it.
   std::string failover_refusal_ ABSL_GUARDED_BY(status_mu_);
+  // left_ and left_server_ids_ as of the last switch, for other threads.
+  std::vector<std::string> left_snapshot_ ABSL_GUARDED_BY(status_mu_);
+  std::vector<uint32_t> left_ids_snapshot_ ABSL_GUARDED_BY(status_mu_);
   // Run thread: the next connect switches by GTID.
   bool switch_pending_ = false;
   // Run thread: addresses (host:port) switched away from; never followed
   // again by an automatic failover (an old primary that flaps back).
   std::vector<std::string> left_;
+  // Run thread: server_ids switched away from (the same server under
+  // another address is still left).
+  std::vector<uint32_t> left_server_ids_;
+  // Run thread: the address of the server whose files the store continues
+  // (the last one streamed from, or the configured one before that).
+  std::string followed_address_;
   // Run thread: a Repoint took effect and has not streamed yet.
   bool repointed_ = false;
+  // Run thread: what was last logged, for logging a repeated failure
+  // rarely.
+  std::string last_logged_failure_;
+  std::chrono::steady_clock::time_point last_logged_at_{};
+  std::string last_logged_refusal_;
+  std::chrono::steady_clock::time_point refusal_logged_at_{};
   bool rerun_preflight_ = false;
   // Run thread: Stream returned because the session was paused (the flag
   // may be cleared again by the time Run looks).

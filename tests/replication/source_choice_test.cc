@@ -72,6 +72,15 @@ TEST(ChooseSourceTest, NeverGoesBackToASourceItLeftAndFollowsReadOnlyOnlyWhenAll
   SourceChoice back = ChooseSource(Maria("0-1-140"), {Server("old:1", false, "0-1-150")}, opts);
   EXPECT_FALSE(back.chosen.has_value());
   EXPECT_TRUE(Has(back.refusal, "switched away from it")) << back.refusal;
+  // The same server under another name (an IP instead of its host name):
+  // still left, by its server_id.
+  CandidateFacts renamed = Server("10.0.0.1:1", false, "0-1-150");
+  ChoiceOptions by_id;
+  by_id.left = {"old:1"};
+  by_id.left_server_ids = {renamed.server_id};
+  SourceChoice again = ChooseSource(Maria("0-1-140"), {renamed}, by_id);
+  EXPECT_FALSE(again.chosen.has_value());
+  EXPECT_TRUE(Has(again.refusal, "switched away from it")) << again.refusal;
 
   std::vector<CandidateFacts> ro = {Server("r1:1", true, "0-1-139"), Server("r2:2", true, "0-1-140")};
   EXPECT_FALSE(ChooseSource(Maria("0-1-140"), ro, {}).chosen.has_value());

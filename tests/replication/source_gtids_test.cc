@@ -98,6 +98,17 @@ TEST(CompareGtidsTest, MariaDbCandidateMustReachEachStoredDomainsLastGtid) {
   EXPECT_FALSE(old.contains_stored);
   EXPECT_EQ(old.candidate_lacks, "0-2-145");
   EXPECT_EQ(old.store_lacks, "0-1-150");
+  // The same after the new primary wrote more than the old one ever did:
+  // its errant 0-1-141..150 are past what the store has of server 1,
+  // though below the domain's last seq_no.
+  GtidComparison old_behind = CompareGtids(Maria("0-1-140,0-2-9000"), Maria("0-1-150"));
+  EXPECT_FALSE(old_behind.contains_stored);
+  EXPECT_EQ(old_behind.candidate_lacks, "0-2-9000");
+  EXPECT_EQ(old_behind.store_lacks, "0-1-150");
+  // A server's older entry the store has as well is not errant.
+  GtidComparison promoted_again = CompareGtids(Maria("0-1-140,0-2-145"), Maria("0-1-140,0-2-150"));
+  EXPECT_TRUE(promoted_again.contains_stored);
+  EXPECT_EQ(promoted_again.store_lacks, "0-2-150");
   // A lagging replica.
   GtidComparison lag = CompareGtids(Maria("0-1-140,1-1-7"), Maria("0-1-139,1-1-7"));
   EXPECT_FALSE(lag.contains_stored);

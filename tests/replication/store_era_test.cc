@@ -15,6 +15,7 @@
 #include "protocol/event_header.h"
 #include "protocol/event_type.h"
 #include "replication/binlog_store.h"
+#include "replication/followed_source.h"
 #include "replication/store_index.h"
 #include "replication/store_reader.h"
 #include "protocol/gtid_events.h"
@@ -78,15 +79,31 @@ TEST(StoreEraNameTest, EveryFileOfALaterEraComesAfterEveryEarlierFile) {
 TEST(StoreEraNameTest, EntryRoundTripsAndADamagedOneIsDataLoss) {
   const std::string dir = testing::MakeTestTempDir("store_era_entry");
   fs::create_directories(dir + "/era-1");
-  const EraEntry entry{Mysql(absl::StrCat(testing::kMysqlBinlogUuid, ":1-6")), "binlog.000002",
-                       7};
+  const EraEntry entry{Mysql(absl::StrCat(testing::kMysqlBinlogUuid, ":1-6")),
+                       "binlog.000002",
+                       7,
+                       "binlog.000001",
+                       "db2.example:3306",
+                       1796488000,
+                       "db1.example:3306",
+                       3};
   BR_ASSERT_OK(WriteEraEntry(dir, 1, entry, /*durable=*/false));
   BR_ASSERT_OK_AND_ASSIGN(EraEntry back, ReadEraEntry(dir, 1));
   EXPECT_EQ(back, entry);
+  // Written before the source's address was kept: read, without it.
+  std::ofstream(dir + "/era-1/.entry-gtids", std::ios::trunc)
+      << "mysql\t" << testing::kMysqlBinlogUuid << ":1-6\nbinlog.000002\t7\tbinlog.000001\n";
+  BR_ASSERT_OK_AND_ASSIGN(EraEntry old, ReadEraEntry(dir, 1));
+  EXPECT_EQ(old.first_file, "binlog.000002");
+  EXPECT_EQ(old.source_address, "");
+  EXPECT_EQ(old.switched_at, 0);
   EXPECT_TRUE(absl::IsNotFound(ReadEraEntry(dir, 2).status()));
   std::ofstream(dir + "/era-1/.entry-gtids", std::ios::trunc) << "mysql\t";
   EXPECT_TRUE(absl::IsDataLoss(ReadEraEntry(dir, 1).status()));
   EXPECT_FALSE(WriteEraEntry(dir, 1, EraEntry{entry.stored, "../x"}, false).ok());
+  EraEntry tab = entry;
+  tab.source_address = "a\tb:1";
+  EXPECT_FALSE(WriteEraEntry(dir, 1, tab, false).ok());
 }
 
 class StoreEraTest : public ::testing::Test {
@@ -232,11 +249,15 @@ TEST_F(StoreEraTest, BegunEraSurvivesARestartAndRefusesAnotherFirstFile) {
   BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
   auto store = StoreOldSource();
   ASSERT_NE(store, nullptr);
-  BR_ASSERT_OK(store->BeginEra("binlog.000002", 0).status());
+  BR_ASSERT_OK(store->BeginEra("binlog.000002", 0, "standby:3306").status());
   BR_ASSERT_OK(store->Close());
   store.reset();
   BR_ASSERT_OK_AND_ASSIGN(auto reopened, BinlogStore::Open(dir_));
   EXPECT_EQ(reopened->era(), 1u);
+  // The server to follow after the restart, not [source] host.
+  BR_ASSERT_OK_AND_ASSIGN(EraEntry current, reopened->CurrentEraEntry());
+  EXPECT_EQ(current.source_address, "standby:3306");
+  EXPECT_GT(current.switched_at, 0);
   EXPECT_EQ(reopened->resume_position(), (BinlogPosition{"binlog.000002", 4}));
   absl::Status wrong = testing::FeedBinlogFile(mysql1_, "binlog.000001", 4, *reopened);
   EXPECT_TRUE(absl::IsFailedPrecondition(wrong)) << wrong;
@@ -320,6 +341,81 @@ TEST_F(StoreEraTest, ReaderAcrossTheSwitchSeesEachTransactionOnce) {
   EXPECT_EQ(gnos, (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(reader->repeats_skipped(), 1u);
   EXPECT_EQ(reader->position(), (BinlogPosition{"era-1/binlog.000002", mysql2_.size()}));
+}
+
+// Guards a restart going back to the server binrelay switched away from
+// ([source] host still names it; it may be back, writable, with
+// transactions nobody else has), and the switch count starting at 0 again.
+TEST_F(StoreEraTest, RestartFollowsTheEraSourceNotTheConfiguredHost) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
+  UpstreamOptions era0;
+  era0.connect.host = "primary";
+  era0.connect.port = 3306;
+  {
+    auto store = StoreOldSource();
+    ASSERT_NE(store, nullptr);
+    BR_ASSERT_OK(FollowStoredSource(*store, &era0));
+    EXPECT_EQ(era0.connect.host, "primary") << "era 0 follows [source] host";
+    EXPECT_TRUE(era0.left.empty());
+    BR_ASSERT_OK(store->BeginEra("binlog.000002", 0, "standby:3307", "primary:3306").status());
+    BR_ASSERT_OK(store->Close());
+  }
+  BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_));
+  UpstreamOptions u;
+  u.connect.host = "primary";
+  u.connect.port = 3306;
+  u.connect.user = "relay";
+  protocol::ConnectOptions standby = u.connect;
+  standby.host = "standby";
+  standby.port = 3307;
+  standby.user = "standby-user";  // a candidate's own settings are taken
+  u.candidates = {u.connect, standby};
+  BR_ASSERT_OK(FollowStoredSource(*store, &u));
+  EXPECT_EQ(u.connect.host, "standby");
+  EXPECT_EQ(u.connect.port, 3307);
+  EXPECT_EQ(u.connect.user, "standby-user");
+  EXPECT_EQ(u.left, (std::vector<std::string>{"primary:3306"}));
+  // And by the server_id the old source's stored files carry: the same
+  // server under another name is still left.
+  ASSERT_EQ(u.left_server_ids.size(), 1u);
+  EXPECT_NE(u.left_server_ids[0], 0u);
+  EXPECT_TRUE(u.source_from_store);
+  EXPECT_EQ(u.switches_before, 1u);
+  EXPECT_NE(u.last_switch_before, absl::InfinitePast());
+  // Not among the candidates (re-pointed by hand): [source]'s settings,
+  // that host and port.
+  UpstreamOptions by_hand;
+  by_hand.connect.host = "primary";
+  by_hand.connect.port = 3306;
+  by_hand.connect.user = "relay";
+  BR_ASSERT_OK(FollowStoredSource(*store, &by_hand));
+  EXPECT_EQ(by_hand.connect.host, "standby");
+  EXPECT_EQ(by_hand.connect.port, 3307);
+  EXPECT_EQ(by_hand.connect.user, "relay");
+  // [source] host edited to the followed server: the server left is still
+  // the one the era recorded, not guessed from the configuration.
+  UpstreamOptions edited;
+  edited.connect.host = "standby";
+  edited.connect.port = 3307;
+  BR_ASSERT_OK(FollowStoredSource(*store, &edited));
+  EXPECT_EQ(edited.connect.host, "standby");
+  EXPECT_FALSE(edited.source_from_store);
+  EXPECT_EQ(edited.left, (std::vector<std::string>{"primary:3306"}));
+}
+
+// Guards the address spellings CandidateAddress writes into an era entry.
+TEST(FollowedSourceTest, ParsesHostPortAndBracketedIpv6) {
+  std::string host;
+  uint16_t port = 0;
+  BR_ASSERT_OK(ParseSourceAddress("db2.example:3306", &host, &port));
+  EXPECT_EQ(host, "db2.example");
+  EXPECT_EQ(port, 3306);
+  BR_ASSERT_OK(ParseSourceAddress("[::1]:3307", &host, &port));
+  EXPECT_EQ(host, "::1");
+  EXPECT_EQ(port, 3307);
+  for (const char* bad : {"db2", "db2:", ":3306", "db2:0", "db2:70000", "[::1]3306", "db2:x"}) {
+    EXPECT_FALSE(ParseSourceAddress(bad, &host, &port).ok()) << bad;
+  }
 }
 
 }  // namespace
