@@ -72,6 +72,15 @@ absl::StatusOr<std::unique_ptr<ServerSandbox>> StartServeSource(
   return sb;
 }
 
+SemiSyncSource::SemiSyncSource(bool mysql)
+    : prefix(mysql ? "rpl_semi_sync_source" : "rpl_semi_sync_master"),
+      status_prefix(mysql ? "Rpl_semi_sync_source" : "Rpl_semi_sync_master") {
+  if (mysql) server_args.push_back("--plugin-load-add=semisync_source.so");
+  for (const char* setting : {"-enabled=ON", "-wait-point=AFTER_SYNC", "-timeout=100"}) {
+    server_args.push_back(absl::StrCat("--", prefix, setting));
+  }
+}
+
 absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Create(const ServerSandbox& source,
                                                                    const ServeOptions& options) {
   std::unique_ptr<ServeProcess> p(new ServeProcess());

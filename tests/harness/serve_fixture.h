@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -55,6 +56,19 @@ inline constexpr uint32_t kSourceServerId = 1;
 // `extra_args` go to the server.
 absl::StatusOr<std::unique_ptr<ServerSandbox>> StartServeSource(
     const std::vector<std::string>& extra_args = {}, const std::string& flavour = "");
+
+// Semi-synchronous replication on a source, in each release's words:
+// MariaDB's built-in rpl_semi_sync_master_*, MySQL's semisync_source plugin
+// and rpl_semi_sync_source_*. `prefix` names the variables; `server_args`
+// enable it with wait point AFTER_SYNC and a 100 ms timeout (the source's
+// own setup commits fall back at once until a semi-sync replica is there; a
+// test raises it then).
+struct SemiSyncSource {
+  explicit SemiSyncSource(bool mysql);
+  std::string prefix;                    // "rpl_semi_sync_source" / "_master"
+  std::string status_prefix;             // "Rpl_semi_sync_source" / "_master"
+  std::vector<std::string> server_args;  // for StartServeSource
+};
 
 struct ServeOptions {
   std::string start = "earliest";   // [source] start
@@ -92,6 +106,9 @@ class ServeProcess {
   absl::Status Stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // True while the current child has not exited (its output is open).
   bool Running() const;
+  // One more "--section.key=value" argument from the next Start on, for a
+  // setting that names a server started after this one was created.
+  void AddOverride(std::string override_arg) { overrides_.push_back(std::move(override_arg)); }
   // The running child's pid (-1 if none).
   pid_t pid() const { return proc_ ? proc_->pid() : -1; }
 

@@ -38,18 +38,16 @@ TEST_P(LiveSemiSyncTest, EveryCommitThatReturnedIsInTheStoreAfterKill9) {
   // Until binrelay is there, a short timeout (the source's setup commits
   // fall back at once); then 60 s: a commit returning before binrelay stored
   // it would need binrelay's ACK, not the timeout.
-  const std::string p = mysql ? "rpl_semi_sync_source" : "rpl_semi_sync_master";
-  std::vector<std::string> args = {"--" + p + "-enabled=ON", "--" + p + "-wait-point=AFTER_SYNC",
-                                   "--" + p + "-timeout=100"};
-  if (mysql) args.insert(args.begin(), "--plugin-load-add=semisync_source.so");
-  BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource(args, GetParam()));
+  const SemiSyncSource semi(mysql);
+  const std::string& p = semi.prefix;
+  BR_ASSERT_OK_AND_ASSIGN(auto source, StartServeSource(semi.server_args, GetParam()));
   BR_ASSERT_OK(source->Execute("CREATE DATABASE semi"));
   BR_ASSERT_OK(source->Execute("CREATE TABLE semi.t (id INT PRIMARY KEY, marker VARCHAR(64))"));
   ServeOptions o;
   o.overrides = {"--source.semi_sync=on"};
   BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(*source, o));
   BR_ASSERT_OK(serve->Start());
-  const std::string status = mysql ? "Rpl_semi_sync_source" : "Rpl_semi_sync_master";
+  const std::string& status = semi.status_prefix;
   ASSERT_TRUE(WaitGlobalStatus(*source, status + "_clients", 1, seconds(30)))
       << "binrelay did not register as a semi-sync replica: " << serve->StderrTail();
   ASSERT_TRUE(WaitGlobalStatus(*source, status + "_status", 1, seconds(30)));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@
 #include "protocol/status_macros.h"
 #include "replication/connection_sql_source.h"
 #include "replication/dump_commands.h"
+#include "tests/harness/fault_proxy.h"
 #include "tests/harness/raw_dump_client.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
@@ -49,14 +51,18 @@ std::string LastIoError(const protocol::ConnectOptions& admin) {
 struct Topology {
   bool mysql = false;
   std::unique_ptr<ServerSandbox> primary, standby, replica;
+  std::unique_ptr<FaultProxy> candidate_proxy;
   std::unique_ptr<ServeProcess> serve;
 };
 
 // `failover_after` non-empty: binrelay follows the standby by itself
-// ([source] candidates and failover_after).
+// ([source] candidates and failover_after). `faulty_candidate`: binrelay
+// reaches the standby through a proxy that resets or drops connections at
+// random offsets (probe, switch point, dump alike).
 absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
                                        const std::vector<std::string>& standby_args,
-                                       const std::string& failover_after = "") {
+                                       const std::string& failover_after = "",
+                                       bool faulty_candidate = false) {
   Topology t;
   BR_ASSIGN_OR_RETURN(ServerFlavour flavour, ServerFlavour::Find(flavour_name));
   t.mysql = flavour.mysql;
@@ -80,8 +86,20 @@ absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
                                                                kReplPassword},
                                                 standby_options));
   ServeOptions serve_options;
+  uint16_t candidate_port = t.standby->Port();
+  if (faulty_candidate) {
+    FaultProxy::Options po;
+    po.upstream_port = t.standby->Port();
+    po.seed = 27;
+    po.min_bytes = 1;
+    po.max_bytes = 48 * 1024;
+    po.max_faults = 10;
+    po.kinds = {FaultProxy::kReset, FaultProxy::kDrop, FaultProxy::kHalfClose};
+    BR_ASSIGN_OR_RETURN(t.candidate_proxy, FaultProxy::Start(po));
+    candidate_port = t.candidate_proxy->port();
+  }
   if (!failover_after.empty()) {
-    serve_options.overrides = {absl::StrCat("--source.candidates=127.0.0.1:", t.standby->Port()),
+    serve_options.overrides = {absl::StrCat("--source.candidates=127.0.0.1:", candidate_port),
                                "--source.failover_after=" + failover_after};
   }
   BR_ASSIGN_OR_RETURN(t.serve, ServeProcess::Create(*t.primary, serve_options));
@@ -275,6 +293,47 @@ TEST_P(ServeFailoverTest, LostPrimaryIsFollowedToTheStandbyOnceItTakesWrites) {
   BR_ASSERT_OK_AND_ASSIGN(JsonValue after, StatusJson(serve->http_port()));
   EXPECT_EQ(after.Find("source_switches")->text, "1");
   EXPECT_TRUE(absl::StrContains(serve->Stderr(), "following 127.0.0.1:")) << serve->StderrTail();
+}
+
+// Guards a switch to a candidate that vanishes part way (its connections
+// reset or dropped during the probe, the search for the switch point, the
+// preflight and the dump): a second era begun for the same server, a
+// transaction stored twice or lost, or binrelay giving up on it.
+TEST_P(ServeFailoverTest, CandidateDroppingConnectionsMidSwitchIsFollowedWithoutAGap) {
+  BINRELAY_REQUIRE_FLAVOUR(GetParam());
+  BR_ASSERT_OK_AND_ASSIGN(Topology topology,
+                          StartTopology(GetParam(), {}, "1s", /*faulty_candidate=*/true));
+  const bool my = topology.mysql;
+  auto& standby = topology.standby;
+  auto& serve = topology.serve;
+  topology.primary->Stop(seconds(0));
+  // binrelay restarts meanwhile: the switch is then made by its first
+  // connection of the run, whose start is resolved from the store.
+  BR_ASSERT_OK(serve->Stop());
+  BR_ASSERT_OK(serve->Start());
+  BR_ASSERT_OK(standby->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
+  BR_ASSERT_OK(standby->Execute(my ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
+  // Rows written while the switch is under way, and long enough ones that
+  // the dump through the proxy meets its faults too.
+  for (int i = 41; i <= 60; ++i) {
+    BR_ASSERT_OK(standby->Execute(
+        absl::StrCat("INSERT INTO app.t VALUES (", i, ", REPEAT('c', 64))")));
+    BR_ASSERT_OK(standby->Execute(absl::StrCat("UPDATE app.t SET v = REPEAT('e', 60) WHERE id = ",
+                                               i - 40)));
+  }
+  BR_ASSERT_OK(WaitStoreReached(*serve, *standby, seconds(90)).status()) << serve->StderrTail();
+  BR_ASSERT_OK(WaitReplicaExecuted(*topology.replica, *standby, seconds(60)));
+  EXPECT_EQ(Count(*topology.replica, "app.t"), 60);
+  BR_ASSERT_OK_AND_ASSIGN(auto replica_sums, ChecksumAllTables(*topology.replica, "app"));
+  BR_ASSERT_OK_AND_ASSIGN(auto standby_sums, ChecksumAllTables(*standby, "app"));
+  EXPECT_EQ(replica_sums, standby_sums);
+  EXPECT_GT(topology.candidate_proxy->faults(), 0u) << "no fault was injected";
+  EXPECT_FALSE(std::filesystem::exists(serve->store_dir() + "/era-2")) << serve->StderrTail();
+  BR_ASSERT_OK_AND_ASSIGN(JsonValue after, StatusJson(serve->http_port()));
+  EXPECT_EQ(after.Find("source_switches")->text, "1") << serve->StderrTail();
+  std::printf("[candidate faults %s] %llu faults over %llu connections\n", GetParam().c_str(),
+              static_cast<unsigned long long>(topology.candidate_proxy->faults()),
+              static_cast<unsigned long long>(topology.candidate_proxy->connections()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Flavours, ServeFailoverTest, ::testing::ValuesIn(ServerFlavour::All()),
