@@ -6,7 +6,7 @@
 // it names that server, where the tables live now.
 //
 // Thread safety: called from any apply thread; the function must be safe
-// to call concurrently (UpstreamSession::connect_options is).
+// to call concurrently (UpstreamSession::followed_options is).
 #pragma once
 
 #include <functional>

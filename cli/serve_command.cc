@@ -373,7 +373,7 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
     proxy::SourceForwarderOptions f;
     f.connect = config.upstream.connect;
     f.source_address = [&session] {
-      const protocol::ConnectOptions now = session.connect_options();
+      const protocol::ConnectOptions now = session.followed_options();
       return std::make_pair(now.host, now.port);
     };
     if (!config.listen.forward_user.empty()) {
@@ -445,7 +445,7 @@ absl::Status Serve(const ServeConfig& config, const MoveMode* move_mode = nullpt
 
   // Where the tables live now: the server the upstream follows (after a
   // switch, not [source] host), with its credentials.
-  const apply::SourceLogin current_source = [&session] { return session.connect_options(); };
+  const apply::SourceLogin current_source = [&session] { return session.followed_options(); };
   // Apply pipelines pin what they still need before retention first runs.
   std::vector<std::unique_ptr<apply::ApplyPipeline>> pipelines;
   for (const apply::PipelineOptions& p : config.apply) {

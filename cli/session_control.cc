@@ -38,7 +38,7 @@ absl::Status SessionControl::Stop() {
 
 proxy::FollowedSources SessionControl::Followed() const {
   proxy::FollowedSources f;
-  f.current = replication::CandidateAddress(session_->connect_options());
+  f.current = replication::CandidateAddress(session_->followed_options());
   std::tie(f.left, f.left_server_ids) = session_->left_sources();
   return f;
 }

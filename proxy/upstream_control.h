@@ -31,7 +31,7 @@ struct SourceChange {
 // Which servers a failover would not choose, and the one followed now, for
 // SHOW RELAY SOURCES to decide as the upstream would.
 struct FollowedSources {
-  std::string current;  // host:port the upstream follows (or is switching to)
+  std::string current;  // host:port of the server whose files the store holds now
   std::vector<std::string> left;  // switched away from, by address
   std::vector<uint32_t> left_server_ids;  // and by server_id
 };

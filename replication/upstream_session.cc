@@ -66,6 +66,7 @@ UpstreamSession::UpstreamSession(UpstreamOptions options, StreamConsumer* consum
   stats_.source_switches.store(options_.switches_before);
   absl::MutexLock lock(&status_mu_);
   connect_snapshot_ = options_.connect;
+  followed_snapshot_ = options_.connect;
   last_switch_ = options_.last_switch_before;
   left_snapshot_ = left_;
   left_ids_snapshot_ = left_server_ids_;
@@ -341,7 +342,10 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   }
   // The re-pointed source delivered an event that is in its file (past the
   // dump's start and the consumer's checks): its settings work.
-  if (end->offset != 0) repointed_ = false;
+  if (end->offset != 0) {
+    repointed_ = false;
+    if (!followed_published_) PublishFollowed();
+  }
   if (boundary) {
     position_trusted_ = true;
     absl::MutexLock lock(&status_mu_);
@@ -462,6 +466,7 @@ absl::Status UpstreamSession::Run() {
           const bool same_server = CandidateAddress(*repoint_) == CandidateAddress(options_.connect);
           options_.connect = *std::move(repoint_);
           repoint_.reset();
+          followed_published_ = false;
           repointed_ = rerun_preflight_ = true;
           // Once: a later CHANGE MASTER TO (a new password) is by position.
           switch_pending_ = repoint_by_gtid_ || (same_server && switch_pending_);
@@ -722,6 +727,7 @@ std::string UpstreamSession::TryFailover() {
                options_.failover_after.count(), facts[*choice.chosen].address,
                choice.verdicts[*choice.chosen].why);
   options_.connect = next;
+  followed_published_ = false;
   // An error the chosen server causes stops the upstream (kept serving,
   // Last_IO_Error says why) as after CHANGE MASTER TO, not binrelay.
   repointed_ = true;
@@ -765,6 +771,17 @@ std::pair<std::vector<std::string>, std::vector<uint32_t>> UpstreamSession::left
 protocol::ConnectOptions UpstreamSession::connect_options() const {
   absl::MutexLock lock(&status_mu_);
   return connect_snapshot_;
+}
+
+protocol::ConnectOptions UpstreamSession::followed_options() const {
+  absl::MutexLock lock(&status_mu_);
+  return followed_snapshot_;
+}
+
+void UpstreamSession::PublishFollowed() {
+  followed_published_ = true;
+  absl::MutexLock lock(&status_mu_);
+  followed_snapshot_ = options_.connect;
 }
 
 void UpstreamSession::Pause() {

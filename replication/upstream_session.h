@@ -142,8 +142,16 @@ class UpstreamSession {
   // (SwitchTarget). Unset: unchanged from an earlier Repoint.
   absl::Status Repoint(absl::FunctionRef<void(protocol::ConnectOptions*)> change,
                        std::optional<bool> by_gtid = std::nullopt);
-  // The connection options in use, or those Repoint set (any thread).
+  // The connection options in use, or those Repoint set (any thread): what
+  // SHOW SLAVE STATUS names, as a server does right after CHANGE MASTER TO.
   protocol::ConnectOptions connect_options() const;
+  // The server whose files the store holds now (any thread): the one the
+  // session started with, then, after a Repoint or a failover, the new one
+  // only once the store accepted an event of its binlog. What the rest of
+  // binrelay means by the source (apply's metadata reads and moves, the
+  // query forwarder, SHOW RELAY SOURCES): a server chosen but not switched
+  // to yet, or refused by the store, is not where the stored tables live.
+  protocol::ConnectOptions followed_options() const;
   // The servers switched away from (by address, by server_id): never
   // chosen by a failover. Any thread.
   std::pair<std::vector<std::string>, std::vector<uint32_t>> left_sources() const;
@@ -205,6 +213,11 @@ class UpstreamSession {
   std::shared_ptr<const VariableList> source_variables_ ABSL_GUARDED_BY(status_mu_);
   SourceInfo info_snapshot_ ABSL_GUARDED_BY(status_mu_);
   protocol::ConnectOptions connect_snapshot_ ABSL_GUARDED_BY(status_mu_);
+  protocol::ConnectOptions followed_snapshot_ ABSL_GUARDED_BY(status_mu_);
+  // Run thread: options_.connect is followed_snapshot_ (false from a
+  // Repoint or failover taking effect until the store accepts an event).
+  bool followed_published_ = true;
+  void PublishFollowed();
   std::optional<protocol::ConnectOptions> repoint_ ABSL_GUARDED_BY(status_mu_);
   bool repoint_by_gtid_ ABSL_GUARDED_BY(status_mu_) = false;
   absl::Time last_switch_ ABSL_GUARDED_BY(status_mu_) = absl::InfinitePast();

@@ -45,6 +45,20 @@ std::string LastIoError(const protocol::ConnectOptions& admin) {
   return SlaveStatusColumn(admin, "Last_IO_Error");
 }
 
+// The Source of the row SHOW RELAY SOURCES marks Current ("" if none;
+// "error: ..." if the statement failed).
+std::string CurrentRelaySource(const protocol::ConnectOptions& admin) {
+  auto conn = protocol::ClientConnection::Connect(admin);
+  if (!conn.ok()) return absl::StrCat("error: ", conn.status().message());
+  auto r = (*conn)->Query("SHOW RELAY SOURCES");
+  if (!r.ok()) return absl::StrCat("error: ", r.status().message());
+  std::string current;
+  for (const auto& row : r->rows) {
+    if (row.size() > 1 && row[1].value_or("") == "Yes") current = row[0].value_or("");
+  }
+  return current;
+}
+
 // A primary with app.t (40 rows), a standby replicating it directly and
 // logging what it applies (MySQL does by default), binrelay serve following
 // the primary, and a real replica of binrelay by GTID; all caught up.
@@ -166,6 +180,13 @@ TEST_P(ServeFailoverTest, ChangeMasterByGtidFollowsThePromotedReplica) {
   EXPECT_TRUE(absl::StrContains(refused, "lacks")) << refused << serve->StderrTail();
   EXPECT_FALSE(std::filesystem::exists(serve->store_dir() + "/era-1/" + primary_files.front()));
   EXPECT_TRUE(serve->Running());
+  // The refused server is named by SHOW SLAVE STATUS (as a server does after
+  // CHANGE MASTER TO) but is not the source: the store holds the primary's
+  // files, so the primary stays Current in SHOW RELAY SOURCES, and apply
+  // and the forwarder (the same followed source) do not query the stranger.
+  EXPECT_EQ(SlaveStatusColumn(Admin(*serve), "Master_Port"),
+            absl::StrCat(stranger->Port()));
+  EXPECT_EQ(CurrentRelaySource(Admin(*serve)), absl::StrCat("127.0.0.1:", primary->Port()));
 
   // Then the promoted standby.
   BR_ASSERT_OK(admin.Query("STOP SLAVE").status());
@@ -228,6 +249,9 @@ TEST_P(ServeFailoverTest, ChangeMasterByGtidFollowsThePromotedReplica) {
   ASSERT_NE(when, nullptr);
   EXPECT_FALSE(when->text.empty());
   EXPECT_EQ(SlaveStatusColumn(Admin(*serve), "Binrelay_Source_Switches"), "1");
+  // Now the standby's files are stored: the primary is no longer Current
+  // (the standby is not a listed candidate, so no row is).
+  EXPECT_EQ(CurrentRelaySource(Admin(*serve)), "");
 
   // By file and position: a name both sources gave a file is ambiguous
   // (refused, naming GTID and the era-qualified name); the era-qualified
