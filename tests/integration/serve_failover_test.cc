@@ -65,6 +65,7 @@ std::string CurrentRelaySource(const protocol::ConnectOptions& admin) {
 struct Topology {
   bool mysql = false;
   std::unique_ptr<ServerSandbox> primary, standby, replica;
+  std::unique_ptr<ServerSandbox> standby2;  // with second_standby
   std::unique_ptr<FaultProxy> candidate_proxy;
   std::unique_ptr<ServeProcess> serve;
 };
@@ -72,11 +73,14 @@ struct Topology {
 // `failover_after` non-empty: binrelay follows the standby by itself
 // ([source] candidates and failover_after). `faulty_candidate`: binrelay
 // reaches the standby through a proxy that resets or drops connections at
-// random offsets (probe, switch point, dump alike).
+// random offsets (probe, switch point, dump alike). `second_standby`: a
+// second replica of the primary like the first (server_id 6), a candidate
+// too.
 absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
                                        const std::vector<std::string>& standby_args,
                                        const std::string& failover_after = "",
-                                       bool faulty_candidate = false) {
+                                       bool faulty_candidate = false,
+                                       bool second_standby = false) {
   Topology t;
   BR_ASSIGN_OR_RETURN(ServerFlavour flavour, ServerFlavour::Find(flavour_name));
   t.mysql = flavour.mysql;
@@ -99,6 +103,13 @@ absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
   BR_ASSIGN_OR_RETURN(t.standby, StartReplicaOf(MasterEndpoint{t.primary->Port(), kReplUser,
                                                                kReplPassword},
                                                 standby_options));
+  if (second_standby) {
+    ReplicaOptions second = standby_options;
+    second.server_id = 6;
+    BR_ASSIGN_OR_RETURN(t.standby2, StartReplicaOf(MasterEndpoint{t.primary->Port(), kReplUser,
+                                                                  kReplPassword},
+                                                   second));
+  }
   ServeOptions serve_options;
   uint16_t candidate_port = t.standby->Port();
   if (faulty_candidate) {
@@ -113,7 +124,9 @@ absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
     candidate_port = t.candidate_proxy->port();
   }
   if (!failover_after.empty()) {
-    serve_options.overrides = {absl::StrCat("--source.candidates=127.0.0.1:", candidate_port),
+    std::string candidates = absl::StrCat("127.0.0.1:", candidate_port);
+    if (t.standby2) absl::StrAppend(&candidates, ", 127.0.0.1:", t.standby2->Port());
+    serve_options.overrides = {"--source.candidates=" + candidates,
                                "--source.failover_after=" + failover_after};
   }
   BR_ASSIGN_OR_RETURN(t.serve, ServeProcess::Create(*t.primary, serve_options));
@@ -130,6 +143,7 @@ absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
   }
   BR_RETURN_IF_ERROR(WaitStoreReached(*t.serve, *t.primary, seconds(60)).status());
   BR_RETURN_IF_ERROR(WaitReplicaExecuted(*t.standby, *t.primary, seconds(60)));
+  if (t.standby2) BR_RETURN_IF_ERROR(WaitReplicaExecuted(*t.standby2, *t.primary, seconds(60)));
   BR_RETURN_IF_ERROR(WaitReplicaExecuted(*t.replica, *t.primary, seconds(60)));
   return t;
 }
@@ -317,6 +331,77 @@ TEST_P(ServeFailoverTest, LostPrimaryIsFollowedToTheStandbyOnceItTakesWrites) {
   BR_ASSERT_OK_AND_ASSIGN(JsonValue after, StatusJson(serve->http_port()));
   EXPECT_EQ(after.Find("source_switches")->text, "1");
   EXPECT_TRUE(absl::StrContains(serve->Stderr(), "following 127.0.0.1:")) << serve->StderrTail();
+}
+
+// Guards the choice between two servers that both take writes after the
+// primary dies (a split brain, or a promotion not finished): following
+// either could serve a history the other contradicts, so binrelay must
+// follow neither, say which two in SHOW SLAVE STATUS and /status, keep
+// what it stored and keep serving it; once one is made read-only it must
+// follow the other, and its replica end equal to that one.
+TEST_P(ServeFailoverTest, TwoWritableCandidatesAreRefusedUntilOneIsReadOnly) {
+  BINRELAY_REQUIRE_FLAVOUR(GetParam());
+  BR_ASSERT_OK_AND_ASSIGN(Topology topology,
+                          StartTopology(GetParam(), {}, "1s", /*faulty_candidate=*/false,
+                                        /*second_standby=*/true));
+  const bool my = topology.mysql;
+  auto& standby = topology.standby;
+  auto& standby2 = topology.standby2;
+  auto& serve = topology.serve;
+  BR_ASSERT_OK_AND_ASSIGN(JsonValue before, StatusJson(serve->http_port()));
+  ASSERT_NE(before.Find("stored_offset"), nullptr);
+  const std::string stored_before =
+      absl::StrCat(before.Find("stored_file")->text, ":", before.Find("stored_offset")->text);
+  topology.primary->Stop(seconds(0));
+  // Both standbys are writable (read_only = OFF, as a replica may well be).
+  std::string refusal;
+  for (int i = 0; i < 150 && !absl::StrContains(refusal, "take writes"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    refusal = LastIoError(Admin(*serve));
+  }
+  EXPECT_TRUE(absl::StrContains(refusal, "2 candidates take writes")) << refusal
+                                                                       << serve->StderrTail();
+  EXPECT_TRUE(absl::StrContains(refusal, absl::StrCat("127.0.0.1:", standby->Port()))) << refusal;
+  EXPECT_TRUE(absl::StrContains(refusal, absl::StrCat("127.0.0.1:", standby2->Port())))
+      << refusal;
+  EXPECT_TRUE(absl::StrContains(refusal, "read_only = ON")) << refusal;  // what to do
+  BR_ASSERT_OK_AND_ASSIGN(JsonValue refused, StatusJson(serve->http_port()));
+  ASSERT_NE(refused.Find("last_error"), nullptr);
+  EXPECT_TRUE(absl::StrContains(refused.Find("last_error")->text, "take writes"))
+      << refused.Find("last_error")->text;
+  EXPECT_EQ(refused.Find("source_switches")->text, "0");
+  EXPECT_EQ(absl::StrCat(refused.Find("stored_file")->text, ":",
+                         refused.Find("stored_offset")->text),
+            stored_before);
+  EXPECT_FALSE(std::filesystem::exists(serve->store_dir() + "/era-1"));
+  // Still serving what it stored: a new replica reads it all.
+  ReplicaOptions late;
+  late.flavour = GetParam();
+  late.mode = ReplicaOptions::Mode::kGtidSlavePos;
+  late.server_id = 8;
+  late.extra = my ? "GET_SOURCE_PUBLIC_KEY=1" : "";
+  BR_ASSERT_OK_AND_ASSIGN(auto late_replica,
+                          StartReplicaOf(ReplicaEndpoint(*serve, *topology.primary), late));
+  for (int i = 0; i < 600 && Count(*late_replica, "app.t") < 40; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(Count(*late_replica, "app.t"), 40);
+
+  // The second is fenced (read-only): the first is followed.
+  BR_ASSERT_OK(standby2->Execute("SET GLOBAL read_only = 1"));
+  BR_ASSERT_OK(standby->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
+  BR_ASSERT_OK(standby->Execute(my ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
+  for (int i = 41; i <= 60; ++i) {
+    BR_ASSERT_OK(standby->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'c')")));
+  }
+  BR_ASSERT_OK(WaitStoreReached(*serve, *standby, seconds(60)).status()) << serve->StderrTail();
+  BR_ASSERT_OK(WaitReplicaExecuted(*topology.replica, *standby, seconds(60)));
+  EXPECT_EQ(Count(*topology.replica, "app.t"), 60);
+  BR_ASSERT_OK_AND_ASSIGN(JsonValue after, StatusJson(serve->http_port()));
+  EXPECT_EQ(after.Find("source_switches")->text, "1");
+  EXPECT_TRUE(absl::StrContains(serve->Stderr(), absl::StrCat("following 127.0.0.1:",
+                                                              standby->Port())))
+      << serve->StderrTail();
 }
 
 // Guards a switch to a candidate that vanishes part way (its connections
