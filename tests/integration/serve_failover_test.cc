@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "protocol/client_connection.h"
 #include "protocol/status_macros.h"
 #include "replication/connection_sql_source.h"
@@ -70,17 +71,25 @@ struct Topology {
   std::unique_ptr<ServeProcess> serve;
 };
 
-// `failover_after` non-empty: binrelay follows the standby by itself
-// ([source] candidates and failover_after). `faulty_candidate`: binrelay
-// reaches the standby through a proxy that resets or drops connections at
-// random offsets (probe, switch point, dump alike). `second_standby`: a
-// second replica of the primary like the first (server_id 6), a candidate
-// too.
+struct TopologyOptions {
+  std::vector<std::string> standby_args;  // more mariadbd/mysqld options
+  // Non-empty: binrelay follows the standby by itself ([source]
+  // candidates and failover_after).
+  std::string failover_after;
+  // binrelay reaches the standby through a proxy that resets or drops
+  // connections at random offsets (probe, switch point, dump alike).
+  bool faulty_candidate = false;
+  // A second replica of the primary like the first (server_id 6), a
+  // candidate too.
+  bool second_standby = false;
+  // Run on the primary before the standby starts (so it replicates them).
+  std::vector<std::string> primary_setup;
+  // More sections of binrelay's configuration ([move.NAME], ...).
+  std::string serve_extra_config;
+};
+
 absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
-                                       const std::vector<std::string>& standby_args,
-                                       const std::string& failover_after = "",
-                                       bool faulty_candidate = false,
-                                       bool second_standby = false) {
+                                       const TopologyOptions& options) {
   Topology t;
   BR_ASSIGN_OR_RETURN(ServerFlavour flavour, ServerFlavour::Find(flavour_name));
   t.mysql = flavour.mysql;
@@ -91,19 +100,22 @@ absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
   for (int i = 1; i <= 20; ++i) {
     BR_RETURN_IF_ERROR(t.primary->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'a')")));
   }
+  for (const std::string& sql : options.primary_setup) {
+    BR_RETURN_IF_ERROR(t.primary->Execute(sql));
+  }
   ReplicaOptions standby_options;
   standby_options.flavour = flavour_name;
   standby_options.mode = ReplicaOptions::Mode::kGtidSlavePos;
   standby_options.server_id = 5;
   if (!t.mysql) standby_options.server_args = {"--log-slave-updates"};
-  standby_options.server_args.insert(standby_options.server_args.end(), standby_args.begin(),
-                                     standby_args.end());
+  standby_options.server_args.insert(standby_options.server_args.end(),
+                                     options.standby_args.begin(), options.standby_args.end());
   // caching_sha2_password over plain TCP: the source's RSA key.
   if (t.mysql) standby_options.extra = "GET_SOURCE_PUBLIC_KEY=1";
   BR_ASSIGN_OR_RETURN(t.standby, StartReplicaOf(MasterEndpoint{t.primary->Port(), kReplUser,
                                                                kReplPassword},
                                                 standby_options));
-  if (second_standby) {
+  if (options.second_standby) {
     ReplicaOptions second = standby_options;
     second.server_id = 6;
     BR_ASSIGN_OR_RETURN(t.standby2, StartReplicaOf(MasterEndpoint{t.primary->Port(), kReplUser,
@@ -112,7 +124,7 @@ absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
   }
   ServeOptions serve_options;
   uint16_t candidate_port = t.standby->Port();
-  if (faulty_candidate) {
+  if (options.faulty_candidate) {
     FaultProxy::Options po;
     po.upstream_port = t.standby->Port();
     po.seed = 27;
@@ -123,11 +135,12 @@ absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
     BR_ASSIGN_OR_RETURN(t.candidate_proxy, FaultProxy::Start(po));
     candidate_port = t.candidate_proxy->port();
   }
-  if (!failover_after.empty()) {
+  serve_options.extra_config = options.serve_extra_config;
+  if (!options.failover_after.empty()) {
     std::string candidates = absl::StrCat("127.0.0.1:", candidate_port);
     if (t.standby2) absl::StrAppend(&candidates, ", 127.0.0.1:", t.standby2->Port());
     serve_options.overrides = {"--source.candidates=" + candidates,
-                               "--source.failover_after=" + failover_after};
+                               "--source.failover_after=" + options.failover_after};
   }
   BR_ASSIGN_OR_RETURN(t.serve, ServeProcess::Create(*t.primary, serve_options));
   BR_RETURN_IF_ERROR(t.serve->Start());
@@ -158,7 +171,7 @@ class ServeFailoverTest : public ::testing::TestWithParam<std::string> {};
 // refused with what it lacks.
 TEST_P(ServeFailoverTest, ChangeMasterByGtidFollowsThePromotedReplica) {
   BINRELAY_REQUIRE_FLAVOUR(GetParam());
-  BR_ASSERT_OK_AND_ASSIGN(Topology topology, StartTopology(GetParam(), {}));
+  BR_ASSERT_OK_AND_ASSIGN(Topology topology, StartTopology(GetParam(), TopologyOptions{}));
   const bool my = topology.mysql;
   auto& primary = topology.primary;
   auto& standby = topology.standby;
@@ -302,7 +315,8 @@ TEST_P(ServeFailoverTest, ChangeMasterByGtidFollowsThePromotedReplica) {
 TEST_P(ServeFailoverTest, LostPrimaryIsFollowedToTheStandbyOnceItTakesWrites) {
   BINRELAY_REQUIRE_FLAVOUR(GetParam());
   BR_ASSERT_OK_AND_ASSIGN(Topology topology,
-                          StartTopology(GetParam(), {"--read-only=1"}, "1s"));
+                          StartTopology(GetParam(), {.standby_args = {"--read-only=1"},
+                                                     .failover_after = "1s"}));
   const bool my = topology.mysql;
   auto& standby = topology.standby;
   auto& serve = topology.serve;
@@ -342,8 +356,8 @@ TEST_P(ServeFailoverTest, LostPrimaryIsFollowedToTheStandbyOnceItTakesWrites) {
 TEST_P(ServeFailoverTest, TwoWritableCandidatesAreRefusedUntilOneIsReadOnly) {
   BINRELAY_REQUIRE_FLAVOUR(GetParam());
   BR_ASSERT_OK_AND_ASSIGN(Topology topology,
-                          StartTopology(GetParam(), {}, "1s", /*faulty_candidate=*/false,
-                                        /*second_standby=*/true));
+                          StartTopology(GetParam(), {.failover_after = "1s",
+                                                     .second_standby = true}));
   const bool my = topology.mysql;
   auto& standby = topology.standby;
   auto& standby2 = topology.standby2;
@@ -404,6 +418,129 @@ TEST_P(ServeFailoverTest, TwoWritableCandidatesAreRefusedUntilOneIsReadOnly) {
       << serve->StderrTail();
 }
 
+// A digest of `table`'s rows (id, v) that both flavours compute alike.
+std::string RowsDigest(ServerSandbox& sb, const std::string& table) {
+  auto rows = sb.Query(absl::StrCat("SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS(',', id, v))), 0) "
+                                    "FROM ", table));
+  if (!rows.ok() || rows->empty()) return absl::StrCat("unreadable: ", rows.status().message());
+  return absl::StrCat((*rows)[0][0].value_or("NULL"), "/", (*rows)[0][1].value_or("NULL"));
+}
+
+// Guards a move that outlives its source: copied and verified on the old
+// primary, it must go on applying across the switch to the promoted
+// standby (no change lost or applied twice), and cut over there, where the
+// tables live now: locking, reading the position of and renaming the
+// standby's tables, the position named in the store's new era. A move
+// that kept [source] host would lock a dead server forever; one that read
+// the standby's position as the old era's would wait for a position the
+// store never reaches, or cut over early.
+TEST_P(ServeFailoverTest, MoveReadyBeforeTheFailoverCutsOverOnThePromotedStandby) {
+  BINRELAY_REQUIRE_FLAVOUR(GetParam());
+  BR_ASSERT_OK_AND_ASSIGN(ServerFlavour flavour, ServerFlavour::Find(GetParam()));
+  ServerSandboxOptions to;
+  to.flavour = GetParam();
+  to.server_id = 7;
+  BR_ASSERT_OK_AND_ASSIGN(auto target, ServerSandbox::Start(to));
+  BR_ASSERT_OK(target->CreateUser(kMover, kMoverPassword, "ALL PRIVILEGES"));
+  // The move copies, checksums (on MySQL under a brief LOCK TABLES), waits
+  // for prepared XA (MySQL: XA_RECOVER_ADMIN) and renames with binrelay's
+  // [source] account, on the primary and, replicated, on the standby.
+  std::vector<std::string> setup = {
+      absl::StrCat("GRANT SELECT, LOCK TABLES, ALTER, DROP, CREATE, INSERT ON *.* TO '",
+                   kRelayUser, "'@'%'"),
+      "CREATE DATABASE mv",
+      "CREATE TABLE mv.t (id INT PRIMARY KEY, v VARCHAR(64))"};
+  if (flavour.mysql) {
+    setup.push_back(absl::StrCat("GRANT XA_RECOVER_ADMIN ON *.* TO '", kRelayUser, "'@'%'"));
+  }
+  for (int from = 1; from <= 2000; from += 500) {
+    std::vector<std::string> values;
+    for (int id = from; id < from + 500; ++id) values.push_back(absl::StrCat("(", id, ", 'a')"));
+    setup.push_back("INSERT INTO mv.t VALUES " + absl::StrJoin(values, ","));
+  }
+  const std::string move_config = absl::StrCat(
+      "[move.mv]\ntarget_host = 127.0.0.1\ntarget_port = ", target->Port(),
+      "\ntarget_user = ", kMover, "\ntarget_password = ", kMoverPassword,
+      "\ntables = mv.t\ncutover = manual\nchunk_time = 20ms\nflush_interval = 100ms\n");
+  BR_ASSERT_OK_AND_ASSIGN(Topology topology,
+                          StartTopology(GetParam(), {.standby_args = {"--read-only=1"},
+                                                     .failover_after = "1s",
+                                                     .primary_setup = setup,
+                                                     .serve_extra_config = move_config}));
+  const bool my = topology.mysql;
+  auto& primary = topology.primary;
+  auto& standby = topology.standby;
+  auto& serve = topology.serve;
+  auto move_phase = [&serve]() -> std::string {
+    auto json = StatusJson(serve->http_port());
+    if (!json.ok()) return "";
+    const JsonValue* list = json->Find("moves");
+    if (list == nullptr || list->array.empty()) return "";
+    const JsonValue* phase = list->array[0].Find("phase");
+    const JsonValue* error = list->array[0].Find("error");
+    std::string out = phase ? phase->text : "";
+    if (error && !error->text.empty()) absl::StrAppend(&out, ": ", error->text);
+    return out;
+  };
+  auto wait_phase = [&](const std::string& want, seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string phase;
+    while (std::chrono::steady_clock::now() < deadline) {
+      phase = move_phase();
+      if (absl::StartsWith(phase, want) || absl::StartsWith(phase, "error")) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return phase;
+  };
+  // Writes on the primary while the move copies and waits for its cutover.
+  int next_id = 2001;
+  auto write = [&next_id](ServerSandbox& sb, int n) -> absl::Status {
+    for (int i = 0; i < n; ++i, ++next_id) {
+      BR_RETURN_IF_ERROR(
+          sb.Execute(absl::StrCat("INSERT INTO mv.t VALUES (", next_id, ", 'w')")));
+      BR_RETURN_IF_ERROR(sb.Execute(absl::StrCat("UPDATE mv.t SET v = 'u", next_id,
+                                                 "' WHERE id = ", next_id % 2000 + 1)));
+      if (next_id % 7 == 0) {
+        BR_RETURN_IF_ERROR(
+            sb.Execute(absl::StrCat("DELETE FROM mv.t WHERE id = ", next_id % 1999 + 1)));
+      }
+    }
+    return absl::OkStatus();
+  };
+  BR_ASSERT_OK(write(*primary, 100));
+  ASSERT_EQ(wait_phase("ready for cutover", seconds(120)), "ready for cutover")
+      << serve->StderrTail(40);
+  BR_ASSERT_OK(write(*primary, 100));
+  // Everything written reached the store and the standby; then the primary
+  // dies and the standby is promoted.
+  BR_ASSERT_OK(WaitStoreReached(*serve, *primary, seconds(60)).status());
+  BR_ASSERT_OK(WaitReplicaExecuted(*standby, *primary, seconds(60)));
+  primary->Stop(seconds(0));
+  BR_ASSERT_OK(standby->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
+  BR_ASSERT_OK(standby->Execute(my ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
+  BR_ASSERT_OK(standby->Execute("SET GLOBAL read_only = 0"));
+  BR_ASSERT_OK(write(*standby, 100));
+  BR_ASSERT_OK(WaitStoreReached(*serve, *standby, seconds(60)).status()) << serve->StderrTail();
+  EXPECT_EQ(move_phase(), "ready for cutover");
+
+  replication::ConnectionSqlSource admin(Admin(*serve));
+  BR_ASSERT_OK(admin.Query("CUTOVER MOVE mv").status());
+  const std::string done = wait_phase("done", seconds(120));
+  ASSERT_EQ(done, "done") << serve->StderrTail(40);
+  // The standby's table was renamed (the old primary is dead), and the
+  // target holds exactly its rows: those written before the switch and
+  // after it.
+  const std::string moved = RowsDigest(*target, "mv.t");
+  EXPECT_EQ(moved, RowsDigest(*standby, "mv.t_old"));
+  EXPECT_FALSE(absl::StartsWith(moved, "unreadable")) << moved;
+  std::printf("[move across failover %s] target rows/crc %s\n", GetParam().c_str(), moved.c_str());
+  auto max_id = target->Query("SELECT MAX(id) FROM mv.t");
+  ASSERT_TRUE(max_id.ok()) << max_id.status();
+  EXPECT_EQ((*max_id)[0][0].value_or(""), absl::StrCat(next_id - 1));
+  BR_ASSERT_OK_AND_ASSIGN(JsonValue after, StatusJson(serve->http_port()));
+  EXPECT_EQ(after.Find("source_switches")->text, "1");
+}
+
 // Guards a switch to a candidate that vanishes part way (its connections
 // reset or dropped during the probe, the search for the switch point, the
 // preflight and the dump): a second era begun for the same server, a
@@ -411,7 +548,8 @@ TEST_P(ServeFailoverTest, TwoWritableCandidatesAreRefusedUntilOneIsReadOnly) {
 TEST_P(ServeFailoverTest, CandidateDroppingConnectionsMidSwitchIsFollowedWithoutAGap) {
   BINRELAY_REQUIRE_FLAVOUR(GetParam());
   BR_ASSERT_OK_AND_ASSIGN(Topology topology,
-                          StartTopology(GetParam(), {}, "1s", /*faulty_candidate=*/true));
+                          StartTopology(GetParam(), {.failover_after = "1s",
+                                                     .faulty_candidate = true}));
   const bool my = topology.mysql;
   auto& standby = topology.standby;
   auto& serve = topology.serve;
