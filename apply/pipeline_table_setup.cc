@@ -122,7 +122,7 @@ absl::Status ApplyPipeline::Prepare() {
   // source and target definitions differ, or one the target has and the
   // source no longer has (dropped or renamed since). Where the two agree,
   // either reads the rows alike.
-  replication::ConnectionSqlSource source(source_());
+  replication::ConnectionSqlSource source(source_);
   // InnoDB carries out referential actions below the binlog (MariaDB's
   // "Replication and Foreign Keys": cascaded changes are not logged). MySQL
   // 9.7 can carry them out in the server instead, innodb_native_foreign_keys

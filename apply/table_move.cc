@@ -352,14 +352,14 @@ absl::Status TableMove::Run() {
     // tables' CREATE statements before this position must not be read as
     // DDL on them). Saved before the copy starts, so a resumed move starts
     // there too if its pipeline never wrote a checkpoint.
-    replication::ConnectionSqlSource source(SourceConnect());
+    replication::ConnectionSqlSource source(SourceFollowing());
     BR_ASSIGN_OR_RETURN(replication::BinlogPosition at, replication::ReadBinlogStatus(source));
     start_ = replication::StoredPositionOf(store_->era(), at);
   }
   {
     // After the start position is fixed: every XA transaction prepared
     // before it and still open is listed (see WaitForXaPreparedBeforeStart).
-    replication::ConnectionSqlSource source(SourceConnect());
+    replication::ConnectionSqlSource source(SourceFollowing());
     auto xids = PreparedXids(source);
     if (xids.ok()) {
       xa_before_start_ = std::move(*xids);

@@ -173,6 +173,11 @@ class TableMove : public CopyGate {
   SourceLogin source_login_;
   // The current source, in a move's session settings (move_session.h).
   protocol::ConnectOptions SourceConnect() const { return InMoveSession(source_login_()); }
+  // The same, asked again before each statement of a ConnectionSqlSource
+  // (which then follows a failover between statements).
+  std::function<protocol::ConnectOptions()> SourceFollowing() const {
+    return [this] { return SourceConnect(); };
+  }
   // The source's flavour, read at Plan: MySQL has no binlog position for a
   // consistent snapshot (table_move.cc, SourceSnapshot).
   bool source_is_mariadb_ = true;

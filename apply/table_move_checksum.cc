@@ -55,7 +55,7 @@ absl::Status TableMove::WaitForXaPreparedBeforeStart() {
   // copies a differing one again, must therefore come after every such
   // transaction is resolved: it then repairs what they wrote.
   if (xa_before_start_.empty()) return absl::OkStatus();
-  replication::ConnectionSqlSource source(SourceConnect());
+  replication::ConnectionSqlSource source(SourceFollowing());
   absl::Time logged = absl::InfinitePast();
   while (true) {
     BR_ASSIGN_OR_RETURN(std::vector<std::string> now, PreparedXids(source));
@@ -235,7 +235,7 @@ absl::Status TableMove::Checksum() {
     if (t->progress.checksum_done) continue;
     BR_ASSIGN_OR_RETURN(KeyRangeChunker ranges,
                         KeyRangeChunker::Create(t->plan.source, t->progress.checked));
-    replication::ConnectionSqlSource source(SourceConnect());
+    replication::ConnectionSqlSource source(SourceFollowing());
     if (t->row_bytes == 0) {  // a resumed move: this run copied nothing
       BR_ASSIGN_OR_RETURN(auto sample, t->copier->SampleRowBytes(source, *t->chunker, 20));
       if (sample.second > 0) t->row_bytes = std::max<uint64_t>(1, sample.first / sample.second);

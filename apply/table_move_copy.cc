@@ -34,7 +34,7 @@
 namespace binrelay::apply {
 
 absl::Status TableMove::CopyTable(Table& t) {
-  replication::ConnectionSqlSource source(SourceConnect());
+  replication::ConnectionSqlSource source(SourceFollowing());
   const bool exact = t.gate->exact_order();
   // Keys under a collation: one chunk at a time, and none while the
   // pipeline still holds changes back (it holds every change of the table
@@ -65,7 +65,7 @@ absl::Status TableMove::CopyTable(Table& t) {
     return !stopping_ && !absl::IsDataLoss(s) && Classify(s) != ErrorClass::kHard;
   };
   auto work = [&] {
-    replication::ConnectionSqlSource src(SourceConnect());
+    replication::ConnectionSqlSource src(SourceFollowing());
     TargetSession target(options_.apply.target, options_.apply.lock_wait_timeout_seconds);
     while (true) {
       Job job;
@@ -214,7 +214,7 @@ absl::Status TableMove::CopyTable(Table& t) {
 }
 
 absl::Status TableMove::AddIndexes() {
-  replication::ConnectionSqlSource source(SourceConnect());
+  replication::ConnectionSqlSource source(SourceFollowing());
   // A big table's index build outlasts the usual 60 s read timeout.
   protocol::ConnectOptions long_reads = options_.apply.target;
   long_reads.io_timeout = std::chrono::hours(6);

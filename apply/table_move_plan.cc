@@ -31,7 +31,7 @@ namespace binrelay::apply {
 
 absl::Status TableMove::Plan() {
   SetPhase(MovePhase::kPreflight);
-  replication::ConnectionSqlSource source(SourceConnect());
+  replication::ConnectionSqlSource source(SourceFollowing());
   replication::ConnectionSqlSource target(options_.apply.target);
   progress_sql_ = std::make_unique<replication::ConnectionSqlSource>(options_.apply.target);
   BR_ASSIGN_OR_RETURN(Subscription pattern, Subscription::Parse(options_.apply.tables));

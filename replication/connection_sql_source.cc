@@ -11,8 +11,23 @@ absl::StatusOr<std::vector<SqlRow>> ConnectionSqlSource::QueryOnce(
   return std::move(result.rows);
 }
 
+void ConnectionSqlSource::FollowLogin() {
+  if (!login_) return;
+  protocol::ConnectOptions now = login_();
+  // Another server, account or TLS setting: what a CHANGE MASTER TO can
+  // change (the rest, timeouts and session settings, is the caller's own).
+  if (now.host != options_.host || now.port != options_.port || now.user != options_.user ||
+      now.password != options_.password || now.tls != options_.tls ||
+      now.tls_ca_file != options_.tls_ca_file ||
+      now.tls_verify_identity != options_.tls_verify_identity) {
+    owned_.reset();
+  }
+  options_ = std::move(now);
+}
+
 absl::StatusOr<std::vector<SqlRow>> ConnectionSqlSource::Query(std::string_view sql) {
   if (borrowed_ != nullptr) return QueryOnce(borrowed_, sql);
+  FollowLogin();
   for (int attempt = 0;; ++attempt) {
     if (owned_ == nullptr) {
       BR_ASSIGN_OR_RETURN(owned_, protocol::ClientConnection::Connect(options_));
@@ -25,6 +40,7 @@ absl::StatusOr<std::vector<SqlRow>> ConnectionSqlSource::Query(std::string_view 
 
 absl::StatusOr<protocol::TextRows> ConnectionSqlSource::QueryRows(std::string_view sql) {
   if (borrowed_ != nullptr) return borrowed_->QueryRows(sql);
+  FollowLogin();
   for (int attempt = 0;; ++attempt) {
     if (owned_ == nullptr) {
       BR_ASSIGN_OR_RETURN(owned_, protocol::ClientConnection::Connect(options_));

@@ -6,6 +6,7 @@
 // Thread safety: one thread at a time.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "protocol/client_connection.h"
@@ -21,6 +22,13 @@ class ConnectionSqlSource : public SqlSource {
   // connection-level failure.
   explicit ConnectionSqlSource(protocol::ConnectOptions options)
       : options_(std::move(options)) {}
+  // Owns its connection to the server `login` names, asked again before
+  // every statement: once it names another server (the relay followed a
+  // failover) the connection is closed and the statement goes there. For
+  // statements that hold no session state between them (a snapshot or
+  // LOCK TABLES needs a borrowed connection).
+  explicit ConnectionSqlSource(std::function<protocol::ConnectOptions()> login)
+      : options_(login()), login_(std::move(login)) {}
 
   absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql) override;
   absl::StatusOr<protocol::TextRows> QueryRows(std::string_view sql) override;
@@ -31,7 +39,12 @@ class ConnectionSqlSource : public SqlSource {
                                                 std::string_view sql);
 
   protocol::ClientConnection* borrowed_ = nullptr;
+  // Re-reads login_ (if any); drops the connection if it names another
+  // server or account.
+  void FollowLogin();
+
   protocol::ConnectOptions options_;
+  std::function<protocol::ConnectOptions()> login_;
   std::unique_ptr<protocol::ClientConnection> owned_;
 };
 

@@ -198,6 +198,18 @@ std::string SlaveStatusColumn(const protocol::ConnectOptions& login, const std::
   return "<no column " + column + ">";
 }
 
+std::string CurrentRelaySource(const protocol::ConnectOptions& login) {
+  auto conn = protocol::ClientConnection::Connect(login);
+  if (!conn.ok()) return "<" + std::string(conn.status().message()) + ">";
+  auto r = (*conn)->Query("SHOW RELAY SOURCES");
+  if (!r.ok()) return "<" + std::string(r.status().message()) + ">";
+  std::string current;
+  for (const auto& row : r->rows) {
+    if (row.size() > 1 && row[1].value_or("") == "Yes") current = row[0].value_or("");
+  }
+  return current;
+}
+
 MasterEndpoint ReplicaEndpoint(const ServeProcess& serve, const ServerSandbox& source) {
   if (DirectReplicasRequested()) return {source.Port(), kReplUser, kReplPassword};
   return {serve.listen_port(), kReplUser, kReplPassword};

@@ -156,6 +156,9 @@ protocol::ConnectOptions ListenerLogin(const ServeProcess& serve, std::string_vi
 // A column of SHOW SLAVE STATUS on binrelay's listener ("<...>" when it
 // cannot be read).
 std::string SlaveStatusColumn(const protocol::ConnectOptions& login, const std::string& column);
+// The Source of the row SHOW RELAY SOURCES marks Current on binrelay's
+// listener ("" if none; "<...>" when it cannot be read).
+std::string CurrentRelaySource(const protocol::ConnectOptions& login);
 
 // This host's first IPv4 address that is not loopback (a client connecting
 // there is not "local" to MariaDB 11.4+'s certificate checks); NotFound if
