@@ -342,9 +342,14 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   }
   // The re-pointed source delivered an event that is in its file (past the
   // dump's start and the consumer's checks): its settings work.
-  if (end->offset != 0) {
-    repointed_ = false;
-    if (!followed_published_) PublishFollowed();
+  if (end->offset != 0) repointed_ = false;
+  // The store accepted the server's binlog: an event of a file, or the
+  // format description a dump resumed inside the stored file re-sends,
+  // which the store compares with its own (an idle source sends nothing
+  // else after a CHANGE MASTER TO by position).
+  if (!followed_published_ &&
+      (end->offset != 0 || header.type == protocol::kFormatDescriptionEvent)) {
+    PublishFollowed();
   }
   if (boundary) {
     position_trusted_ = true;
@@ -680,6 +685,9 @@ absl::Status UpstreamSession::SwitchByGtid(SqlSource& sql) {
   }
   std::erase(left_server_ids_, info_.server_id);
   followed_address_ = address;
+  // The store follows it from now on (its era begun), whatever the dump
+  // does next.
+  PublishFollowed();
   {
     absl::MutexLock lock(&status_mu_);
     left_snapshot_ = left_;

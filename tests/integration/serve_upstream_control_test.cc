@@ -16,6 +16,7 @@
 #include "protocol/client_connection.h"
 #include "protocol/status_macros.h"
 #include "replication/connection_sql_source.h"
+#include "tests/harness/fault_proxy.h"
 #include "tests/harness/replica_fixture.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/status_matchers.h"
@@ -253,6 +254,9 @@ TEST(ServeUpstreamControlTest, ChangeMasterToRepointsByHandAndRefusesAnotherServ
   EXPECT_EQ(source_column, absl::StrCat(other->Port()));
   EXPECT_EQ(std::filesystem::file_size(open_file), stored_before);
   EXPECT_TRUE(serve->Running());
+  // Named by SHOW SLAVE STATUS, but not the source apply and the forwarder
+  // use: the store refused its binlog.
+  EXPECT_EQ(CurrentRelaySource(admin_login), absl::StrCat("127.0.0.1:", source->Port()));
 
   // Back to the source: it resumes where the store ends, no gap.
   BR_ASSERT_OK(admin.Query("STOP SLAVE").status());
@@ -265,6 +269,28 @@ TEST(ServeUpstreamControlTest, ChangeMasterToRepointsByHandAndRefusesAnotherServ
   EXPECT_EQ(Count(*replica, "app.t"), 2);
   EXPECT_EQ(SlaveStatusColumn(admin_login, "Last_IO_Error"), "");
   ExpectStoreIsTheSourcesBytes(*source, *serve);
+
+  // A new address of the same server (a proxy in front of it), while it
+  // takes no writes: the dump resumes inside the stored file and sends only
+  // the format description the store compares, and that is enough for
+  // apply and the forwarder to follow (the source is no longer Current: the
+  // new address is not a listed candidate). Waiting for a write there
+  // would leave them on the old address for as long as the source is idle.
+  FaultProxy::Options po;
+  po.upstream_port = source->Port();
+  po.min_bytes = po.max_bytes = uint64_t{1} << 60;  // forwards cleanly
+  BR_ASSERT_OK_AND_ASSIGN(auto proxy, FaultProxy::Start(po));
+  BR_ASSERT_OK(admin.Query("STOP SLAVE").status());
+  BR_ASSERT_OK(admin.Query(absl::StrCat("CHANGE MASTER TO MASTER_PORT = ", proxy->port()))
+                   .status());
+  BR_ASSERT_OK(admin.Query("START SLAVE").status());
+  std::string current = CurrentRelaySource(admin_login);
+  for (int i = 0; i < 100 && !current.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    current = CurrentRelaySource(admin_login);
+  }
+  EXPECT_EQ(current, "") << serve->StderrTail();
+  EXPECT_EQ(SlaveStatusColumn(admin_login, "Last_IO_Error"), "");
 }
 
 }  // namespace
