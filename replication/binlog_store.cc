@@ -205,6 +205,20 @@ absl::StatusOr<uint32_t> BinlogStore::BeginSwitch(std::string_view first_file,
   return pending_era_ ? pending_era_->left_server_id : 0;
 }
 
+absl::Status BinlogStore::RecordSourceAddress(std::string_view address) {
+  absl::MutexLock l(&mu_);
+  if (era_ == 0) return absl::OkStatus();
+  if (pending_era_) {
+    if (pending_era_->source_address == address) return absl::OkStatus();
+    pending_era_->source_address = std::string(address);
+    return WriteEraEntry(dir_, era_, *pending_era_, durable());
+  }
+  BR_ASSIGN_OR_RETURN(EraEntry entry, ReadEraEntry(dir_, era_));
+  if (entry.source_address == address) return absl::OkStatus();
+  entry.source_address = std::string(address);
+  return WriteEraEntry(dir_, era_, entry, durable());
+}
+
 absl::StatusOr<uint32_t> BinlogStore::BeginEra(std::string_view first_file,
                                                uint32_t server_id, std::string_view address,
                                                std::string_view left_address) {

@@ -163,6 +163,9 @@ class BinlogStore : public StreamConsumer, public StoreReadSide, public SwitchTa
   absl::StatusOr<uint32_t> BeginSwitch(std::string_view first_file, uint32_t server_id,
                                        std::string_view address,
                                        std::string_view left_address) override;
+  // Rewrites the current era's entry with `address` (no-op in era 0 or if
+  // unchanged).
+  absl::Status RecordSourceAddress(std::string_view address) override;
 
   // Writes, syncs (unless kOff) and publishes everything complete now.
   absl::Status Flush();

@@ -31,6 +31,11 @@ class SwitchTarget {
   virtual absl::StatusOr<uint32_t> BeginSwitch(std::string_view first_file, uint32_t server_id,
                                                std::string_view address,
                                                std::string_view left_address) = 0;
+  // The server followed now is reached at `address` ("host:port"), after a
+  // CHANGE MASTER TO by position gave it a new one: kept for a restart to
+  // follow, like BeginSwitch's. Nothing to keep before the first switch
+  // ([source] host is the record then).
+  virtual absl::Status RecordSourceAddress(std::string_view address) = 0;
 };
 
 }  // namespace binrelay::replication

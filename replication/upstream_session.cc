@@ -788,8 +788,20 @@ protocol::ConnectOptions UpstreamSession::followed_options() const {
 
 void UpstreamSession::PublishFollowed() {
   followed_published_ = true;
-  absl::MutexLock lock(&status_mu_);
-  followed_snapshot_ = options_.connect;
+  {
+    absl::MutexLock lock(&status_mu_);
+    followed_snapshot_ = options_.connect;
+  }
+  // After a switch, a restart follows the era's recorded address: a new
+  // address of the same server (CHANGE MASTER TO by position) replaces it.
+  if (options_.switch_target == nullptr) return;
+  if (absl::Status s = options_.switch_target->RecordSourceAddress(
+          CandidateAddress(options_.connect));
+      !s.ok()) {
+    spdlog::warn("upstream: {}; a restart of binrelay may go back to the address the store's "
+                 "era recorded (CHANGE MASTER TO on the listener re-points it)",
+                 std::string(s.message()));
+  }
 }
 
 void UpstreamSession::Pause() {

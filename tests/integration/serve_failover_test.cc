@@ -295,6 +295,28 @@ TEST_P(ServeFailoverTest, ChangeMasterByGtidFollowsThePromotedReplica) {
   // and the 8-byte position, is the source's (a CRC32 may follow).
   EXPECT_TRUE(absl::StrContains(qualified.events[0].substr(19 + 8), primary_files.front()));
   EXPECT_FALSE(absl::StrContains(qualified.events[0], "era-1")) << qualified.Describe();
+
+  // A new address of the standby (a proxy in front of it), by position: it
+  // lasts across a restart, which follows the era's recorded address (not
+  // the standby's old one, nor [source] host).
+  FaultProxy::Options po;
+  po.upstream_port = standby->Port();
+  po.min_bytes = po.max_bytes = uint64_t{1} << 60;  // forwards cleanly
+  BR_ASSERT_OK_AND_ASSIGN(auto proxy, FaultProxy::Start(po));
+  BR_ASSERT_OK(admin.Query("STOP SLAVE").status());
+  BR_ASSERT_OK(
+      admin.Query(absl::StrCat("CHANGE MASTER TO MASTER_PORT = ", proxy->port())).status());
+  BR_ASSERT_OK(admin.Query("START SLAVE").status());
+  BR_ASSERT_OK(standby->Execute("INSERT INTO app.t VALUES (71, 'e')"));
+  BR_ASSERT_OK(WaitStoreReached(*serve, *standby, seconds(60)).status());
+  BR_ASSERT_OK(serve->Stop());
+  BR_ASSERT_OK(serve->Start());
+  EXPECT_EQ(SlaveStatusColumn(Admin(*serve), "Master_Port"), absl::StrCat(proxy->port()))
+      << serve->StderrTail();
+  BR_ASSERT_OK(standby->Execute("INSERT INTO app.t VALUES (72, 'f')"));
+  BR_ASSERT_OK(WaitStoreReached(*serve, *standby, seconds(60)).status()) << serve->StderrTail();
+  EXPECT_GT(proxy->connections(), 1u);  // before the restart and after it
+  EXPECT_FALSE(std::filesystem::exists(serve->store_dir() + "/era-2")) << serve->StderrTail();
 }
 
 // Guards the automatic switch: binrelay must not follow the standby while it

@@ -403,6 +403,32 @@ TEST_F(StoreEraTest, RestartFollowsTheEraSourceNotTheConfiguredHost) {
   EXPECT_EQ(edited.left, (std::vector<std::string>{"primary:3306"}));
 }
 
+// Guards a new address of the followed server (CHANGE MASTER TO by
+// position after a switch) lost on a restart: the era's entry must name
+// it, before and after the era's first file, keeping the rest of the
+// entry; in era 0 there is nothing to record ([source] host is).
+TEST_F(StoreEraTest, NewAddressOfTheFollowedServerIsRecordedInTheEra) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMysqlBinlog1, testing::kMysqlBinlog2);
+  auto store = StoreOldSource();
+  ASSERT_NE(store, nullptr);
+  BR_ASSERT_OK(store->RecordSourceAddress("elsewhere:1"));
+  EXPECT_FALSE(fs::exists(dir_ + "/era-1"));
+  BR_ASSERT_OK(store->BeginEra("binlog.000002", 0, "standby:3307", "primary:3306").status());
+  BR_ASSERT_OK(store->RecordSourceAddress("standby-vip:3306"));  // pending era
+  BR_ASSERT_OK_AND_ASSIGN(EraEntry pending, store->CurrentEraEntry());
+  EXPECT_EQ(pending.source_address, "standby-vip:3306");
+  BR_ASSERT_OK(testing::FeedBinlogFile(mysql2_, "binlog.000002", 4, *store));
+  BR_ASSERT_OK(store->Flush());
+  BR_ASSERT_OK(store->RecordSourceAddress("standby-new:3308"));  // its file stored
+  BR_ASSERT_OK(store->Close());
+  store.reset();
+  BR_ASSERT_OK_AND_ASSIGN(EraEntry entry, ReadEraEntry(dir_, 1));
+  EXPECT_EQ(entry.source_address, "standby-new:3308");
+  EXPECT_EQ(entry.left_address, "primary:3306");
+  EXPECT_EQ(entry.first_file, "binlog.000002");
+  EXPECT_EQ(entry.switched_at, pending.switched_at);
+}
+
 // Guards the address spellings CandidateAddress writes into an era entry.
 TEST(FollowedSourceTest, ParsesHostPortAndBracketedIpv6) {
   std::string host;
