@@ -189,6 +189,11 @@ bool BinlogStore::IsNewestLocked(std::string_view source_name) const {
   return !files_.empty() && IsStoredNameOf(files_.back().name, era_, source_name);
 }
 
+bool BinlogStore::ResumeVerified() const {
+  absl::MutexLock l(&mu_);
+  return resume_verified_;
+}
+
 absl::StatusOr<EraEntry> BinlogStore::CurrentEraEntry() const {
   absl::MutexLock l(&mu_);
   if (era_ == 0) return absl::NotFoundError(absl::StrCat("store ", dir_, " has no era yet"));
@@ -210,8 +215,11 @@ absl::Status BinlogStore::RecordSourceAddress(std::string_view address) {
   if (era_ == 0) return absl::OkStatus();
   if (pending_era_) {
     if (pending_era_->source_address == address) return absl::OkStatus();
-    pending_era_->source_address = std::string(address);
-    return WriteEraEntry(dir_, era_, *pending_era_, durable());
+    EraEntry next = *pending_era_;
+    next.source_address = std::string(address);
+    BR_RETURN_IF_ERROR(WriteEraEntry(dir_, era_, next, durable()));
+    pending_era_ = std::move(next);
+    return absl::OkStatus();
   }
   BR_ASSIGN_OR_RETURN(EraEntry entry, ReadEraEntry(dir_, era_));
   if (entry.source_address == address) return absl::OkStatus();
@@ -303,6 +311,7 @@ absl::Status BinlogStore::OnEvent(const StreamEvent& e) {
     // resumes inside a file is checked against the stored one.
     if (e.event.type() != protocol::kFormatDescriptionEvent) return absl::OkStatus();
     absl::MutexLock l(&mu_);
+    resume_verified_ = false;
     return CheckResumedFileLocked(e);
   }
   absl::MutexLock l(&mu_);
@@ -352,6 +361,7 @@ absl::Status BinlogStore::CheckResumedFileLocked(const StreamEvent& e) {
       e.event.body.substr(0, kCompared - protocol::kEventHeaderLen);
   if (header->server_id == e.event.header.server_id &&
       header->timestamp == e.event.header.timestamp && stored_version == sent_version) {
+    resume_verified_ = true;
     return absl::OkStatus();
   }
   auto version = [](std::string_view v) {

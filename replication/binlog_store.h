@@ -134,6 +134,7 @@ class BinlogStore : public StreamConsumer, public StoreReadSide, public SwitchTa
   void OnStreamRestart(const BinlogPosition& resume) override;
   // resume_position(): what is on disk after a failed write.
   std::optional<BinlogPosition> ResumeAfterFailure() const override { return resume_position(); }
+  bool ResumeVerified() const override;
 
   // Continues the store on another source after a failover (store_era.h).
   // The open file is closed as the old source left it, without the
@@ -257,6 +258,9 @@ class BinlogStore : public StreamConsumer, public StoreReadSide, public SwitchTa
   std::string buf_ ABSL_GUARDED_BY(mu_);          // bytes from buf_offset_ on
   uint64_t buf_offset_ ABSL_GUARDED_BY(mu_) = 0;  // file offset of buf_[0]
   bool in_txn_ ABSL_GUARDED_BY(mu_) = false;
+  // The last re-sent format description was compared with the open stored
+  // file's and matched (ResumeVerified).
+  bool resume_verified_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t safe_offset_ ABSL_GUARDED_BY(mu_) = 0;  // end of the last complete transaction
   GtidState gtids_ ABSL_GUARDED_BY(mu_);
   // The server_id in the newest stored file's FDE (0: none): a next file

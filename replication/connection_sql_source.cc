@@ -30,6 +30,7 @@ absl::StatusOr<std::vector<SqlRow>> ConnectionSqlSource::Query(std::string_view 
   FollowLogin();
   for (int attempt = 0;; ++attempt) {
     if (owned_ == nullptr) {
+      if (attempt > 0) FollowLogin();  // the server may have changed since
       BR_ASSIGN_OR_RETURN(owned_, protocol::ClientConnection::Connect(options_));
     }
     auto rows = QueryOnce(owned_.get(), sql);
@@ -43,6 +44,7 @@ absl::StatusOr<protocol::TextRows> ConnectionSqlSource::QueryRows(std::string_vi
   FollowLogin();
   for (int attempt = 0;; ++attempt) {
     if (owned_ == nullptr) {
+      if (attempt > 0) FollowLogin();  // the server may have changed since
       BR_ASSIGN_OR_RETURN(owned_, protocol::ClientConnection::Connect(options_));
     }
     auto rows = owned_->QueryRows(sql);

@@ -38,6 +38,12 @@ class StreamConsumer {
   // resume: a consumer that lost buffered transactions reports an earlier
   // position than the session's own. nullopt: the session's position.
   virtual std::optional<BinlogPosition> ResumeAfterFailure() const { return std::nullopt; }
+  // After OnEvent accepted the format description a dump re-sends when it
+  // resumes inside a file (offset 0): whether it was compared with the
+  // stored file's and matched. False when it was not checked (no open
+  // stored file to compare with): the server is then not known to be the
+  // one whose file the consumer holds.
+  virtual bool ResumeVerified() const { return false; }
 };
 
 }  // namespace binrelay::replication

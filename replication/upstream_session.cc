@@ -344,11 +344,13 @@ absl::Status UpstreamSession::HandleEvent(std::string_view bytes) {
   // dump's start and the consumer's checks): its settings work.
   if (end->offset != 0) repointed_ = false;
   // The store accepted the server's binlog: an event of a file, or the
-  // format description a dump resumed inside the stored file re-sends,
-  // which the store compares with its own (an idle source sends nothing
-  // else after a CHANGE MASTER TO by position).
+  // format description a dump resumed inside the stored file re-sends, if
+  // the store compared it with its own (an idle source sends nothing else
+  // after a CHANGE MASTER TO by position; one it could not compare, after
+  // a closed file, proves nothing).
   if (!followed_published_ &&
-      (end->offset != 0 || header.type == protocol::kFormatDescriptionEvent)) {
+      (end->offset != 0 ||
+       (header.type == protocol::kFormatDescriptionEvent && consumer_->ResumeVerified()))) {
     PublishFollowed();
   }
   if (boundary) {
