@@ -428,6 +428,61 @@ TEST_P(ServeFailoverTest, TwoWritableCandidatesAreRefusedUntilOneIsReadOnly) {
       << serve->StderrTail();
 }
 
+// A target for a move of mv.t (with the mover's account), and what the
+// primary runs first (so the standby replicates it): mv.t with `rows`
+// rows, and binrelay's account allowed what a move does on the source
+// (copy, checksum under a brief LOCK TABLES on MySQL, XA RECOVER: MySQL's
+// XA_RECOVER_ADMIN, rename).
+struct MoveSetup {
+  std::unique_ptr<ServerSandbox> target;
+  std::vector<std::string> primary_sql;
+  // binrelay's [move.mv] section, with `extra` lines.
+  std::string Config(const std::string& extra) const {
+    return absl::StrCat("[move.mv]\ntarget_host = 127.0.0.1\ntarget_port = ", target->Port(),
+                        "\ntarget_user = ", kMover, "\ntarget_password = ", kMoverPassword,
+                        "\ntables = mv.t\n", extra);
+  }
+};
+
+absl::StatusOr<MoveSetup> PrepareMove(const std::string& flavour_name, int rows) {
+  BR_ASSIGN_OR_RETURN(ServerFlavour flavour, ServerFlavour::Find(flavour_name));
+  MoveSetup m;
+  ServerSandboxOptions to;
+  to.flavour = flavour_name;
+  to.server_id = 7;
+  BR_ASSIGN_OR_RETURN(m.target, ServerSandbox::Start(to));
+  BR_RETURN_IF_ERROR(m.target->CreateUser(kMover, kMoverPassword, "ALL PRIVILEGES"));
+  m.primary_sql = {
+      absl::StrCat("GRANT SELECT, LOCK TABLES, ALTER, DROP, CREATE, INSERT ON *.* TO '",
+                   kRelayUser, "'@'%'"),
+      "CREATE DATABASE mv", "CREATE TABLE mv.t (id INT PRIMARY KEY, v VARCHAR(64))"};
+  if (flavour.mysql) {
+    m.primary_sql.push_back(
+        absl::StrCat("GRANT XA_RECOVER_ADMIN ON *.* TO '", kRelayUser, "'@'%'"));
+  }
+  for (int from = 1; from <= rows; from += 500) {
+    std::vector<std::string> values;
+    for (int id = from; id < from + 500 && id <= rows; ++id) {
+      values.push_back(absl::StrCat("(", id, ", 'a')"));
+    }
+    m.primary_sql.push_back("INSERT INTO mv.t VALUES " + absl::StrJoin(values, ","));
+  }
+  return m;
+}
+
+// The phase of binrelay's (only) move in /status, with its error if any
+// ("" until it is listed).
+std::string MovePhase(const ServeProcess& serve) {
+  auto json = StatusJson(serve.http_port());
+  const JsonValue* list = json.ok() ? json->Find("moves") : nullptr;
+  if (list == nullptr || list->array.empty()) return "";
+  const JsonValue* phase = list->array[0].Find("phase");
+  const JsonValue* error = list->array[0].Find("error");
+  std::string out = phase ? phase->text : "";
+  if (error && !error->text.empty()) absl::StrAppend(&out, ": ", error->text);
+  return out;
+}
+
 // A digest of `table`'s rows (id, v) that both flavours compute alike.
 std::string RowsDigest(ServerSandbox& sb, const std::string& table) {
   auto rows = sb.Query(absl::StrCat("SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS(',', id, v))), 0) "
@@ -446,52 +501,20 @@ std::string RowsDigest(ServerSandbox& sb, const std::string& table) {
 // store never reaches, or cut over early.
 TEST_P(ServeFailoverTest, MoveReadyBeforeTheFailoverCutsOverOnThePromotedStandby) {
   BINRELAY_REQUIRE_FLAVOUR(GetParam());
-  BR_ASSERT_OK_AND_ASSIGN(ServerFlavour flavour, ServerFlavour::Find(GetParam()));
-  ServerSandboxOptions to;
-  to.flavour = GetParam();
-  to.server_id = 7;
-  BR_ASSERT_OK_AND_ASSIGN(auto target, ServerSandbox::Start(to));
-  BR_ASSERT_OK(target->CreateUser(kMover, kMoverPassword, "ALL PRIVILEGES"));
-  // The move copies, checksums (on MySQL under a brief LOCK TABLES), waits
-  // for prepared XA (MySQL: XA_RECOVER_ADMIN) and renames with binrelay's
-  // [source] account, on the primary and, replicated, on the standby.
-  std::vector<std::string> setup = {
-      absl::StrCat("GRANT SELECT, LOCK TABLES, ALTER, DROP, CREATE, INSERT ON *.* TO '",
-                   kRelayUser, "'@'%'"),
-      "CREATE DATABASE mv",
-      "CREATE TABLE mv.t (id INT PRIMARY KEY, v VARCHAR(64))"};
-  if (flavour.mysql) {
-    setup.push_back(absl::StrCat("GRANT XA_RECOVER_ADMIN ON *.* TO '", kRelayUser, "'@'%'"));
-  }
-  for (int from = 1; from <= 2000; from += 500) {
-    std::vector<std::string> values;
-    for (int id = from; id < from + 500; ++id) values.push_back(absl::StrCat("(", id, ", 'a')"));
-    setup.push_back("INSERT INTO mv.t VALUES " + absl::StrJoin(values, ","));
-  }
-  const std::string move_config = absl::StrCat(
-      "[move.mv]\ntarget_host = 127.0.0.1\ntarget_port = ", target->Port(),
-      "\ntarget_user = ", kMover, "\ntarget_password = ", kMoverPassword,
-      "\ntables = mv.t\ncutover = manual\nchunk_time = 20ms\nflush_interval = 100ms\n");
+  BR_ASSERT_OK_AND_ASSIGN(MoveSetup move, PrepareMove(GetParam(), 2000));
+  const std::string move_config =
+      move.Config("cutover = manual\nchunk_time = 20ms\nflush_interval = 100ms\n");
   BR_ASSERT_OK_AND_ASSIGN(Topology topology,
                           StartTopology(GetParam(), {.standby_args = {"--read-only=1"},
                                                      .failover_after = "1s",
-                                                     .primary_setup = setup,
+                                                     .primary_setup = move.primary_sql,
                                                      .serve_extra_config = move_config}));
   const bool my = topology.mysql;
   auto& primary = topology.primary;
   auto& standby = topology.standby;
   auto& serve = topology.serve;
-  auto move_phase = [&serve]() -> std::string {
-    auto json = StatusJson(serve->http_port());
-    if (!json.ok()) return "";
-    const JsonValue* list = json->Find("moves");
-    if (list == nullptr || list->array.empty()) return "";
-    const JsonValue* phase = list->array[0].Find("phase");
-    const JsonValue* error = list->array[0].Find("error");
-    std::string out = phase ? phase->text : "";
-    if (error && !error->text.empty()) absl::StrAppend(&out, ": ", error->text);
-    return out;
-  };
+  auto& target = move.target;
+  auto move_phase = [&serve] { return MovePhase(*serve); };
   auto wait_phase = [&](const std::string& want, seconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::string phase;
@@ -560,45 +583,25 @@ TEST_P(ServeFailoverTest, MoveReadyBeforeTheFailoverCutsOverOnThePromotedStandby
 // cutover (or needs the checksum to repair it).
 TEST_P(ServeFailoverTest, MoveCopyingAcrossTheFailoverCutsOverEqualToThePromotedStandby) {
   BINRELAY_REQUIRE_FLAVOUR(GetParam());
-  BR_ASSERT_OK_AND_ASSIGN(ServerFlavour flavour, ServerFlavour::Find(GetParam()));
-  ServerSandboxOptions to;
-  to.flavour = GetParam();
-  to.server_id = 7;
-  BR_ASSERT_OK_AND_ASSIGN(auto target, ServerSandbox::Start(to));
-  BR_ASSERT_OK(target->CreateUser(kMover, kMoverPassword, "ALL PRIVILEGES"));
-  std::vector<std::string> setup = {
-      absl::StrCat("GRANT SELECT, LOCK TABLES, ALTER, DROP, CREATE, INSERT ON *.* TO '",
-                   kRelayUser, "'@'%'"),
-      "CREATE DATABASE mv",
-      "CREATE TABLE mv.t (id INT PRIMARY KEY, v VARCHAR(64))"};
-  if (flavour.mysql) {
-    setup.push_back(absl::StrCat("GRANT XA_RECOVER_ADMIN ON *.* TO '", kRelayUser, "'@'%'"));
-  }
-  for (int from = 1; from <= 5000; from += 500) {
-    std::vector<std::string> values;
-    for (int id = from; id < from + 500; ++id) values.push_back(absl::StrCat("(", id, ", 'a')"));
-    setup.push_back("INSERT INTO mv.t VALUES " + absl::StrJoin(values, ","));
-  }
+  BR_ASSERT_OK_AND_ASSIGN(MoveSetup move, PrepareMove(GetParam(), 5000));
   // The move's test hook holds the copy before each of its first two
   // chunks until the test releases it.
   const std::string holds = absl::StrCat(::testing::TempDir(), "/binrelay-failover-holds-",
                                          GetParam(), "-", getpid());
   std::filesystem::remove_all(holds);
   std::filesystem::create_directories(holds);
-  const std::string move_config = absl::StrCat(
-      "[move.mv]\ntarget_host = 127.0.0.1\ntarget_port = ", target->Port(),
-      "\ntarget_user = ", kMover, "\ntarget_password = ", kMoverPassword,
-      "\ntables = mv.t\ncopy_threads = 1\nflush_interval = 100ms\ntest_hold_dir = ", holds,
-      "\n");
+  const std::string move_config = move.Config(
+      absl::StrCat("copy_threads = 1\nflush_interval = 100ms\ntest_hold_dir = ", holds, "\n"));
   BR_ASSERT_OK_AND_ASSIGN(Topology topology,
                           StartTopology(GetParam(), {.standby_args = {"--read-only=1"},
                                                      .failover_after = "1s",
-                                                     .primary_setup = setup,
+                                                     .primary_setup = move.primary_sql,
                                                      .serve_extra_config = move_config}));
   const bool my = topology.mysql;
   auto& primary = topology.primary;
   auto& standby = topology.standby;
   auto& serve = topology.serve;
+  auto& target = move.target;
   auto logged = [&serve](const std::string& text) {
     for (int i = 0; i < 600; ++i) {
       if (absl::StrContains(serve->Stderr(), text)) return true;
@@ -642,15 +645,8 @@ TEST_P(ServeFailoverTest, MoveCopyingAcrossTheFailoverCutsOverEqualToThePromoted
   release("dispatch 2");
   std::string phase;
   for (int i = 0; i < 300; ++i) {
-    auto json = StatusJson(serve->http_port());
-    const JsonValue* list = json.ok() ? json->Find("moves") : nullptr;
-    if (list != nullptr && !list->array.empty()) {
-      const JsonValue* p = list->array[0].Find("phase");
-      const JsonValue* e = list->array[0].Find("error");
-      phase = p ? p->text : "";
-      if (e && !e->text.empty()) absl::StrAppend(&phase, ": ", e->text);
-      if (phase == "done" || absl::StartsWith(phase, "error")) break;
-    }
+    phase = MovePhase(*serve);
+    if (phase == "done" || absl::StartsWith(phase, "error")) break;
     if (i == 50) {
       // Changes on the new primary while the copy goes on.
       BR_ASSERT_OK(change(*standby, 3));
