@@ -306,8 +306,9 @@ absl::StatusOr<std::optional<std::string>> StoreSpaceProblem(
       uint64_t* into = absl::EqualsIgnoreCase(*r[0], "Uptime") ? &uptime : &bytes;
       if (absl::SimpleAtoi(*r[1], into)) ++found;
     }
-    if (found == 2 && uptime > 0) {
-      per_second = bytes / uptime;
+    if (found == 2) {
+      // Up for less than a second (Uptime 0): what it wrote, per second.
+      per_second = bytes / std::max<uint64_t>(uptime, 1);
       averaged = true;
     }
   }
