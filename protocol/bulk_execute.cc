@@ -9,7 +9,7 @@
 namespace binrelay::protocol {
 namespace {
 
-constexpr size_t kHeader = 1 + 4 + 2;  // command, statement id, flags
+constexpr size_t kHeader = 1 + 4 + 2;  // command, statement id, flags (values_begin)
 constexpr uint16_t kSendTypes = 128;   // STMT_BULK_FLAG_CLIENT_SEND_TYPES
 constexpr char kIndicatorValue = 0;    // STMT_INDICATOR_NONE
 constexpr char kIndicatorNull = 1;     // STMT_INDICATOR_NULL
@@ -32,6 +32,7 @@ void BulkExecuteBuilder::Start(uint32_t id, uint16_t params) {
   params_ = params;
   next_ = 0;
   rows_ = 0;
+  row_ends_.clear();
 }
 
 absl::Status BulkExecuteBuilder::ClaimError(ParamType type) const {
@@ -194,6 +195,7 @@ absl::Status BulkExecuteBuilder::EndRow() {
   }
   next_ = 0;
   ++rows_;
+  row_ends_.push_back(len_);
   return absl::OkStatus();
 }
 
@@ -204,6 +206,7 @@ void BulkExecuteBuilder::SetStatementId(uint32_t id) {
 void BulkExecuteBuilder::TruncateTo(Mark mark) {
   if (mark.bytes < len_) len_ = mark.bytes;
   rows_ = mark.rows;
+  row_ends_.resize(mark.rows);
   next_ = 0;
 }
 

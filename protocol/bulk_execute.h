@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "protocol/temporal.h"
@@ -88,6 +89,14 @@ class BulkExecuteBuilder {
   void SetStatementId(uint32_t id);
   uint16_t params() const { return params_; }
   size_t rows() const { return rows_; }
+  // Row i's values (each an indicator byte, then the value unless NULL),
+  // and parameter p's type and flags bytes: what stmt_execute.h re-lays as
+  // COM_STMT_EXECUTE.
+  std::string_view row(size_t i) const {
+    const size_t begin = i == 0 ? values_begin() : row_ends_[i - 1];
+    return {buf_.data() + begin, row_ends_[i] - begin};
+  }
+  std::string_view param_slot(uint16_t p) const { return {buf_.data() + 7 + 2 * size_t{p}, 2}; }
   size_t size() const { return len_; }
   std::string_view payload() const { return {buf_.data(), len_}; }
 
@@ -107,8 +116,11 @@ class BulkExecuteBuilder {
     if (n > buf_.size()) buf_.resize(std::max(n, 2 * buf_.size()));
   }
 
+  size_t values_begin() const { return 7 + 2 * size_t{params_}; }
+
   // The command is buf_[0, len_); bytes past len_ are spare capacity.
   std::string buf_;
+  std::vector<size_t> row_ends_;  // where each ended row's values end
   size_t len_ = 0;
   uint16_t params_ = 0;
   uint16_t next_ = 0;  // parameter index within the current row
