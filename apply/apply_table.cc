@@ -200,7 +200,7 @@ absl::Status BuildReplaces(const ApplyTable& t, const BufferedRow* const* rows, 
 
 namespace {
 
-absl::Status AddBulkValue(const protocol::ValueView* v, LiteralStyle style,
+absl::Status AddBulkValue(const protocol::ValueView* v, LiteralStyle style, bool as_text,
                           protocol::BulkExecuteBuilder* bulk) {
   using protocol::ValueKind;
   if (v == nullptr || v->kind == ValueKind::kNull) {
@@ -237,7 +237,7 @@ absl::Status AddBulkValue(const protocol::ValueView* v, LiteralStyle style,
     case ValueKind::kNull:
       break;
   }
-  return bulk->AddBlob(v->bytes);
+  return as_text ? bulk->AddString(v->bytes) : bulk->AddBlob(v->bytes);
 }
 
 // How one column of a row image becomes a bulk parameter. Images reaching a
@@ -258,6 +258,10 @@ struct BulkStep {
   uint8_t width = 0;
   bool is_unsigned = false;
   bool skip = false;  // a generated column: read past, not sent
+  // Strings as text in character_set_client (utf8mb4), not as binary: a
+  // MySQL JSON column refuses a binary string (ER_INVALID_JSON_CHARSET);
+  // its values are JSON text, which is utf8mb4.
+  bool as_text = false;
 };
 
 std::vector<BulkStep> PlanBulkRow(const ApplyTable& t) {
@@ -267,6 +271,7 @@ std::vector<BulkStep> PlanBulkRow(const ApplyTable& t) {
     BulkStep& s = plan[i];
     s.skip = t.target.columns[i].generated;
     s.is_unsigned = col.is_unsigned;
+    s.as_text = t.target.columns[i].data_type == "json";
     if (const size_t width = protocol::IntegerWidth(col.type); width != 0) {
       s.op = BulkOp::kInteger;
       s.width = static_cast<uint8_t>(width);
@@ -336,7 +341,7 @@ absl::Status AddBulkRow(const ApplyTable& t, const std::vector<BulkStep>& plan,
       case BulkOp::kPrefixed: {
         const uint64_t length = c.Fixed(step.width);
         const std::string_view bytes = c.Bytes(length);
-        if (!step.skip && c.ok()) added = bulk->AddBlob(bytes);
+        if (!step.skip && c.ok()) added = step.as_text ? bulk->AddString(bytes) : bulk->AddBlob(bytes);
         break;
       }
       case BulkOp::kDecimal: {
@@ -371,7 +376,7 @@ absl::Status AddBulkRow(const ApplyTable& t, const std::vector<BulkStep>& plan,
       case BulkOp::kGeneric: {
         protocol::ValueView v;
         added = protocol::DecodeValue(c, t.def.columns[i], scratch, &v);
-        if (!step.skip && added.ok()) added = AddBulkValue(&v, t.styles[i], bulk);
+        if (!step.skip && added.ok()) added = AddBulkValue(&v, t.styles[i], step.as_text, bulk);
         break;
       }
     }

@@ -35,8 +35,9 @@ struct MoveOptions {
   // of rows, so a table of large rows gets chunks of fewer rows (down to
   // one) and a copy thread's memory stays bounded.
   size_t copy_chunk_bytes = 64 << 20;
-  // The copy writes COM_STMT_BULK_EXECUTE where the target takes it
-  // (range_copier.h); off: multi-row INSERT IGNORE text.
+  // The copy writes COM_STMT_BULK_EXECUTE where the target takes it, else
+  // prepared multi-row statements (range_copier.h); off: multi-row INSERT
+  // IGNORE text.
   bool bulk_copy = true;
   // Cutover: how long LOCK TABLES may wait for the source's metadata
   // locks, and how long the tables may stay locked while the last changes

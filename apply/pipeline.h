@@ -112,8 +112,9 @@ struct PipelineStatus {
   double last_flush_seconds = 0;
   uint64_t concurrency = 0;    // current
   uint64_t batch_rows = 0;     // current
-  // How upserts reach the target: "bulk" (COM_STMT_BULK_EXECUTE) or "text"
-  // (multi-row REPLACE); "" until the target was checked.
+  // How upserts reach the target: "bulk" (COM_STMT_BULK_EXECUTE),
+  // "prepared" (COM_STMT_EXECUTE of multi-row REPLACEs) or "text (why)"
+  // (multi-row REPLACE text); "" until the target was checked.
   std::string upsert_protocol;
   std::map<int, uint64_t> retries;  // by server error code (2013: connection)
 };

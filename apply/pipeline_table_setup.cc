@@ -91,24 +91,26 @@ absl::Status ApplyPipeline::Prepare() {
 
   // The tables: every source table the pattern matches, checked against
   // the target's.
-  bool bulk = false;
+  UpsertWrite write = UpsertWrite::kText;
   std::string why_text = options_.bulk_replace ? "" : " (bulk_replace = off)";
   if (options_.bulk_replace) {
-    BR_ASSIGN_OR_RETURN(bulk, target.SupportsBulk());
-    if (!bulk) why_text = " (the target has no bulk commands)";
-  }
-  if (bulk) {
+    BR_ASSIGN_OR_RETURN(const bool bulk, target.SupportsBulk());
+    // MySQL has no bulk command: prepared multi-row REPLACEs bind values in
+    // binary form just the same (protocol/stmt_execute.h).
+    write = bulk ? UpsertWrite::kBulk : UpsertWrite::kExecute;
     // A bulk command is logged by the statement it prepared, markers and
     // all, when the target writes a STATEMENT-format binlog (MariaDB only
     // switches bulk operations to row format under MIXED; sql_class.cc
     // THD::decide_logging_format): its replicas could not run that. Where
     // the session could not switch to ROW (TargetSession), REPLACE text.
     if (target.logs_statements()) {
-      bulk = false;
+      write = UpsertWrite::kText;
       why_text = " (the target logs statements: binlog_format is STATEMENT)";
     }
   }
-  flusher_->SetUpsertProtocol(bulk, bulk ? "bulk" : absl::StrCat("text", why_text));
+  flusher_->SetUpsertProtocol(write, write == UpsertWrite::kBulk      ? "bulk"
+                                     : write == UpsertWrite::kExecute ? "prepared"
+                                                                      : absl::StrCat("text", why_text));
   BR_ASSIGN_OR_RETURN(const size_t max_statement, target.MaxStatementBytes());
   // A DDL the source ran after the checkpoint: information_schema shows the
   // table as it is after it, but the rows stored before it were logged

@@ -1,6 +1,7 @@
 #include "apply/range_copier.h"
 
 #include <algorithm>
+#include <map>
 #include <charconv>
 #include <system_error>
 
@@ -124,7 +125,10 @@ absl::StatusOr<RangeCopier> RangeCopier::Create(const TableShape& source,
       out.charset = col.charset == "binary" ? "" : col.charset;
       // HEX() of MySQL's JSON is its text, in utf8mb4; a JSON column takes
       // it back only as text (a binary string is error 3144).
-      if (t == "json") out.charset = "utf8mb4";
+      if (t == "json") {
+        out.charset = "utf8mb4";
+        out.as_text = true;
+      }
     }
     c.select_list_.append(CopyTextExpression(col));
     if (!c.length_sum_.empty()) c.length_sum_.push_back('+');
@@ -202,8 +206,11 @@ absl::StatusOr<CopyResult> RangeCopier::Copy(replication::SqlSource& source,
     BR_ASSIGN_OR_RETURN(bool takes_bulk, target.SupportsBulk());
     // A target logging statements (binlog_format STATEMENT, not changeable
     // by this account) refuses bulk commands (ER_BINLOG_NON_SUPPORTED_BULK).
-    if (takes_bulk && !target.logs_statements()) {
-      absl::StatusOr<CopyResult> n = CopyBulk(rows, target, batch_bytes, write, where);
+    // A target without bulk commands (MySQL) gets prepared multi-row
+    // statements, the values bound in the same binary form.
+    if (!target.logs_statements()) {
+      absl::StatusOr<CopyResult> n =
+          CopyBulk(rows, target, batch_bytes, write, /*execute=*/!takes_bulk, where);
       // 4033: no bulk with this binlog format; 1461: no prepared statement
       // left (max_prepared_stmt_count). The text path needs neither, and
       // INSERT IGNORE of rows a failed command may have written is harmless.
@@ -370,7 +377,7 @@ absl::Status RangeCopier::AddBulkRow(const protocol::TextRows& rows, size_t row,
           return NotHex(where, i);
         }
         *unhex = absl::HexStringToBytes(AV(v));
-        BR_RETURN_IF_ERROR(bulk->AddBlob(*unhex));
+        BR_RETURN_IF_ERROR(c.as_text ? bulk->AddString(*unhex) : bulk->AddBlob(*unhex));
         break;
     }
   }
@@ -379,19 +386,40 @@ absl::Status RangeCopier::AddBulkRow(const protocol::TextRows& rows, size_t row,
 
 absl::StatusOr<CopyResult> RangeCopier::CopyBulk(const protocol::TextRows& rows,
                                                  TargetSession& target, size_t batch_bytes,
-                                                 Write write,
+                                                 Write write, bool execute,
                                                  const std::function<std::string()>& where) const {
   CopyResult result{.rows = rows.size(), .bytes = rows.value_bytes()};
   const auto params = static_cast<uint16_t>(columns_.size());
+  const std::string& one_row = bulk_head_[static_cast<int>(write)];
   protocol::BulkExecuteBuilder bulk_rows;
   std::string unhex;
+  if (execute) {
+    // The execute command's types and NULL bitmap (about 1.2 bytes per
+    // marker) are larger than the bulk command's indicators.
+    const size_t slack = kMaxExecuteMarkers + kMaxExecuteMarkers / 8 + 64;
+    if (batch_bytes > 2 * slack) batch_bytes -= slack;
+  }
+  const size_t full = ExecuteRowsPerStatement(params, kMaxBatchRows);
+  std::map<size_t, std::string> statements;  // execute: by rows
   bulk_rows.Start(0, params);
   auto flush = [&]() -> absl::Status {
     if (bulk_rows.rows() == 0) return absl::OkStatus();
-    uint16_t warnings = 0;
-    absl::Status s = target.ExecuteBulk(bulk_head_[static_cast<int>(write)], bulk_rows, &warnings);
-    if (!s.ok()) return Annotate(s, absl::StrCat(where(), ", writing ", target.peer()));
-    BR_RETURN_IF_ERROR(CheckWarnings(target, warnings, where, &result));
+    for (size_t first = 0, k; first < bulk_rows.rows(); first += k) {
+      uint16_t warnings = 0;
+      absl::Status s;
+      if (execute) {
+        k = NextExecutePiece(bulk_rows.rows() - first, full);
+        auto it = statements.find(k);
+        if (it == statements.end()) it = statements.emplace(k, MultiRowStatement(one_row, k)).first;
+        s = target.ExecuteRows(it->second, bulk_rows, first, k, &warnings);
+      } else {
+        k = bulk_rows.rows();
+        s = target.ExecuteBulk(one_row, bulk_rows, &warnings);
+      }
+      if (!s.ok()) return Annotate(s, absl::StrCat(where(), ", writing ", target.peer()));
+      // SHOW WARNINGS lists the last statement's: checked after each.
+      BR_RETURN_IF_ERROR(CheckWarnings(target, warnings, where, &result));
+    }
     bulk_rows.Start(0, params);
     return absl::OkStatus();
   };

@@ -14,8 +14,10 @@
 // bytes; half the size of hex and cheaper for both servers), BIT, ENUM and
 // SET as their numbers, GEOMETRY and other types without a character set
 // as HEX() written back as a hex literal. Generated columns are left out.
-// With `bulk` (a MariaDB target that takes COM_STMT_BULK_EXECUTE), the rows
-// go as one bulk command of a one-row INSERT IGNORE instead of VALUES text:
+// With `bulk`, the rows go as one bulk command of a one-row INSERT IGNORE
+// where the target takes COM_STMT_BULK_EXECUTE (MariaDB), else (MySQL) as
+// prepared statements of many such rows (COM_STMT_EXECUTE), instead of
+// VALUES text:
 // integers, DOUBLE and FLOAT in binary, DECIMAL and temporal values as their
 // text in a parameter, strings and HEX()-read values as binary-string
 // parameters (taken without conversion: Item_param::setup_conversion_blob).
@@ -94,13 +96,18 @@ class RangeCopier {
     Form form;
     Number number = Number::kSigned;
     std::string charset;  // kBytes, kHex: the introducer ("binary"; "" for none)
+    // A bulk or execute parameter as text in character_set_client (utf8mb4),
+    // not as a binary string: MySQL's JSON (error 3144 for binary).
+    bool as_text = false;
   };
   RangeCopier() = default;
   absl::StatusOr<CopyResult> CopyText(const protocol::TextRows& rows, TargetSession& target,
                                       size_t batch_bytes, Write write,
                                       const std::function<std::string()>& where) const;
+  // With `execute` (a target without bulk commands): COM_STMT_EXECUTE
+  // of multi-row statements instead (target_session.h).
   absl::StatusOr<CopyResult> CopyBulk(const protocol::TextRows& rows, TargetSession& target,
-                                      size_t batch_bytes, Write write,
+                                      size_t batch_bytes, Write write, bool execute,
                                       const std::function<std::string()>& where) const;
   // Fails unless every warning of the last statement is a duplicate key;
   // counts those on a secondary UNIQUE key into `result` (see above).

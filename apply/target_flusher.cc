@@ -1,6 +1,7 @@
 #include "apply/target_flusher.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #include "absl/container/flat_hash_set.h"
@@ -26,8 +27,8 @@ TargetFlusher::TargetFlusher(const PipelineOptions& options, Host* host)
   if (sessions > 1) pool_ = std::make_unique<WorkerPool>(sessions - 1, sessions);
 }
 
-void TargetFlusher::SetUpsertProtocol(bool bulk, std::string how) {
-  bulk_ = bulk;
+void TargetFlusher::SetUpsertProtocol(UpsertWrite write, std::string how) {
+  upsert_ = write;
   absl::MutexLock l(&mu_);
   upsert_protocol_ = std::move(how);
 }
@@ -116,43 +117,89 @@ absl::Status TargetFlusher::Replace(TargetSession& session, const ApplyTable& t,
     return BuildReplaces(t, rows + applied, n - applied, max_rows, max_bytes,
                          [&](std::string_view sql, size_t k) { return Execute(session, sql, k); });
   };
+  const UpsertWrite how = upsert_.load();
   // A table whose columns are all generated has nothing to bind.
-  if (!bulk_ || t.bulk_params == 0) return text();
+  if (how == UpsertWrite::kText || t.bulk_params == 0) return text();
+  const bool execute = how == UpsertWrite::kExecute;
+  // kExecute: a batch of `full` rows runs as one statement; a shorter one
+  // (the last of a run, or cut by bytes) as pieces (NextExecutePiece).
+  size_t full = max_rows;
+  if (execute) {
+    full = ExecuteRowsPerStatement(t.bulk_params, max_rows);
+    max_rows = full;
+    // The execute command's types and NULL bitmap (about 1.2 bytes per
+    // marker) are larger than the bulk command's indicators.
+    const size_t slack = kMaxExecuteMarkers + kMaxExecuteMarkers / 8 + 64;
+    if (t.max_statement_bytes > 2 * slack) {
+      max_bytes = std::min(max_bytes, t.max_statement_bytes - slack);
+    }
+  }
+  std::map<size_t, std::string> statements;  // kExecute: by rows; stable addresses
+  auto statement = [&](size_t k) -> const std::string& {
+    auto it = statements.find(k);
+    if (it == statements.end()) {
+      it = statements.emplace(k, MultiRowStatement(t.bulk_replace, k)).first;
+    }
+    return it->second;
+  };
   // One command in flight on the session: each is sent, the next is built
   // while the target runs it, and its reply is read before the next is sent
   // (so batches still reach the target in order, one at a time).
   protocol::BulkExecuteBuilder bulk, inflight;
-  size_t inflight_rows = 0;
-  bool sent = false;  // `inflight` went out; its reply is unread
+  size_t inflight_first = 0, inflight_rows = 0;  // rows of `inflight` sent
+  const std::string* inflight_sql = &t.bulk_replace;
+  bool sent = false;  // the command went out; its reply is unread
   auto finish = [&]() -> absl::Status {
     if (inflight_rows == 0) return absl::OkStatus();
     uint16_t warnings = 0;
     bool pending = sent;
-    absl::Status s = RunWithRetry(session, t.bulk_replace, inflight_rows, [&] {
+    absl::Status s = RunWithRetry(session, *inflight_sql, inflight_rows, [&] {
       if (pending) {
         pending = false;
         absl::Status r = session.FinishBulk(&warnings);
         // 1243: the handle was gone (FinishBulk forgot it): prepare again.
         if (ServerErrorCode(r) != 1243) return r;
       }
-      return session.ExecuteBulk(t.bulk_replace, inflight, &warnings);  // a retry: whole
+      // A retry: the whole command.
+      return execute ? session.ExecuteRows(*inflight_sql, inflight, inflight_first,
+                                           inflight_rows, &warnings)
+                     : session.ExecuteBulk(t.bulk_replace, inflight, &warnings);
     });
     const size_t done = inflight_rows;
     inflight_rows = 0;
     sent = false;
     BR_RETURN_IF_ERROR(s);
     applied += done;
-    if (warnings > 0) NoteWarnings(session, t.bulk_replace, warnings);
+    if (warnings > 0) NoteWarnings(session, *inflight_sql, warnings);
     return absl::OkStatus();
+  };
+  auto send = [&](size_t first, size_t k) {
+    inflight_first = first;
+    inflight_rows = k;
+    // A send that fails is retried whole (or classified) by finish().
+    if (execute) {
+      inflight_sql = &statement(k);
+      sent = session.SendExecute(*inflight_sql, inflight, first, k).ok();
+    } else {
+      sent = session.SendBulk(t.bulk_replace, inflight).ok();
+    }
   };
   absl::Status s = BuildBulkReplaces(t, rows, n, max_rows, max_bytes, &bulk, [&](size_t k) {
     BR_RETURN_IF_ERROR(finish());
     // BuildBulkReplaces starts the next command in `bulk`, reusing the
     // buffer of the one just finished.
     std::swap(bulk, inflight);
-    inflight_rows = k;
-    // A send that fails is retried whole (or classified) by finish().
-    sent = session.SendBulk(t.bulk_replace, inflight).ok();
+    if (!execute || k == full) {
+      send(0, k);
+      return absl::OkStatus();
+    }
+    // Each piece but the last is finished before the next is sent (one
+    // command in flight).
+    for (size_t first = 0, piece; first < k; first += piece) {
+      piece = NextExecutePiece(k - first, full);
+      BR_RETURN_IF_ERROR(finish());
+      send(first, piece);
+    }
     return absl::OkStatus();
   });
   // The last command, or the one in flight when building failed: its reply
@@ -160,19 +207,22 @@ absl::Status TargetFlusher::Replace(TargetSession& session, const ApplyTable& t,
   absl::Status last = finish();
   if (s.ok()) s = last;
   if (s.ok() || absl::IsCancelled(s) || Classify(s) != ErrorClass::kHard) return s;
-  // The target refused a bulk command (one it does not support, too many
-  // prepared statements, a server that lost the capability, or a value it
-  // will not take that way). Nothing of that command was applied (it is one
-  // statement), and REPLACE text is authoritative: the rest of this run
-  // uses it, starting with the refused command's rows (those before it are
-  // on the target), and a real problem with the rows fails there with
-  // their values in the message.
-  if (bulk_.exchange(false)) {
-    spdlog::warn("apply pipeline {}: target {} refused a bulk command for {} ({}); using "
+  // The target refused a bulk or execute command (one it does not support,
+  // too many prepared statements, a server that lost the capability, or a
+  // value it will not take that way). Nothing of that command was applied
+  // (it is one statement), and REPLACE text is authoritative: the rest of
+  // this run uses it, starting with the refused command's rows (those
+  // before it are on the target), and a real problem with the rows fails
+  // there with their values in the message.
+  UpsertWrite expected = how;
+  if (upsert_.compare_exchange_strong(expected, UpsertWrite::kText)) {
+    spdlog::warn("apply pipeline {}: target {} refused a {} command for {} ({}); using "
                  "REPLACE text from now on",
-                 options_.name, session.peer(), t.Name(), SV(s.message()));
+                 options_.name, session.peer(), execute ? "prepared" : "bulk", t.Name(),
+                 SV(s.message()));
     absl::MutexLock l(&mu_);
-    upsert_protocol_ = absl::StrCat("text (bulk refused: ", s.message(), ")");
+    upsert_protocol_ = absl::StrCat("text (", execute ? "prepared" : "bulk", " refused: ",
+                                    s.message(), ")");
   }
   return text();
 }
@@ -261,9 +311,16 @@ absl::Status TargetFlusher::Flush(Drain& drain) {
       // at the same end of the primary key, contending for the same pages:
       // bench/apply_bench.sh insert-heavy (1M rows, 2 connections) took
       // 5.3-5.9 CPU seconds (binrelay and target) that way, 3.6-5.0 with runs.
+      // As many runs as the rows fill batches, by count or by bytes: a
+      // drain of 1,000 rows of 64 KiB is one batch by count but 64 by
+      // bytes, and on one connection it left the target's other cores
+      // idle (bench/apply_bench.sh wide).
       const size_t n = r.upserts.size();
-      const size_t runs = std::min((n + batch_rows - 1) / batch_rows,
-                                   std::max<size_t>(1, cur_concurrency_));
+      size_t bytes = 0;
+      for (const BufferedRow* row : r.upserts) bytes += row->image.size();
+      const size_t batches = std::max((n + batch_rows - 1) / batch_rows,
+                                      (bytes + batch_bytes - 1) / std::max<size_t>(1, batch_bytes));
+      const size_t runs = std::min(batches, std::max<size_t>(1, cur_concurrency_));
       for (size_t k = 0, at = 0; k < runs; ++k) {
         const size_t end = n * (k + 1) / runs;
         const BufferedRow* const* rows = r.upserts.data() + at;

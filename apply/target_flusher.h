@@ -2,8 +2,8 @@
 // drain's checkpoint there.
 //
 // A drain's rows go out over up to `concurrency` sessions: per table, its
-// upserts (multi-row REPLACE text, or COM_STMT_BULK_EXECUTE commands where
-// the target takes them), in two waves for tables with UNIQUE keys
+// upserts (multi-row REPLACE text, COM_STMT_BULK_EXECUTE commands where
+// the target takes them, else prepared multi-row REPLACEs), in two waves for tables with UNIQUE keys
 // (PartitionUpserts), then every delete; a table without a primary key in
 // binlog order on one session. Each statement is retried by the one policy
 // of writes to a target (target_session.h: contention and lost connections
@@ -40,6 +40,13 @@
 
 namespace binrelay::apply {
 
+// How upserts reach the target.
+enum class UpsertWrite : uint8_t {
+  kText,     // multi-row REPLACE text
+  kBulk,     // COM_STMT_BULK_EXECUTE of the one-row statement (MariaDB)
+  kExecute,  // COM_STMT_EXECUTE of a multi-row statement (MySQL)
+};
+
 class TargetFlusher {
  public:
   // What the flusher needs from the pipeline that runs it.
@@ -68,9 +75,9 @@ class TargetFlusher {
 
   // The first session: the pipeline's checks at start run on it.
   TargetSession& setup_session() { return *sessions_[0]; }
-  // Upserts as bulk commands (else REPLACE text); `how` is what /status
-  // shows ("bulk", "text (bulk_replace = off)").
-  void SetUpsertProtocol(bool bulk, std::string how);
+  // How upserts are written; `how` is what /status shows ("bulk",
+  // "prepared", "text (bulk_replace = off)").
+  void SetUpsertProtocol(UpsertWrite write, std::string how);
 
   // Applies every row of `drain` (and held-back rows whose chunk is now
   // copied), then writes the checkpoint (lowered to before any row still
@@ -97,7 +104,7 @@ class TargetFlusher {
   // Runs `jobs` over up to cur_concurrency_ sessions; the first error.
   absl::Status RunJobs(std::vector<Job>& jobs);
   absl::Status Execute(TargetSession& session, std::string_view sql, size_t rows);
-  // Upserts rows[0, n) of `t`: bulk commands if bulk_, else REPLACE text.
+  // Upserts rows[0, n) of `t` as upsert_ says.
   absl::Status Replace(TargetSession& session, const ApplyTable& t,
                        const BufferedRow* const* rows, size_t n, size_t max_rows,
                        size_t max_bytes);
@@ -118,9 +125,9 @@ class TargetFlusher {
   DeferredRows deferred_;  // held back for a move's copier
   replication::BinlogPosition drained_to_;
   replication::BinlogPosition written_;  // the checkpoint last written
-  // Cleared for the rest of the run when the target refuses a bulk
-  // command; read by the flush threads.
-  std::atomic<bool> bulk_{false};
+  // Set to kText for the rest of the run when the target refuses a bulk or
+  // execute command; read by the flush threads.
+  std::atomic<UpsertWrite> upsert_{UpsertWrite::kText};
   size_t cur_concurrency_;
   size_t cur_batch_rows_;
   size_t clean_drains_ = 0;

@@ -1,6 +1,7 @@
 #include "apply/target_session.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -8,6 +9,7 @@
 #include "protocol/capabilities.h"
 #include "protocol/server_error.h"
 #include "protocol/status_macros.h"
+#include "protocol/stmt_execute.h"
 
 namespace binrelay::apply {
 
@@ -53,6 +55,27 @@ RetryPolicy TargetWritePolicy() {
   p.retryable = [](const absl::Status& s) { return Classify(s) != ErrorClass::kHard; };
   p.wait = [](int attempt, const absl::Status& s) { return RetryWait(Classify(s), attempt - 1); };
   return p;
+}
+
+size_t ExecuteRowsPerStatement(size_t params, size_t max_rows) {
+  return std::max<size_t>(1, std::min(max_rows, kMaxExecuteMarkers / std::max<size_t>(1, params)));
+}
+
+size_t NextExecutePiece(size_t remaining, size_t full) {
+  return remaining >= full ? full : std::bit_floor(remaining);
+}
+
+std::string MultiRowStatement(std::string_view one_row, size_t rows) {
+  // The markers' tuple is the last parenthesis: names before it are quoted.
+  const std::string_view tuple = one_row.substr(std::min(one_row.rfind('('), one_row.size()));
+  std::string sql;
+  sql.reserve(one_row.size() + (rows > 0 ? rows - 1 : 0) * (tuple.size() + 1));
+  sql.append(one_row);
+  for (size_t i = 1; i < rows; ++i) {
+    sql.push_back(',');
+    sql.append(tuple);
+  }
+  return sql;
 }
 
 std::string TargetSession::peer() const { return absl::StrCat(options_.host, ":", options_.port); }
@@ -151,6 +174,26 @@ absl::Status TargetSession::ExecuteBulk(std::string_view sql, protocol::BulkExec
   }
 }
 
+absl::StatusOr<uint32_t> TargetSession::PreparedId(std::string_view sql, size_t params) {
+  // Statements stay prepared for the connection's life; a session writing
+  // more tables (or batch sizes) than this starts again rather than holding
+  // handles against the server-wide max_prepared_stmt_count.
+  constexpr size_t kMaxPrepared = 64;
+  auto it = prepared_.find(AV(sql));
+  if (it != prepared_.end()) return it->second.id;
+  if (prepared_.size() >= kMaxPrepared) CloseAllPrepared();
+  auto p = conn_->Prepare(sql);
+  if (!p.ok()) return AfterFailure(p.status());
+  if (p->params != params) {
+    (void)conn_->CloseStatement(p->id);
+    return absl::FailedPreconditionError(absl::StrCat("target ", peer(), " prepared ",
+                                                      AV(sql.substr(0, 200)), " with ", p->params,
+                                                      " parameters, not ", params));
+  }
+  prepared_.emplace(std::string(sql), *p);
+  return p->id;
+}
+
 absl::Status TargetSession::SendBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk) {
   BR_ASSIGN_OR_RETURN(bool bulk_ok, SupportsBulk());
   if (!bulk_ok) {
@@ -158,32 +201,41 @@ absl::Status TargetSession::SendBulk(std::string_view sql, protocol::BulkExecute
         absl::StrCat("target ", peer(), " (", conn_->server_info().version,
                      ") does not take COM_STMT_BULK_EXECUTE"));
   }
-  // Statements stay prepared for the connection's life; a session writing
-  // more tables than this starts again rather than holding handles against
-  // the server-wide max_prepared_stmt_count.
-  constexpr size_t kMaxPrepared = 64;
-  auto it = prepared_.find(AV(sql));
-  if (it == prepared_.end()) {
-    if (prepared_.size() >= kMaxPrepared) CloseAllPrepared();
-    auto p = conn_->Prepare(sql);
-    if (!p.ok()) return AfterFailure(p.status());
-    if (p->params != bulk.params()) {
-      (void)conn_->CloseStatement(p->id);
-      return absl::FailedPreconditionError(
-          absl::StrCat("target ", peer(), " prepared ", AV(sql), " with ", p->params,
-                       " parameters, not ", bulk.params()));
-    }
-    it = prepared_.emplace(std::string(sql), *p).first;
-  }
-  bulk.SetStatementId(it->second.id);
+  BR_ASSIGN_OR_RETURN(uint32_t id, PreparedId(sql, bulk.params()));
+  bulk.SetStatementId(id);
   if (absl::Status s = conn_->WriteCommand(bulk.payload()); !s.ok()) return AfterFailure(s);
   sent_sql_ = sql;
+  sent_command_ = protocol::command::kStmtBulkExecute;
   return absl::OkStatus();
+}
+
+absl::Status TargetSession::SendExecute(std::string_view sql,
+                                        const protocol::BulkExecuteBuilder& rows, size_t first,
+                                        size_t count) {
+  BR_RETURN_IF_ERROR(EnsureOpen());
+  BR_ASSIGN_OR_RETURN(uint32_t id, PreparedId(sql, size_t{rows.params()} * count));
+  BR_RETURN_IF_ERROR(protocol::BuildStmtExecute(rows, first, count, id, &execute_payload_));
+  if (absl::Status s = conn_->WriteCommand(execute_payload_); !s.ok()) return AfterFailure(s);
+  sent_sql_ = sql;
+  sent_command_ = protocol::command::kStmtExecute;
+  return absl::OkStatus();
+}
+
+absl::Status TargetSession::ExecuteRows(std::string_view sql,
+                                        const protocol::BulkExecuteBuilder& rows, size_t first,
+                                        size_t count, uint16_t* warnings) {
+  for (int attempt = 0;; ++attempt) {
+    BR_RETURN_IF_ERROR(SendExecute(sql, rows, first, count));
+    absl::Status s = FinishBulk(warnings);
+    // ER_UNKNOWN_STMT_HANDLER: prepare it again, once (as ExecuteBulk).
+    if (!s.ok() && ServerErrorCode(s) == 1243 && attempt == 0) continue;
+    return s;
+  }
 }
 
 absl::Status TargetSession::FinishBulk(uint16_t* warnings) {
   if (!conn_) return absl::UnavailableError(absl::StrCat("connection to ", peer(), " lost"));
-  auto r = conn_->ReadCommandReply(protocol::command::kStmtBulkExecute);
+  auto r = conn_->ReadCommandReply(sent_command_);
   if (!r.ok()) {
     if (ServerErrorCode(r.status()) == 1243) prepared_.erase(AV(sent_sql_));
     return AfterFailure(r.status());

@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "apply/retry_policy.h"
 #include "protocol/bulk_execute.h"
+#include "protocol/capabilities.h"
 #include "protocol/client_connection.h"
 
 namespace binrelay::apply {
@@ -50,6 +51,22 @@ absl::Duration RetryWait(ErrorClass c, int attempt);
 RetryPolicy TargetWritePolicy();
 // The server error code in `status` (0 if none).
 int ServerErrorCode(const absl::Status& status);
+
+// Statements of many rows for COM_STMT_EXECUTE (targets without bulk
+// commands, MySQL). The server keeps an Item_param per marker for as long
+// as a statement stays prepared (up to 64 per connection, see
+// PreparedId), so statements hold at most kMaxExecuteMarkers markers: about
+// a megabyte of the target's memory each, while 512 rows of four columns
+// still share one round trip.
+inline constexpr size_t kMaxExecuteMarkers = 2048;
+// Rows per full statement for `params` markers per row, at most `max_rows`.
+size_t ExecuteRowsPerStatement(size_t params, size_t max_rows);
+// Rows of the next statement when `remaining` rows are left: `full`, or the
+// largest power of two not above `remaining`. A connection so prepares at
+// most log2(full) + 2 statements per table, whatever its batch lengths.
+size_t NextExecutePiece(size_t remaining, size_t full);
+// `one_row` ("... VALUES (?,?)") with `rows` rows of markers.
+std::string MultiRowStatement(std::string_view one_row, size_t rows);
 
 class TargetSession {
  public:
@@ -74,7 +91,17 @@ class TargetSession {
   // FinishBulk reads the reply. Nothing else may use the session between
   // them. `sql` must outlive the FinishBulk.
   absl::Status SendBulk(std::string_view sql, protocol::BulkExecuteBuilder& bulk);
+  // Reads the reply to SendBulk's or SendExecute's command.
   absl::Status FinishBulk(uint16_t* warnings = nullptr);
+  // For targets without bulk commands (MySQL): rows [first, first + count)
+  // of `rows` as one COM_STMT_EXECUTE of `sql`, a statement whose VALUES
+  // list has `count` rows of markers (protocol/stmt_execute.h), prepared on
+  // first use on each connection. FinishBulk reads the reply; ExecuteRows
+  // does both.
+  absl::Status SendExecute(std::string_view sql, const protocol::BulkExecuteBuilder& rows,
+                           size_t first, size_t count);
+  absl::Status ExecuteRows(std::string_view sql, const protocol::BulkExecuteBuilder& rows,
+                           size_t first, size_t count, uint16_t* warnings = nullptr);
   // Connects if needed; the largest statement or command the target
   // accepts: its max_allowed_packet less 1 KiB (16 MiB if unreadable).
   absl::StatusOr<size_t> MaxStatementBytes();
@@ -92,6 +119,10 @@ class TargetSession {
 
  private:
   absl::Status EnsureOpen();
+  // The id of `sql` prepared on conn_ (which must be open), preparing it if
+  // needed; FailedPrecondition if the server counts other than `params`
+  // markers.
+  absl::StatusOr<uint32_t> PreparedId(std::string_view sql, size_t params);
   void CloseAllPrepared();  // COM_STMT_CLOSE for each (no replies to read)
   void Reset() {
     conn_.reset();
@@ -108,6 +139,8 @@ class TargetSession {
   bool logs_statements_ = false;
   size_t max_statement_ = 16u << 20;  // read at connect
   std::string_view sent_sql_;  // of the bulk command whose reply is unread
+  uint8_t sent_command_ = protocol::command::kStmtBulkExecute;
+  std::string execute_payload_;  // SendExecute's command (capacity kept)
   // Statements prepared on conn_, by SQL text.
   absl::flat_hash_map<std::string, protocol::ClientConnection::Prepared> prepared_;
 };

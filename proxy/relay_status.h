@@ -52,7 +52,7 @@ struct ApplyStatus {
   double last_flush_seconds = 0;
   uint64_t concurrency = 0;
   uint64_t batch_rows = 0;
-  std::string upsert_protocol;  // bulk or text
+  std::string upsert_protocol;  // bulk, prepared or text (why)
   std::vector<std::pair<int, uint64_t>> retries;  // by error code
   // changes read per row written (1 when nothing was written yet)
   double dedup_ratio() const {

@@ -21,6 +21,7 @@
 #include "apply/sql_literal.h"
 #include "apply/table_buffer.h"
 #include "apply/table_shape.h"
+#include "apply/target_session.h"
 #include "apply/xa_holds.h"
 #include "protocol/byte_cursor.h"
 #include "protocol/column_type.h"
@@ -944,6 +945,37 @@ TEST(MovePhaseTest, EveryPhaseReadsBackFromItsCheckpointTextAndNothingElseDoes) 
   EXPECT_FALSE(ParseMovePhase("").has_value());
   EXPECT_FALSE(ParseMovePhase("Done").has_value());
   EXPECT_STREQ(PipelineStateName(PipelineState::kCaughtUp), "caught up");
+}
+
+// Guards the statements a MySQL target prepares: a batch must be covered by
+// pieces that add up to it exactly (a row skipped or sent twice), each of
+// `full` rows or a power of two (else every batch length prepares its own
+// statement, and a connection soon holds hundreds), and none over the
+// marker limit the target's memory is sized for.
+TEST(ExecutePiecesTest, BatchesAreCoveredByFullStatementsAndPowersOfTwo) {
+  EXPECT_EQ(ExecuteRowsPerStatement(4, 1000), 512u);
+  EXPECT_EQ(ExecuteRowsPerStatement(2, 1000), 1000u);
+  EXPECT_EQ(ExecuteRowsPerStatement(5000, 1000), 1u) << "one row even past the limit";
+  for (size_t full : {1u, 7u, 53u, 512u}) {
+    std::set<size_t> sizes;
+    for (size_t k = 1; k <= 3 * full + 5; ++k) {
+      size_t covered = 0;
+      while (covered < k) {
+        const size_t piece = NextExecutePiece(k - covered, full);
+        ASSERT_GE(piece, 1u);
+        ASSERT_LE(piece, std::min(full, k - covered));
+        sizes.insert(piece);
+        covered += piece;
+      }
+      EXPECT_EQ(covered, k);
+    }
+    size_t log2 = 0;
+    while ((size_t{2} << log2) <= full) ++log2;
+    EXPECT_LE(sizes.size(), log2 + 2) << "statements prepared for full = " << full;
+  }
+  EXPECT_EQ(MultiRowStatement("REPLACE INTO `d`.`t(1)` (`a`,`b`) VALUES (?,?)", 3),
+            "REPLACE INTO `d`.`t(1)` (`a`,`b`) VALUES (?,?),(?,?),(?,?)");
+  EXPECT_EQ(MultiRowStatement("INSERT INTO t (a) VALUES (?)", 1), "INSERT INTO t (a) VALUES (?)");
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "tests/harness/binrelay_process.h"
+#include "tests/harness/every_type_table.h"
 #include "tests/harness/json_lite.h"
 #include "tests/harness/serve_fixture.h"
 #include "tests/harness/server_flavour.h"
@@ -441,6 +442,120 @@ TEST_P(ApplyFlavoursTest, PipelineAppliesJsonAndOtherTypesAcrossFlavours) {
     std::this_thread::sleep_for(milliseconds(100));
   }
   EXPECT_EQ(got, want) << serve->StderrTail(30);
+  BR_EXPECT_OK(serve->Stop());
+}
+
+// The pipeline's status entry `field` (the first pipeline's), or "".
+std::string PipelineField(ServeProcess& serve, const std::string& field) {
+  auto json = StatusJson(serve.http_port());
+  if (!json.ok()) return "";
+  const JsonValue* list = json->Find("pipelines");
+  if (list == nullptr || list->array.empty()) return "";
+  const JsonValue* v = list->array[0].Find(field);
+  return v ? v->text : "";
+}
+
+int64_t GlobalCounter(ServerSandbox& server, const std::string& name) {
+  auto rows = server.Query("SHOW GLOBAL STATUS LIKE '" + name + "'");
+  if (!rows.ok() || rows->empty() || !(*rows)[0][1]) return -1;
+  return std::stoll(*(*rows)[0][1]);
+}
+
+// Guards the pipeline's writes to a MySQL target, which has no bulk
+// command: prepared multi-row REPLACEs whose values travel in binary form.
+// Every column type must arrive byte for byte (CHECKSUM TABLE, same
+// flavour on both sides): a value bound to its neighbour's marker, a
+// latin1 or utf8mb4 string re-encoded, a JSON document refused as a binary
+// string, or a short batch cut into pieces that skip or repeat a row would
+// each show. The setting must take effect (statements prepared on the
+// target, "prepared" in /status), and a target that refuses to prepare
+// (max_prepared_stmt_count = 0) must get REPLACE text instead, saying why.
+TEST(ApplyOnMySqlTest, EveryColumnTypeArrivesExactlyThroughPreparedReplaces) {
+  BINRELAY_REQUIRE_FLAVOUR("mysql-9.7");
+  BR_ASSERT_OK_AND_ASSIGN(MoveServers servers, StartMoveServers({"mysql-9.7", "mysql-9.7"}));
+  ServerSandbox& source = *servers.source;
+  ServerSandbox& target = *servers.target;
+  BR_ASSERT_OK(target.Execute("CREATE DATABASE mf"));
+  for (ServerSandbox* s : {&source, &target}) {
+    BR_ASSERT_OK(s->Execute(EveryTypeTableDdl("mf.types")));
+    BR_ASSERT_OK(s->Execute(
+        "CREATE TABLE mf.many (id INT PRIMARY KEY, l VARCHAR(20) CHARACTER SET latin1, "
+        "u VARCHAR(20) CHARACTER SET utf8mb4, b BLOB)"));
+    BR_ASSERT_OK(s->Execute("CREATE TABLE mf.refused (id INT PRIMARY KEY, v VARCHAR(10))"));
+  }
+  const int64_t prepares = GlobalCounter(target, "Com_stmt_prepare");
+  BR_ASSERT_OK_AND_ASSIGN(auto start, CurrentBinlogPosition(source));
+  ServeOptions o;
+  auto config = [&](const std::string& name, const std::string& tables) {
+    return absl::StrCat("[apply.", name, "]\ntarget_host = 127.0.0.1\ntarget_port = ",
+                        target.Port(), "\ntarget_user = ", kMover, "\ntarget_password = ",
+                        kMoverPassword, "\ntables = ", tables, "\nstart = ", start,
+                        "\nflush_interval = 100ms\n");
+  };
+  o.extra_config = config("p", "mf.types,mf.many");
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(source, o));
+  BR_ASSERT_OK(serve->Start());
+  BR_ASSERT_OK(source.Execute("SET NAMES utf8mb4"));
+  BR_ASSERT_OK(source.Execute("SET time_zone = '+00:00'"));
+  BR_ASSERT_OK(source.Execute("SET sql_mode = ''"));
+  std::vector<std::string> nulls(Columns().size(), "NULL");
+  BR_ASSERT_OK(source.Execute(absl::StrCat(
+      "INSERT INTO mf.types VALUES ", RowValues(1, kMins), ", ", RowValues(2, kMaxes), ", ",
+      RowValues(3, kMisc), ", ", RowValues(4, nulls), ", ", RowValues(5, kOther))));
+  BR_ASSERT_OK(source.Execute(absl::StrCat("UPDATE mf.types SET ", SetClause(kOther),
+                                           " WHERE id = 1")));
+  BR_ASSERT_OK(source.Execute(absl::StrCat("UPDATE mf.types SET ", SetClause(kMaxes),
+                                           " WHERE id = 4")));
+  BR_ASSERT_OK(source.Execute("DELETE FROM mf.types WHERE id IN (2, 3)"));
+  // 1301 rows in one transaction: full statements of 2048 / 4 = 512 rows
+  // and a short batch cut into pieces of 256, 16, 4 and 1 rows. Every 7th
+  // row has NULLs, so NULL bits fall at every offset of the pieces.
+  BR_ASSERT_OK(source.Execute("SET cte_max_recursion_depth = 2000"));
+  BR_ASSERT_OK(source.Execute(
+      "INSERT INTO mf.many WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+      "WHERE i < 1301) SELECT i, IF(i % 7 = 0, NULL, CONVERT(CONCAT('caf', CHAR(233 USING "
+      "latin1), i) USING latin1)), IF(i % 7 = 3, NULL, CONCAT('\u65e5', i)), "
+      "IF(i % 7 = 5, NULL, UNHEX(CONCAT('00FF27', LPAD(HEX(i), 4, '0'), '5C'))) FROM n"));
+  auto checksums = [](ServerSandbox& s) {
+    auto rows = s.Query("CHECKSUM TABLE mf.types, mf.many");
+    if (!rows.ok()) return std::string("unreadable: ") + std::string(rows.status().message());
+    std::string out;
+    for (const auto& r : *rows) absl::StrAppend(&out, r[0].value_or(""), "=", r[1].value_or("NULL"), " ");
+    return out;
+  };
+  const std::string want = checksums(source);
+  std::string got;
+  for (int i = 0; i < 300 && (got = checksums(target)) != want; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(got, want) << serve->StderrTail(30);
+  auto count = target.Query("SELECT COUNT(*) FROM mf.many");
+  ASSERT_TRUE(count.ok()) << count.status();
+  EXPECT_EQ((*count)[0][0].value_or("?"), "1301");
+  EXPECT_EQ(PipelineField(*serve, "upsert_protocol"), "prepared");
+  EXPECT_EQ(PipelineField(*serve, "target_warnings"), "0") << serve->StderrTail(30);
+  EXPECT_GT(GlobalCounter(target, "Com_stmt_prepare"), prepares) << "nothing was prepared";
+  BR_EXPECT_OK(serve->Stop());
+
+  // A target that prepares nothing: REPLACE text, and /status says why.
+  BR_ASSERT_OK(target.Execute("SET GLOBAL max_prepared_stmt_count = 0"));
+  BR_ASSERT_OK_AND_ASSIGN(start, CurrentBinlogPosition(source));
+  o.extra_config = config("q", "mf.refused");
+  BR_ASSERT_OK_AND_ASSIGN(serve, ServeProcess::Create(source, o));
+  BR_ASSERT_OK(serve->Start());
+  BR_ASSERT_OK(source.Execute("INSERT INTO mf.refused VALUES (1, 'a'), (2, 'b'), (3, NULL)"));
+  for (int i = 0; i < 300; ++i) {
+    auto rows = target.Query("SELECT COUNT(*) FROM mf.refused");
+    if (rows.ok() && (*rows)[0][0].value_or("") == "3") break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  const std::string how = PipelineField(*serve, "upsert_protocol");
+  EXPECT_TRUE(absl::StartsWith(how, "text (prepared refused: ")) << how;
+  EXPECT_TRUE(absl::StrContains(how, "1461")) << how;
+  auto rows = target.Query("SELECT id, IFNULL(v, 'NULL') FROM mf.refused ORDER BY id");
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[2][1].value_or("?"), "NULL");
   BR_EXPECT_OK(serve->Stop());
 }
 

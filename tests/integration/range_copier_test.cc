@@ -42,10 +42,14 @@ class RangeCopierTest : public testing::SourceTargetSandboxTest<RangeCopierTest>
   // of at most `batch_bytes`, as bulk commands or text; returns the rows
   // copied. `error` (if given) receives the first failure instead of it
   // failing the test.
+  // `source` and `target` default to the suite's servers.
   static uint64_t CopyAll(const std::string& db, uint64_t rows, size_t batch_bytes, bool bulk,
-                          absl::Status* error = nullptr, uint64_t* unique_conflicts = nullptr) {
-    replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
-    replication::ConnectionSqlSource dst(apply::InMoveSession(target_->ClientOptions(kUser, kPassword)));
+                          absl::Status* error = nullptr, uint64_t* unique_conflicts = nullptr,
+                          ServerSandbox* source = nullptr, ServerSandbox* target = nullptr) {
+    if (source == nullptr) source = source_;
+    if (target == nullptr) target = target_;
+    replication::ConnectionSqlSource src(apply::InMoveSession(source->ClientOptions(kUser, kPassword)));
+    replication::ConnectionSqlSource dst(apply::InMoveSession(target->ClientOptions(kUser, kPassword)));
     auto from = LoadTableShape(src, db, "t");
     auto to = LoadTableShape(dst, db, "t");
     EXPECT_TRUE(from.ok() && to.ok()) << from.status() << to.status();
@@ -54,7 +58,7 @@ class RangeCopierTest : public testing::SourceTargetSandboxTest<RangeCopierTest>
     auto copier = RangeCopier::Create(*from, *to, bulk);
     EXPECT_TRUE(chunker.ok() && copier.ok()) << chunker.status() << copier.status();
     if (!chunker.ok() || !copier.ok()) return 0;
-    TargetSession session(target_->ClientOptions(kUser, kPassword), 5);
+    TargetSession session(target->ClientOptions(kUser, kPassword), 5);
     uint64_t copied = 0;
     for (int guard = 0; guard < 100000; ++guard) {
       auto next = chunker->Next(src, rows);
@@ -73,8 +77,8 @@ class RangeCopierTest : public testing::SourceTargetSandboxTest<RangeCopierTest>
     return copied;
   }
 
-  static uint64_t TargetCounter(const std::string& name) {
-    auto r = target_->Query("SHOW GLOBAL STATUS LIKE '" + name + "'");
+  static uint64_t TargetCounter(const std::string& name, ServerSandbox* to = nullptr) {
+    auto r = (to ? to : target_)->Query("SHOW GLOBAL STATUS LIKE '" + name + "'");
     if (!r.ok() || r->empty() || !(*r)[0][1]) return 0;
     return std::stoull(*(*r)[0][1]);
   }
@@ -160,6 +164,57 @@ TEST_P(RangeCopierModes, EveryColumnTypeArrivesExactly) {
   BR_ASSERT_OK(b.status());
   EXPECT_EQ(a->rows, 7u);
   EXPECT_EQ(a->hash, b->hash);
+}
+
+// Guards the copy into a MySQL target, which has no bulk command: rows go
+// as prepared multi-row INSERT IGNOREs (COM_STMT_EXECUTE), and every column
+// type must arrive exactly (CHECKSUM TABLE, MySQL on both sides): JSON as
+// text (as a binary string it is error 3144), a batch of 37 rows cut into
+// statements of 32, 4 and 1 rows without a row skipped or repeated, NULLs
+// at every offset. The setting must take effect: statements executed on
+// the target, and none with bulk off.
+TEST_F(RangeCopierTest, OnMySqlEveryColumnTypeArrivesExactlyThroughPreparedInserts) {
+  BINRELAY_REQUIRE_FLAVOUR("mysql-9.7");
+  using testing::RowValues;
+  std::unique_ptr<ServerSandbox> servers[2];
+  for (uint32_t id : {1u, 2u}) {
+    testing::ServerSandboxOptions o;
+    o.flavour = "mysql-9.7";
+    o.server_id = id;
+    BR_ASSERT_OK_AND_ASSIGN(servers[id - 1], ServerSandbox::Start(o));
+    BR_ASSERT_OK(servers[id - 1]->CreateUser(kUser, kPassword, kAccount.grants));
+  }
+  ServerSandbox* from = servers[0].get();
+  ServerSandbox* to = servers[1].get();
+  for (ServerSandbox* s : {from, to}) {
+    BR_ASSERT_OK(s->Execute("CREATE DATABASE rc_my CHARACTER SET utf8mb4"));
+    BR_ASSERT_OK(s->Execute(testing::EveryTypeTableDdl("rc_my.t")));
+  }
+  BR_ASSERT_OK(from->Execute("SET NAMES utf8mb4"));
+  BR_ASSERT_OK(from->Execute("SET sql_mode = ''"));
+  std::vector<std::string> nulls(testing::Columns().size(), "NULL");
+  std::string values = absl::StrCat(RowValues(1, testing::kMins), ", ",
+                                    RowValues(2, testing::kMaxes), ", ",
+                                    RowValues(3, testing::kMisc), ", ", RowValues(4, nulls));
+  for (int id = 5; id <= 37; ++id) {
+    absl::StrAppend(&values, ", ", RowValues(id, id % 5 == 0 ? nulls : testing::kOther));
+  }
+  BR_ASSERT_OK(from->Execute("INSERT INTO rc_my.t VALUES " + values));
+  auto want = testing::ChecksumAllTables(*from, "rc_my");
+  BR_ASSERT_OK(want.status());
+  for (const bool bulk : {true, false}) {
+    BR_ASSERT_OK(to->Execute("DELETE FROM rc_my.t"));
+    const uint64_t executes = TargetCounter("Com_stmt_execute", to);
+    EXPECT_EQ(CopyAll("rc_my", 100, 1 << 20, bulk, nullptr, nullptr, from, to), 37u);
+    if (bulk) {
+      EXPECT_GE(TargetCounter("Com_stmt_execute", to), executes + 3) << "32, 4 and 1 rows";
+    } else {
+      EXPECT_EQ(TargetCounter("Com_stmt_execute", to), executes);
+    }
+    auto got = testing::ChecksumAllTables(*to, "rc_my");
+    BR_ASSERT_OK(got.status());
+    EXPECT_EQ(*want, *got) << (bulk ? "prepared" : "text");
+  }
 }
 
 // Guards: a copy overwriting a row a change already put on the target
