@@ -62,6 +62,12 @@ ApplyTable MakeApplyTable(TableShape source, TableShape target) {
     if (c.data_type == "json" && c.charset.empty()) {
       c.charset = source.columns[i].charset.empty() ? "utf8mb4" : source.columns[i].charset;
     }
+    // A bound JSON value is text in character_set_client (utf8mb4): other
+    // bytes would be refused or stored as other characters.
+    if (c.data_type == "json" && c.charset != "utf8mb4" && c.charset != "utf8mb3" &&
+        c.charset != "utf8" && c.charset != "ascii") {
+      t.bind_values = false;
+    }
   }
   t.source = std::move(source);
   t.target = std::move(target);

@@ -42,6 +42,9 @@ struct ApplyTable {
   // over many rows by COM_STMT_BULK_EXECUTE.
   std::string bulk_replace;
   uint16_t bulk_params = 0;  // columns written (generated ones are not)
+  // False when a value cannot be bound exactly (a MySQL JSON column fed
+  // from a non-UTF-8 source column): REPLACE text, in the source's charset.
+  bool bind_values = true;
   // How each target column's values are written (sql_literal.h).
   std::vector<LiteralStyle> styles;
   // The target's max_allowed_packet less room for the packet header.

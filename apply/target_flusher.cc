@@ -113,13 +113,14 @@ absl::Status TargetFlusher::Replace(TargetSession& session, const ApplyTable& t,
                                     const BufferedRow* const* rows, size_t n, size_t max_rows,
                                     size_t max_bytes) {
   size_t applied = 0;  // rows[0, applied) are on the target
-  auto text = [&] {
-    return BuildReplaces(t, rows + applied, n - applied, max_rows, max_bytes,
+  // Text keeps the caller's limits (kExecute lowers them below).
+  auto text = [&, text_rows = max_rows, text_bytes = max_bytes] {
+    return BuildReplaces(t, rows + applied, n - applied, text_rows, text_bytes,
                          [&](std::string_view sql, size_t k) { return Execute(session, sql, k); });
   };
   const UpsertWrite how = upsert_.load();
   // A table whose columns are all generated has nothing to bind.
-  if (how == UpsertWrite::kText || t.bulk_params == 0) return text();
+  if (how == UpsertWrite::kText || t.bulk_params == 0 || !t.bind_values) return text();
   const bool execute = how == UpsertWrite::kExecute;
   // kExecute: a batch of `full` rows runs as one statement; a shorter one
   // (the last of a run, or cut by bytes) as pieces (NextExecutePiece).
@@ -318,9 +319,9 @@ absl::Status TargetFlusher::Flush(Drain& drain) {
       const size_t n = r.upserts.size();
       size_t bytes = 0;
       for (const BufferedRow* row : r.upserts) bytes += row->image.size();
-      const size_t batches = std::max((n + batch_rows - 1) / batch_rows,
-                                      (bytes + batch_bytes - 1) / std::max<size_t>(1, batch_bytes));
-      const size_t runs = std::min(batches, std::max<size_t>(1, cur_concurrency_));
+      auto ceil_div = [](size_t a, size_t b) { return a == 0 ? 0 : (a - 1) / std::max<size_t>(1, b) + 1; };
+      const size_t batches = std::max(ceil_div(n, batch_rows), ceil_div(bytes, batch_bytes));
+      const size_t runs = std::min({batches, n, std::max<size_t>(1, cur_concurrency_)});
       for (size_t k = 0, at = 0; k < runs; ++k) {
         const size_t end = n * (k + 1) / runs;
         const BufferedRow* const* rows = r.upserts.data() + at;

@@ -58,7 +58,8 @@ RetryPolicy TargetWritePolicy() {
 }
 
 size_t ExecuteRowsPerStatement(size_t params, size_t max_rows) {
-  return std::max<size_t>(1, std::min(max_rows, kMaxExecuteMarkers / std::max<size_t>(1, params)));
+  return std::bit_floor(
+      std::max<size_t>(1, std::min(max_rows, kMaxExecuteMarkers / std::max<size_t>(1, params))));
 }
 
 size_t NextExecutePiece(size_t remaining, size_t full) {
@@ -215,7 +216,10 @@ absl::Status TargetSession::SendExecute(std::string_view sql,
   BR_RETURN_IF_ERROR(EnsureOpen());
   BR_ASSIGN_OR_RETURN(uint32_t id, PreparedId(sql, size_t{rows.params()} * count));
   BR_RETURN_IF_ERROR(protocol::BuildStmtExecute(rows, first, count, id, &execute_payload_));
-  if (absl::Status s = conn_->WriteCommand(execute_payload_); !s.ok()) return AfterFailure(s);
+  absl::Status written = conn_->WriteCommand(execute_payload_);
+  // One large row would otherwise keep its buffer for the session's life.
+  if (execute_payload_.capacity() > (size_t{16} << 20)) std::string().swap(execute_payload_);
+  if (!written.ok()) return AfterFailure(written);
   sent_sql_ = sql;
   sent_command_ = protocol::command::kStmtExecute;
   return absl::OkStatus();

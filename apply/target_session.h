@@ -59,11 +59,12 @@ int ServerErrorCode(const absl::Status& status);
 // a megabyte of the target's memory each, while 512 rows of four columns
 // still share one round trip.
 inline constexpr size_t kMaxExecuteMarkers = 2048;
-// Rows per full statement for `params` markers per row, at most `max_rows`.
+// Rows per full statement for `params` markers per row, at most `max_rows`:
+// a power of two, so that whatever the batch size (which AIMD moves) every
+// statement is one of log2(kMaxExecuteMarkers / params) + 1 per table.
 size_t ExecuteRowsPerStatement(size_t params, size_t max_rows);
 // Rows of the next statement when `remaining` rows are left: `full`, or the
-// largest power of two not above `remaining`. A connection so prepares at
-// most log2(full) + 2 statements per table, whatever its batch lengths.
+// largest power of two not above `remaining`.
 size_t NextExecutePiece(size_t remaining, size_t full);
 // `one_row` ("... VALUES (?,?)") with `rows` rows of markers.
 std::string MultiRowStatement(std::string_view one_row, size_t rows);
@@ -127,6 +128,7 @@ class TargetSession {
   void Reset() {
     conn_.reset();
     prepared_.clear();
+    sent_sql_ = {};
   }
   // After a failed command: a lost connection is dropped, and one that
   // timed out is also killed (see Query).

@@ -954,9 +954,10 @@ TEST(MovePhaseTest, EveryPhaseReadsBackFromItsCheckpointTextAndNothingElseDoes) 
 // marker limit the target's memory is sized for.
 TEST(ExecutePiecesTest, BatchesAreCoveredByFullStatementsAndPowersOfTwo) {
   EXPECT_EQ(ExecuteRowsPerStatement(4, 1000), 512u);
-  EXPECT_EQ(ExecuteRowsPerStatement(2, 1000), 1000u);
+  EXPECT_EQ(ExecuteRowsPerStatement(2, 1000), 512u) << "a power of two whatever the batch size";
+  EXPECT_EQ(ExecuteRowsPerStatement(38, 1000), 32u);
   EXPECT_EQ(ExecuteRowsPerStatement(5000, 1000), 1u) << "one row even past the limit";
-  for (size_t full : {1u, 7u, 53u, 512u}) {
+  for (size_t full : {1u, 4u, 64u, 512u}) {
     std::set<size_t> sizes;
     for (size_t k = 1; k <= 3 * full + 5; ++k) {
       size_t covered = 0;

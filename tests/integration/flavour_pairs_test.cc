@@ -507,9 +507,10 @@ TEST(ApplyOnMySqlTest, EveryColumnTypeArrivesExactlyThroughPreparedReplaces) {
   BR_ASSERT_OK(source.Execute(absl::StrCat("UPDATE mf.types SET ", SetClause(kMaxes),
                                            " WHERE id = 4")));
   BR_ASSERT_OK(source.Execute("DELETE FROM mf.types WHERE id IN (2, 3)"));
-  // 1301 rows in one transaction: full statements of 2048 / 4 = 512 rows
-  // and a short batch cut into pieces of 256, 16, 4 and 1 rows. Every 7th
-  // row has NULLs, so NULL bits fall at every offset of the pieces.
+  // 1301 rows in one transaction, two connections' runs of about 650:
+  // statements of 512 rows (2048 markers / 4), the rest cut into pieces of
+  // powers of two. Every 7th row has NULLs, so NULL bits fall at every
+  // offset of the pieces.
   BR_ASSERT_OK(source.Execute("SET cte_max_recursion_depth = 2000"));
   BR_ASSERT_OK(source.Execute(
       "INSERT INTO mf.many WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
