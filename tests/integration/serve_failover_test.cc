@@ -149,6 +149,25 @@ absl::StatusOr<Topology> StartTopology(const std::string& flavour_name,
   return t;
 }
 
+// Makes `standby` a primary: its replication stopped and forgotten, and
+// (with `writable`) read_only off.
+absl::Status Promote(ServerSandbox& standby, bool mysql, bool writable = true) {
+  BR_RETURN_IF_ERROR(standby.Execute(mysql ? "STOP REPLICA" : "STOP SLAVE"));
+  BR_RETURN_IF_ERROR(standby.Execute(mysql ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
+  if (writable) BR_RETURN_IF_ERROR(standby.Execute("SET GLOBAL read_only = 0"));
+  return absl::OkStatus();
+}
+
+// The failover a DBA runs once nothing acknowledged can be lost: everything
+// the primary wrote is in binrelay's store and applied on the standby; the
+// primary dies (SIGKILL); the standby is promoted.
+absl::Status KillPrimaryAndPromote(Topology& t) {
+  BR_RETURN_IF_ERROR(WaitStoreReached(*t.serve, *t.primary, seconds(60)).status());
+  BR_RETURN_IF_ERROR(WaitReplicaExecuted(*t.standby, *t.primary, seconds(60)));
+  t.primary->Stop(seconds(0));
+  return Promote(*t.standby, t.mysql);
+}
+
 class ServeFailoverTest : public ::testing::TestWithParam<std::string> {};
 
 // Guards the switch end to end on a real server of each release: rows lost
@@ -172,8 +191,7 @@ TEST_P(ServeFailoverTest, ChangeMasterByGtidFollowsThePromotedReplica) {
   // stopped meanwhile: it comes back at exactly what binrelay stored.
   primary->Stop(seconds(0));
   BR_ASSERT_OK(replica->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
-  BR_ASSERT_OK(standby->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
-  BR_ASSERT_OK(standby->Execute(my ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
+  BR_ASSERT_OK(Promote(*standby, my, /*writable=*/false));
 
   replication::ConnectionSqlSource admin(Admin(*serve));
   BR_ASSERT_OK(admin.Query("STOP SLAVE").status());
@@ -343,9 +361,7 @@ TEST_P(ServeFailoverTest, LostPrimaryIsFollowedToTheStandbyOnceItTakesWrites) {
   EXPECT_EQ(before.Find("source_switches")->text, "0");
 
   // Promoted: binrelay follows it by itself.
-  BR_ASSERT_OK(standby->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
-  BR_ASSERT_OK(standby->Execute(my ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
-  BR_ASSERT_OK(standby->Execute("SET GLOBAL read_only = 0"));
+  BR_ASSERT_OK(Promote(*standby, my));
   for (int i = 41; i <= 60; ++i) {
     BR_ASSERT_OK(standby->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'c')")));
   }
@@ -413,8 +429,7 @@ TEST_P(ServeFailoverTest, TwoWritableCandidatesAreRefusedUntilOneIsReadOnly) {
 
   // The second is fenced (read-only): the first is followed.
   BR_ASSERT_OK(standby2->Execute("SET GLOBAL read_only = 1"));
-  BR_ASSERT_OK(standby->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
-  BR_ASSERT_OK(standby->Execute(my ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
+  BR_ASSERT_OK(Promote(*standby, my, /*writable=*/false));
   for (int i = 41; i <= 60; ++i) {
     BR_ASSERT_OK(standby->Execute(absl::StrCat("INSERT INTO app.t VALUES (", i, ", 'c')")));
   }
@@ -509,7 +524,6 @@ TEST_P(ServeFailoverTest, MoveReadyBeforeTheFailoverCutsOverOnThePromotedStandby
                                                      .failover_after = "1s",
                                                      .primary_setup = move.primary_sql,
                                                      .serve_extra_config = move_config}));
-  const bool my = topology.mysql;
   auto& primary = topology.primary;
   auto& standby = topology.standby;
   auto& serve = topology.serve;
@@ -544,14 +558,7 @@ TEST_P(ServeFailoverTest, MoveReadyBeforeTheFailoverCutsOverOnThePromotedStandby
   ASSERT_EQ(wait_phase("ready for cutover", seconds(120)), "ready for cutover")
       << serve->StderrTail(40);
   BR_ASSERT_OK(write(*primary, 100));
-  // Everything written reached the store and the standby; then the primary
-  // dies and the standby is promoted.
-  BR_ASSERT_OK(WaitStoreReached(*serve, *primary, seconds(60)).status());
-  BR_ASSERT_OK(WaitReplicaExecuted(*standby, *primary, seconds(60)));
-  primary->Stop(seconds(0));
-  BR_ASSERT_OK(standby->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
-  BR_ASSERT_OK(standby->Execute(my ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
-  BR_ASSERT_OK(standby->Execute("SET GLOBAL read_only = 0"));
+  BR_ASSERT_OK(KillPrimaryAndPromote(topology));
   BR_ASSERT_OK(write(*standby, 100));
   BR_ASSERT_OK(WaitStoreReached(*serve, *standby, seconds(60)).status()) << serve->StderrTail();
   EXPECT_EQ(move_phase(), "ready for cutover");
@@ -597,7 +604,6 @@ TEST_P(ServeFailoverTest, MoveCopyingAcrossTheFailoverCutsOverEqualToThePromoted
                                                      .failover_after = "1s",
                                                      .primary_setup = move.primary_sql,
                                                      .serve_extra_config = move_config}));
-  const bool my = topology.mysql;
   auto& primary = topology.primary;
   auto& standby = topology.standby;
   auto& serve = topology.serve;
@@ -634,12 +640,7 @@ TEST_P(ServeFailoverTest, MoveCopyingAcrossTheFailoverCutsOverEqualToThePromoted
   release("dispatch 1");
   ASSERT_TRUE(logged("held at dispatch 2")) << serve->StderrTail(30);
   BR_ASSERT_OK(change(*primary, 1));
-  BR_ASSERT_OK(WaitStoreReached(*serve, *primary, seconds(60)).status());
-  BR_ASSERT_OK(WaitReplicaExecuted(*standby, *primary, seconds(60)));
-  primary->Stop(seconds(0));
-  BR_ASSERT_OK(standby->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
-  BR_ASSERT_OK(standby->Execute(my ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
-  BR_ASSERT_OK(standby->Execute("SET GLOBAL read_only = 0"));
+  BR_ASSERT_OK(KillPrimaryAndPromote(topology));
   BR_ASSERT_OK(change(*standby, 2));
   BR_ASSERT_OK(WaitStoreReached(*serve, *standby, seconds(60)).status()) << serve->StderrTail();
   release("dispatch 2");
@@ -685,8 +686,7 @@ TEST_P(ServeFailoverTest, CandidateDroppingConnectionsMidSwitchIsFollowedWithout
   // connection of the run, whose start is resolved from the store.
   BR_ASSERT_OK(serve->Stop());
   BR_ASSERT_OK(serve->Start());
-  BR_ASSERT_OK(standby->Execute(my ? "STOP REPLICA" : "STOP SLAVE"));
-  BR_ASSERT_OK(standby->Execute(my ? "RESET REPLICA ALL" : "RESET SLAVE ALL"));
+  BR_ASSERT_OK(Promote(*standby, my, /*writable=*/false));
   // Rows written while the switch is under way, and long enough ones that
   // the dump through the proxy meets its faults too.
   for (int i = 41; i <= 60; ++i) {
