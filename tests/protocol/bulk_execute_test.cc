@@ -5,15 +5,12 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/harness/byte_literals.h"
 
 namespace binrelay::protocol {
 namespace {
 
-std::string Bytes(std::initializer_list<int> b) {
-  std::string s;
-  for (int x : b) s.push_back(static_cast<char>(x));
-  return s;
-}
+using testing::Bytes;
 
 // Guards the layout mysqld_stmt_bulk_execute reads (sql/sql_prepare.cc):
 // command, id, SEND_TYPES flag, one type pair per parameter set by its first

@@ -3,15 +3,12 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/harness/byte_literals.h"
 
 namespace binrelay::protocol {
 namespace {
 
-std::string Bytes(std::initializer_list<int> b) {
-  std::string s;
-  for (int x : b) s.push_back(static_cast<char>(x));
-  return s;
-}
+using testing::Bytes;
 
 // Guards the layout mysqld_stmt_execute reads (sql/sql_prepare.cc, without
 // CLIENT_QUERY_ATTRIBUTES): flags and iteration count, one NULL bit per

@@ -4,16 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/harness/byte_literals.h"
+
 #include "replication/gtid_set.h"
 
 namespace binrelay::replication {
 namespace {
 
-std::string Bytes(std::initializer_list<int> v) {
-  std::string s;
-  for (int b : v) s.push_back(static_cast<char>(b));
-  return s;
-}
+using testing::Bytes;
 
 TEST(DumpCommandsTest, RegisterSlaveMatchesMysqlReplicaCapture) {
   RegisterReplica r;
