@@ -457,6 +457,14 @@ struct MoveSetup {
                         "\ntarget_user = ", kMover, "\ntarget_password = ", kMoverPassword,
                         "\ntables = mv.t\n", extra);
   }
+  // A topology whose primary has mv.t, binrelay running the move (with
+  // `extra` lines) and following the read-only standby once it is writable.
+  TopologyOptions Topology(const std::string& extra) const {
+    return {.standby_args = {"--read-only=1"},
+            .failover_after = "1s",
+            .primary_setup = primary_sql,
+            .serve_extra_config = Config(extra)};
+  }
 };
 
 absl::StatusOr<MoveSetup> PrepareMove(const std::string& flavour_name, int rows) {
@@ -517,13 +525,10 @@ std::string RowsDigest(ServerSandbox& sb, const std::string& table) {
 TEST_P(ServeFailoverTest, MoveReadyBeforeTheFailoverCutsOverOnThePromotedStandby) {
   BINRELAY_REQUIRE_FLAVOUR(GetParam());
   BR_ASSERT_OK_AND_ASSIGN(MoveSetup move, PrepareMove(GetParam(), 2000));
-  const std::string move_config =
-      move.Config("cutover = manual\nchunk_time = 20ms\nflush_interval = 100ms\n");
-  BR_ASSERT_OK_AND_ASSIGN(Topology topology,
-                          StartTopology(GetParam(), {.standby_args = {"--read-only=1"},
-                                                     .failover_after = "1s",
-                                                     .primary_setup = move.primary_sql,
-                                                     .serve_extra_config = move_config}));
+  BR_ASSERT_OK_AND_ASSIGN(
+      Topology topology,
+      StartTopology(GetParam(),
+                    move.Topology("cutover = manual\nchunk_time = 20ms\nflush_interval = 100ms\n")));
   auto& primary = topology.primary;
   auto& standby = topology.standby;
   auto& serve = topology.serve;
@@ -597,13 +602,11 @@ TEST_P(ServeFailoverTest, MoveCopyingAcrossTheFailoverCutsOverEqualToThePromoted
                                          GetParam(), "-", getpid());
   std::filesystem::remove_all(holds);
   std::filesystem::create_directories(holds);
-  const std::string move_config = move.Config(
-      absl::StrCat("copy_threads = 1\nflush_interval = 100ms\ntest_hold_dir = ", holds, "\n"));
-  BR_ASSERT_OK_AND_ASSIGN(Topology topology,
-                          StartTopology(GetParam(), {.standby_args = {"--read-only=1"},
-                                                     .failover_after = "1s",
-                                                     .primary_setup = move.primary_sql,
-                                                     .serve_extra_config = move_config}));
+  BR_ASSERT_OK_AND_ASSIGN(
+      Topology topology,
+      StartTopology(GetParam(), move.Topology(absl::StrCat(
+                                    "copy_threads = 1\nflush_interval = 100ms\ntest_hold_dir = ",
+                                    holds, "\n"))));
   auto& primary = topology.primary;
   auto& standby = topology.standby;
   auto& serve = topology.serve;
