@@ -576,6 +576,59 @@ TEST(ApplyOnMySqlTest, EveryColumnTypeArrivesExactlyThroughPreparedReplaces) {
   BR_EXPECT_OK(serve->Stop());
 }
 
+// Guards a MariaDB JSON column in latin1 applied to a MySQL JSON column:
+// bound, its bytes would be taken as utf8mb4 text (é, 0xE9, is not UTF-8:
+// error 3140, or where bytes happen to form UTF-8, other characters), so
+// that table is written as text in latin1 while the pipeline still binds
+// the others' rows.
+TEST(ApplyOnMySqlTest, Latin1JsonFromMariaDbIsWrittenAsTextBesideBoundTables) {
+  BINRELAY_REQUIRE_FLAVOUR("mysql-9.7");
+  BR_ASSERT_OK_AND_ASSIGN(MoveServers servers, StartMoveServers({"mariadb-10.11", "mysql-9.7"}));
+  ServerSandbox& source = *servers.source;
+  ServerSandbox& target = *servers.target;
+  // MariaDB's JSON is a utf8mb4 LONGTEXT with a JSON_VALID check; the same
+  // in latin1 is what an older schema has.
+  BR_ASSERT_OK(source.Execute("CREATE TABLE mf.j (id INT PRIMARY KEY, doc LONGTEXT CHARACTER SET "
+                              "latin1 CHECK (JSON_VALID(doc)))"));
+  BR_ASSERT_OK(source.Execute(
+      "CREATE TABLE mf.n (id INT PRIMARY KEY, v INT)"));
+  auto charset = source.Query(
+      "SELECT CHARACTER_SET_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'mf' "
+      "AND TABLE_NAME = 'j' AND COLUMN_NAME = 'doc'");
+  ASSERT_TRUE(charset.ok() && charset->size() == 1) << charset.status();
+  ASSERT_EQ((*charset)[0][0].value_or(""), "latin1") << "the source's JSON must be latin1 here";
+  BR_ASSERT_OK(target.Execute("CREATE DATABASE mf"));
+  BR_ASSERT_OK(target.Execute("CREATE TABLE mf.j (id INT PRIMARY KEY, doc JSON)"));
+  BR_ASSERT_OK(target.Execute(
+      "CREATE TABLE mf.n (id INT PRIMARY KEY, v INT)"));
+  BR_ASSERT_OK_AND_ASSIGN(auto start, CurrentBinlogPosition(source));
+  ServeOptions o;
+  o.extra_config = absl::StrCat("[apply.p]\ntarget_host = 127.0.0.1\ntarget_port = ",
+                                target.Port(), "\ntarget_user = ", kMover,
+                                "\ntarget_password = ", kMoverPassword,
+                                "\ntables = mf.*\nstart = ", start, "\nflush_interval = 100ms\n");
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(source, o));
+  BR_ASSERT_OK(serve->Start());
+  const int64_t executes = GlobalCounter(target, "Com_stmt_execute");
+  BR_ASSERT_OK(source.Execute("SET NAMES utf8mb4"));
+  BR_ASSERT_OK(source.Execute("INSERT INTO mf.j VALUES (1, '{\"k\": \"caf\u00e9\"}'), (2, '[]')"));
+  BR_ASSERT_OK(source.Execute("INSERT INTO mf.n VALUES (1, 10), (2, 20)"));
+  std::string got;
+  for (int i = 0; i < 300; ++i) {
+    auto rows = target.Query("SELECT CAST(doc AS CHAR) FROM mf.j ORDER BY id");
+    auto n = target.Query("SELECT COUNT(*) FROM mf.n");
+    if (rows.ok() && rows->size() == 2 && n.ok() && (*n)[0][0].value_or("") == "2") {
+      got = absl::StrCat((*rows)[0][0].value_or("NULL"), "|", (*rows)[1][0].value_or("NULL"));
+      break;
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(got, "{\"k\": \"caf\u00e9\"}|[]") << serve->StderrTail(30);
+  EXPECT_EQ(PipelineField(*serve, "upsert_protocol"), "prepared") << serve->StderrTail(30);
+  EXPECT_GT(GlobalCounter(target, "Com_stmt_execute"), executes) << "mf.n was not bound";
+  BR_EXPECT_OK(serve->Stop());
+}
+
 INSTANTIATE_TEST_SUITE_P(Pairs, ApplyFlavoursTest,
                          ::testing::Values(FlavourPair{"mysql-9.7", "mariadb-10.11"},
                                            FlavourPair{"mariadb-10.11", "mysql-9.7"}),
