@@ -577,10 +577,10 @@ TEST(ApplyOnMySqlTest, EveryColumnTypeArrivesExactlyThroughPreparedReplaces) {
 }
 
 // Guards a MariaDB JSON column in latin1 applied to a MySQL JSON column:
-// bound, its bytes would be taken as utf8mb4 text (é, 0xE9, is not UTF-8:
-// error 3140, or where bytes happen to form UTF-8, other characters), so
-// that table is written as text in latin1 while the pipeline still binds
-// the others' rows.
+// bound, its bytes are taken as utf8mb4 text (é, 0xE9, is not UTF-8: the
+// row arrived as NULL, a warning the only trace; where the bytes happen to
+// form UTF-8, other characters), so that table is written as text in
+// latin1 while the pipeline still binds the others' rows.
 TEST(ApplyOnMySqlTest, Latin1JsonFromMariaDbIsWrittenAsTextBesideBoundTables) {
   BINRELAY_REQUIRE_FLAVOUR("mysql-9.7");
   BR_ASSERT_OK_AND_ASSIGN(MoveServers servers, StartMoveServers({"mariadb-10.11", "mysql-9.7"}));
