@@ -459,7 +459,7 @@ struct MoveSetup {
   }
   // A topology whose primary has mv.t, binrelay running the move (with
   // `extra` lines) and following the read-only standby once it is writable.
-  TopologyOptions Topology(const std::string& extra) const {
+  TopologyOptions TopologyFor(const std::string& extra) const {
     return {.standby_args = {"--read-only=1"},
             .failover_after = "1s",
             .primary_setup = primary_sql,
@@ -528,7 +528,7 @@ TEST_P(ServeFailoverTest, MoveReadyBeforeTheFailoverCutsOverOnThePromotedStandby
   BR_ASSERT_OK_AND_ASSIGN(
       Topology topology,
       StartTopology(GetParam(),
-                    move.Topology("cutover = manual\nchunk_time = 20ms\nflush_interval = 100ms\n")));
+                    move.TopologyFor("cutover = manual\nchunk_time = 20ms\nflush_interval = 100ms\n")));
   auto& primary = topology.primary;
   auto& standby = topology.standby;
   auto& serve = topology.serve;
@@ -604,7 +604,7 @@ TEST_P(ServeFailoverTest, MoveCopyingAcrossTheFailoverCutsOverEqualToThePromoted
   std::filesystem::create_directories(holds);
   BR_ASSERT_OK_AND_ASSIGN(
       Topology topology,
-      StartTopology(GetParam(), move.Topology(absl::StrCat(
+      StartTopology(GetParam(), move.TopologyFor(absl::StrCat(
                                     "copy_threads = 1\nflush_interval = 100ms\ntest_hold_dir = ",
                                     holds, "\n"))));
   auto& primary = topology.primary;
