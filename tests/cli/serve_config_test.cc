@@ -423,6 +423,50 @@ tables = shop.orders
   }
 }
 
+// Guards the move's store default: `binrelay move` syncs its store every
+// 100 ms (its readers only get synced events; an fdatasync per transaction
+// cost the move CPU for nothing), serve keeps one per transaction, a move
+// with semi_sync = on gets the per-transaction sync its ACKs promise, and
+// a sync the operator set is kept.
+TEST(ServeConfigTest, MoveStoreSyncsEvery100msUnlessSemiSyncOrSet) {
+  constexpr char kMove[] = R"(
+[source]
+host = db1.example
+user = mover
+password = pw
+server_id = 4002
+[store]
+dir = /var/lib/binrelay-move
+[move]
+target_host = db3.example
+target_user = mover
+target_password = pw
+tables = shop.orders
+)";
+  auto parse = [&](std::vector<std::string> overrides) {
+    auto ini = IniFile::Parse(kMove, "move.cnf");
+    EXPECT_TRUE(ini.ok()) << ini.status();
+    for (const std::string& o : overrides) EXPECT_TRUE(ini->Override(o).ok()) << o;
+    return ParseMoveConfig(*ini);
+  };
+  auto plain = parse({});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->store.sync, ServeConfig::Store::Sync::kInterval);
+  EXPECT_EQ(plain->store.sync_interval.count(), 100);
+  auto semi = parse({"--source.semi_sync=on"});
+  ASSERT_TRUE(semi.ok()) << semi.status();
+  EXPECT_EQ(semi->store.sync, ServeConfig::Store::Sync::kTransaction);
+  auto set = parse({"--store.sync=transaction"});
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->store.sync, ServeConfig::Store::Sync::kTransaction);
+  auto off = parse({"--store.sync=off"});
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->store.sync, ServeConfig::Store::Sync::kOff);
+  auto serve = Parse(absl::StrReplaceAll(kGood, {{"sync = 100ms\n", ""}}));
+  ASSERT_TRUE(serve.ok()) << serve.status();
+  EXPECT_EQ(serve->store.sync, ServeConfig::Store::Sync::kTransaction);
+}
+
 // Guards the RSA key options of caching_sha2_password: a pinned key file is
 // read and checked at start (a file that holds no public key is refused,
 // naming the key), and get_server_public_key reaches the connection.

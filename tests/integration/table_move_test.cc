@@ -1314,8 +1314,14 @@ TEST_F(TableMoveTest, UniqueValueMovedToALaterChunkIsRepairedByTheChecksum) {
   // most 4x), so id 1100 is in the second.
   BR_ASSERT_OK(source_->Execute(absl::StrCat(
       "INSERT INTO ", db, ".t SELECT seq, CONCAT('e', seq) FROM ", db, ".seq_1_to_5000")));
-  BR_ASSERT_OK_AND_ASSIGN(auto move,
-                          HeldMove::Start(*source_, *target_, db, "copy_threads = 1\n"));
+  // The store syncs (and so hands the pipeline) each transaction at once,
+  // not after a move's default 100 ms: the writer's transaction must be
+  // read while id 1100 is above the copy's watermark, its change dropped,
+  // before dispatch 2 is released. Read later, it is held back for the
+  // chunk and applied after it, which needs no repair.
+  BR_ASSERT_OK_AND_ASSIGN(
+      auto move, HeldMove::Start(*source_, *target_, db,
+                                 "copy_threads = 1\n[store]\nsync = transaction\n"));
   auto logged = [&](const std::string& text) { return move->Logged(text); };
   auto release = [&](const std::string& point) { move->Release(point); };
   ASSERT_TRUE(logged("held at dispatch 1")) << move->StderrSoFar();
