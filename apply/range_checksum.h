@@ -28,14 +28,20 @@ struct RangeSum {
 
 class RangeChecksum {
  public:
+  // Which SQL sums the row hashes; both give the same RangeSum.
+  enum class Server {
+    kMariaDb,  // BIT_XOR of integers: the hash's first 16 hex digits as a number
+    kMySql,    // BIT_XOR of binary strings (MySQL 8.0+), the first 8 bytes kept
+  };
   // For `shape` (source or target: the same columns), read from `db`.`table`.
-  explicit RangeChecksum(const TableShape& shape);
+  explicit RangeChecksum(const TableShape& shape, Server server = Server::kMariaDb);
 
   // The range's sum on `server`; `where` is a KeyRange's condition.
   absl::StatusOr<RangeSum> Sum(replication::SqlSource& server, const std::string& where) const;
 
  private:
   std::string select_;  // everything up to WHERE
+  Server server_;
 };
 
 }  // namespace binrelay::apply

@@ -181,6 +181,7 @@ class TableMove : public CopyGate {
   // The source's flavour, read at Plan: MySQL has no binlog position for a
   // consistent snapshot (table_move.cc, SourceSnapshot).
   bool source_is_mariadb_ = true;
+  bool target_is_mariadb_ = true;  // read at Plan too: the checksum's SQL
   std::vector<std::unique_ptr<Table>> tables_;
   absl::flat_hash_map<std::string, Table*> by_name_;  // "db\0table"
   std::unique_ptr<ApplyPipeline> pipeline_;  // set once, under mu_

@@ -115,7 +115,9 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
   TableShape as_target = t.plan.source;
   as_target.db = t.target.db;
   as_target.table = t.target.table;
-  RangeChecksum source_sum(t.plan.source), target_sum(as_target);
+  using Server = RangeChecksum::Server;
+  RangeChecksum source_sum(t.plan.source, source_is_mariadb_ ? Server::kMariaDb : Server::kMySql);
+  RangeChecksum target_sum(as_target, target_is_mariadb_ ? Server::kMariaDb : Server::kMySql);
   // Both servers sum at once (each on its own snapshot): the checksum takes
   // the slower server's time, not the sum of both.
   std::vector<absl::StatusOr<RangeSum>> theirs(ranges.size(), absl::UnknownError("not run"));

@@ -40,6 +40,9 @@ absl::Status TableMove::Plan() {
   BR_ASSIGN_OR_RETURN(std::optional<std::string> version,
                       replication::QueryValue(source, "SELECT VERSION()"));
   source_is_mariadb_ = version && absl::StrContains(*version, "MariaDB");
+  BR_ASSIGN_OR_RETURN(std::optional<std::string> target_version,
+                      replication::QueryValue(target, "SELECT VERSION()"));
+  target_is_mariadb_ = target_version && absl::StrContains(*target_version, "MariaDB");
   auto listed = ListTables(source);
   if (!listed.ok()) return Annotate(listed.status(), "listing the source's tables");
   auto exists = [&](const std::string& db, const std::string& table) {

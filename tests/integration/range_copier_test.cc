@@ -215,6 +215,31 @@ TEST_F(RangeCopierTest, OnMySqlEveryColumnTypeArrivesExactlyThroughPreparedInser
     BR_ASSERT_OK(got.status());
     EXPECT_EQ(*want, *got) << (bulk ? "prepared" : "text");
   }
+  // The move's range checksum in MySQL's form (BIT_XOR of binary strings)
+  // sums every type to what its integer form (MariaDB's) does, so a move
+  // between flavours compares like with like; a changed row changes it; no
+  // rows sum to 0 in both forms.
+  replication::ConnectionSqlSource src(apply::InMoveSession(from->ClientOptions(kUser, kPassword)));
+  replication::ConnectionSqlSource dst(apply::InMoveSession(to->ClientOptions(kUser, kPassword)));
+  auto shape = LoadTableShape(src, "rc_my", "t");
+  BR_ASSERT_OK(shape.status());
+  RangeChecksum numeric(*shape, RangeChecksum::Server::kMariaDb);
+  RangeChecksum binary(*shape, RangeChecksum::Server::kMySql);
+  BR_ASSERT_OK_AND_ASSIGN(RangeSum as_numbers, numeric.Sum(src, "TRUE"));
+  BR_ASSERT_OK_AND_ASSIGN(RangeSum as_bytes, binary.Sum(src, "TRUE"));
+  EXPECT_EQ(as_numbers.rows, 37u);
+  EXPECT_NE(as_numbers.hash, 0u);
+  EXPECT_EQ(as_numbers, as_bytes);
+  BR_ASSERT_OK_AND_ASSIGN(RangeSum on_target, binary.Sum(dst, "TRUE"));
+  EXPECT_EQ(on_target, as_bytes);
+  for (const RangeChecksum* form : {&numeric, &binary}) {
+    BR_ASSERT_OK_AND_ASSIGN(RangeSum none, form->Sum(src, "FALSE"));
+    EXPECT_EQ(none, (RangeSum{0, 0}));
+  }
+  BR_ASSERT_OK(to->Execute("UPDATE rc_my.t SET id = 100 WHERE id = 3"));
+  BR_ASSERT_OK_AND_ASSIGN(RangeSum changed, binary.Sum(dst, "TRUE"));
+  EXPECT_EQ(changed.rows, 37u);
+  EXPECT_NE(changed.hash, as_bytes.hash);
 }
 
 // Guards: a copy overwriting a row a change already put on the target
