@@ -6,6 +6,9 @@
 #   - mariadb-dump --single-transaction | mariadb (one stream; on MySQL
 #     mysqldump --single-transaction --set-gtid-purged=OFF | mysql),
 #   - mydumper -t CONC --rows (chunked, consistent) then myloader -t CONC.
+# Each peer runs twice: idle, and with the same writer on the source as the
+# live move (the issue's "while writers run" for every tool; the peers'
+# copy is then of their snapshot, so it is not compared).
 # binrelay's time includes what the peers do not do: its consistent-snapshot
 # checksum of every chunk on both servers and the cutover (lock, apply to the
 # lock's position, unlock; rename_source = off so the next run finds the
@@ -128,9 +131,9 @@ cat >"$TMP/writer.py" <<'PY'
 import os, random, sys, time
 rows, rate = int(sys.argv[1]), int(sys.argv[2])
 open(sys.argv[3], "w").write(str(os.getpid()))
-run = int(sys.argv[4])
-rng = random.Random(run)
-next_id = 10 * rows * run + 1  # no run inserts a key an earlier one did
+n = int(sys.argv[4])
+rng = random.Random(n)
+next_id = 10 * rows * n + 1  # no writer inserts a key an earlier one did
 t = time.time()
 while True:
     for _ in range(max(1, rate // 20)):
@@ -176,7 +179,7 @@ PY
 
 declare -A T
 move_run() {  # RUN KIND (idle, live, or livetext: live with bulk_copy = off)
-  local run=$1 kind=$2 cfg="$TMP/move-$1-$2.cnf" log="$TMP/move-$1-$2.log" writer=""
+  local run=$1 kind=$2 cfg="$TMP/move-$1-$2.cnf" log="$TMP/move-$1-$2.log"
   fresh_target
   cat >"$cfg" <<CNF
 [source]
@@ -200,21 +203,14 @@ rename_source = off
 CNF
   [ "$kind" = livetext ] && echo "bulk_copy = off" >>"$cfg"
   quiesce source; quiesce target
-  if [ "$kind" != idle ]; then
-    python3 "$TMP/writer.py" "$ROWS" "$RATE" "$TMP/writer.pid" "$run" | \
-      "$CLIENT" --no-defaults -uroot --socket="$TMP/source.sock" --force sbtest 2>/dev/null &
-    writer=$!
-  fi
+  [ "$kind" != idle ] && start_writer
   start_timing
   local wrap=()
   [ -n "${CALLGRIND:-}" ] && wrap=(valgrind --tool=callgrind --callgrind-out-file="$CALLGRIND/move-$run-$kind.out")
   /usr/bin/time -f '%U %S' -o "$TMP/time" "${wrap[@]}" "$BINRELAY" move --config "$cfg" 2>"$log" || { cat "$log" >&2; exit 1; }
   stop_timing "$kind"
   CPU[$kind,$run]="${CPU[$kind,$run]}/$(awk '{printf "%.1f", $1 + $2}' "$TMP/time")"
-  if [ -n "$writer" ]; then
-    kill "$(cat "$TMP/writer.pid")" "$writer" 2>/dev/null || true
-    wait "$writer" 2>/dev/null || true
-  fi
+  [ -n "$writer" ] && stop_writer
   [ "$kind" = idle ] && check "binrelay move"
   read -r copy idx sum pause snap snapwait snaps < <(python3 "$TMP/phases.py" "$log")
   T[${kind}_copy,$run]=$copy; T[${kind}_idx,$run]=$idx; T[${kind}_sum,$run]=$sum
@@ -224,27 +220,49 @@ CNF
   return 0
 }
 
-for run in $(seq 1 "$RUNS"); do
-  for kind in $KINDS; do move_run "$run" "$kind"; done
-  if [ "$PEERS" = 1 ]; then
-    fresh_target; quiesce source; quiesce target
-    start_timing
+# start_writer / stop_writer: the live runs' writer on the source.
+WRITERS=0  # writers started so far: each inserts keys of its own
+start_writer() {
+  WRITERS=$((WRITERS + 1))
+  python3 "$TMP/writer.py" "$ROWS" "$RATE" "$TMP/writer.pid" "$WRITERS" | \
+    "$CLIENT" --no-defaults -uroot --socket="$TMP/source.sock" --force sbtest 2>/dev/null &
+  writer=$!
+}
+stop_writer() {
+  kill "$(cat "$TMP/writer.pid")" "$writer" 2>/dev/null || true
+  wait "$writer" 2>/dev/null || true
+  writer=""
+}
+# The peers: PEER (dump or mydumper) and whether the writer runs meanwhile
+# (the copy is then of the snapshot the dump took, not of the table at the
+# end: not compared with the source).
+peer_run() {
+  local peer=$1 live=$2 key=$1
+  [ "$live" = 1 ] && key=${peer}live
+  fresh_target; rm -rf "$TMP/mydumper"; quiesce source; quiesce target
+  [ "$live" = 1 ] && start_writer
+  start_timing
+  if [ "$peer" = dump ]; then
     /usr/bin/time -f '%U %S' -o "$TMP/time" \
       "$DUMP" --no-defaults -uroot --socket="$TMP/source.sock" --single-transaction "${DUMP_ARGS[@]}" sbtest sbtest1 | \
       /usr/bin/time -f '%U %S' -o "$TMP/time2" "$CLIENT" --no-defaults -uroot --socket="$TMP/target.sock" sbtest
-    stop_timing dump
-    CPU[dump,$run]="${CPU[dump,$run]}/$(cat "$TMP/time" "$TMP/time2" | awk '{c += $1 + $2} END {printf "%.1f", c}')"
-    check "$(basename "$DUMP")"
-    fresh_target; rm -rf "$TMP/mydumper"; quiesce source; quiesce target
-    start_timing
+  else
     /usr/bin/time -f '%U %S' -o "$TMP/time" \
       mydumper -h 127.0.0.1 -P "$SPORT" -u b -p b -B sbtest -t "$CONC" --rows 100000 \
       -o "$TMP/mydumper" >"$TMP/mydumper.log" 2>&1
     /usr/bin/time -f '%U %S' -o "$TMP/time2" \
       myloader -h 127.0.0.1 -P "$TPORT" -u b -p b -d "$TMP/mydumper" -t "$CONC" -o >"$TMP/myloader.log" 2>&1
-    stop_timing mydumper
-    CPU[mydumper,$run]="${CPU[mydumper,$run]}/$(cat "$TMP/time" "$TMP/time2" | awk '{c += $1 + $2} END {printf "%.1f", c}')"
-    check mydumper
+  fi
+  stop_timing "$key"
+  CPU[$key,$run]="${CPU[$key,$run]}/$(cat "$TMP/time" "$TMP/time2" | awk '{c += $1 + $2} END {printf "%.1f", c}')"
+  if [ "$live" = 1 ]; then stop_writer; else check "$([ "$peer" = dump ] && basename "$DUMP" || echo mydumper)"; fi
+}
+
+writer=""
+for run in $(seq 1 "$RUNS"); do
+  for kind in $KINDS; do move_run "$run" "$kind"; done
+  if [ "$PEERS" = 1 ]; then
+    for peer in dump mydumper; do peer_run "$peer" 0; peer_run "$peer" 1; done
   fi
   line="run $run:"
   for k in $KINDS; do
@@ -252,7 +270,7 @@ for run in $(seq 1 "$RUNS"); do
     [ "${T[${k}_snaps,$run]}" != 0 ] && line="$line, ${T[${k}_snaps,$run]} snapshot locks, max ${T[${k}_snap,$run]} s"
     line="$line);"
   done
-  [ "$PEERS" = 1 ] && line="$line dump ${T[dump,$run]} s (CPU ${CPU[dump,$run]}); mydumper ${T[mydumper,$run]} s (CPU ${CPU[mydumper,$run]})"
+  [ "$PEERS" = 1 ] && line="$line dump ${T[dump,$run]} s (CPU ${CPU[dump,$run]}), live ${T[dumplive,$run]} s (CPU ${CPU[dumplive,$run]}); mydumper ${T[mydumper,$run]} s (CPU ${CPU[mydumper,$run]}), live ${T[mydumperlive,$run]} s (CPU ${CPU[mydumperlive,$run]})"
   log "$line"
 done
 if [ "$PEERS" != 1 ] || [ "$KINDS" != "idle live livetext" ]; then
@@ -273,13 +291,15 @@ python3 - "$RUNS" "$ROWS" "$BYTES" "$CONC" "$RATE" "$(nproc)" \
   "$(list idle_snap)" "$(list live_snap)" "$(list livetext_snap)" \
   "$(list idle_snapwait)" "$(list live_snapwait)" "$(list livetext_snapwait)" \
   "$(list idle_snaps)" "$(list live_snaps)" "$(list livetext_snaps)" \
-  "$(list idle_pause)" "$(list livetext_pause)" <<'PY' | tee "$out"
+  "$(list idle_pause)" "$(list livetext_pause)" \
+  "$(list dumplive)" "$(list mydumperlive)" "$(clist dumplive)" "$(clist mydumperlive)" <<'PY' | tee "$out"
 import ast, os, statistics as st, sys, datetime
 runs, rows, size, conc, rate, cores = map(int, sys.argv[1:7])
 idle, icopy, iidx, isum, live, lcopy, pause, dump, myd, text, tcopy = (ast.literal_eval(a) for a in sys.argv[7:18])
 cidle, clive, ctext, cdump, cmyd = (ast.literal_eval(a) for a in sys.argv[18:23])
 snap, snapwait, snaps = [[ast.literal_eval(a) for a in sys.argv[i:i + 3]] for i in (23, 26, 29)]
 ipause, tpause = (ast.literal_eval(a) for a in sys.argv[32:34])
+dumplive, mydlive, cdumplive, cmydlive = (ast.literal_eval(a) for a in sys.argv[34:38])
 server, dumpname, clients = os.environ["SERVER_NAME"], os.environ["DUMP_NAME"], os.environ["CLIENTS_NAME"]
 mysql = os.environ["FLAVOUR"].startswith("mysql")
 print("# binrelay move vs %s and mydumper (%s)" % ("mysqldump" if mysql else "mariadb-dump",
@@ -290,10 +310,12 @@ print("buffer pools %s each;" % __import__("os").environ.get("BUFFER_POOL", "?")
 print("%s on this machine (%d cores, shared). binrelay's time is the whole move:" % (server, cores))
 print("preflight, copy, secondary indexes built after the copy, catch up, checksum of every")
 print("chunk on both servers at one binlog position, cutover. Live: a writer at %d statements/s (60%% updates, 20%% inserts, 20%% deletes)" % rate)
-print("through the whole move; the peers cannot keep the table live and copy it idle.")
+print("through the whole move. The first table's peers copy it idle (they cannot keep it live);")
+print("the second's run under the same writer too.")
 print("Each move starts with start = next: its store begins in a binlog file the source opens")
 print("for it (FLUSH BINARY LOGS) rather than fetching the load's current file.")
-print("Ratio = peer time / binrelay live time (above 1: binrelay faster).")
+print("Ratio = peer time / binrelay time (above 1: binrelay faster); in the first table against")
+print("the live move.")
 if mysql:
     print("Servers: %s, both initialised with mysqld --initialize-insecure and run with" % os.environ["SERVER_VERSION"])
     print("--performance-schema=OFF and the release's defaults otherwise (gtid_mode = ON); the target")
@@ -308,6 +330,19 @@ for i in range(runs):
 m = st.median
 print("| median | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %.3f s | %.1f s | %.2f | %.1f s | %.2f |" % (
     m(idle), m(icopy), m(iidx), m(isum), m(live), m(lcopy), m(pause), m(dump), m(dump) / m(live), m(myd), m(myd) / m(live)))
+print()
+print("The same timings side by side: the move and the peers each with the same writer on the")
+print("source throughout (the peers' copy is then of their snapshot: not compared), and each idle.")
+print()
+print("| run | move live | %s live | ratio | mydumper+myloader live | ratio | move idle | %s idle | ratio | mydumper+myloader idle | ratio |" % (dumpname, dumpname))
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for i in range(runs):
+    print("| %d | %.1f s | %.1f s | %.2f | %.1f s | %.2f | %.1f s | %.1f s | %.2f | %.1f s | %.2f |" % (
+        i + 1, live[i], dumplive[i], dumplive[i] / live[i], mydlive[i], mydlive[i] / live[i],
+        idle[i], dump[i], dump[i] / idle[i], myd[i], myd[i] / idle[i]))
+print("| median | %.1f s | %.1f s | %.2f | %.1f s | %.2f | %.1f s | %.1f s | %.2f | %.1f s | %.2f |" % (
+    m(live), m(dumplive), m(dumplive) / m(live), m(mydlive), m(mydlive) / m(live),
+    m(idle), m(dump), m(dump) / m(idle), m(myd), m(myd) / m(idle)))
 print()
 print("Idle move end to end: %.0f rows/s, %.2f GiB/h; its copy phase alone %.0f rows/s (%.2f GiB/h)." % (
     rows / m(idle), size / m(idle) * 3600 / 2**30, rows / m(icopy), size / m(icopy) * 3600 / 2**30))
@@ -329,10 +364,10 @@ print("CPU seconds (user + system) during each timing: source server / target se
 print("(binrelay; %s; mydumper and myloader). Every timing starts with both" % clients)
 print("servers quiesced (dirty pages written, undo purged).")
 print()
-print("| run | move idle | move live | move live, text | %s | mydumper+myloader |" % dumpname)
-print("|---|---|---|---|---|---|")
+print("| run | move idle | move live | move live, text | %s | %s live | mydumper+myloader | mydumper+myloader live |" % (dumpname, dumpname))
+print("|---|---|---|---|---|---|---|---|")
 for i in range(runs):
-    print("| %d | %s | %s | %s | %s | %s |" % (i + 1, cidle[i], clive[i], ctext[i], cdump[i], cmyd[i]))
+    print("| %d | %s | %s | %s | %s | %s | %s | %s |" % (i + 1, cidle[i], clive[i], ctext[i], cdump[i], cdumplive[i], cmyd[i], cmydlive[i]))
 if any(n for k in snaps for n in k):
     print()
     print("The checksum's snapshots on the MySQL source (MySQL reports no snapshot position: the")
