@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "apply/range_copier.h"
@@ -26,6 +27,14 @@ bool IsScalar(const std::string& t) {
 }
 
 }  // namespace
+
+RangeChecksum::Server RangeChecksum::ServerFor(std::string_view version) {
+  if (absl::StrContains(AV(version), "MariaDB")) return Server::kMariaDb;
+  int major = 0;
+  const size_t dot = version.find('.');
+  if (!absl::SimpleAtoi(AV(version.substr(0, dot)), &major) || major < 8) return Server::kMariaDb;
+  return Server::kMySql;
+}
 
 RangeChecksum::RangeChecksum(const TableShape& shape, Server server) : server_(server) {
   // Each row's hash is SHA-256 over one injective text of the row, cut to

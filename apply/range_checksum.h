@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "apply/key_range_chunker.h"
@@ -33,6 +34,9 @@ class RangeChecksum {
     kMariaDb,  // BIT_XOR of integers: the hash's first 16 hex digits as a number
     kMySql,    // BIT_XOR of binary strings (MySQL 8.0+), the first 8 bytes kept
   };
+  // The form for a server by its SELECT VERSION(): kMySql from MySQL 8.0
+  // on, kMariaDb otherwise (MariaDB, and MySQL 5.7, which XORs integers only).
+  static Server ServerFor(std::string_view version);
   // For `shape` (source or target: the same columns), read from `db`.`table`.
   explicit RangeChecksum(const TableShape& shape, Server server = Server::kMariaDb);
 

@@ -59,6 +59,7 @@
 #include "apply/move_preflight.h"
 #include "apply/move_session.h"
 #include "apply/pipeline.h"
+#include "apply/range_checksum.h"
 #include "apply/source_login.h"
 #include "apply/source_snapshot.h"
 #include "replication/connection_sql_source.h"
@@ -181,7 +182,9 @@ class TableMove : public CopyGate {
   // The source's flavour, read at Plan: MySQL has no binlog position for a
   // consistent snapshot (table_move.cc, SourceSnapshot).
   bool source_is_mariadb_ = true;
-  bool target_is_mariadb_ = true;  // read at Plan too: the checksum's SQL
+  // The checksum's SQL on each server, by its version (read at Plan).
+  RangeChecksum::Server source_checksum_ = RangeChecksum::Server::kMariaDb;
+  RangeChecksum::Server target_checksum_ = RangeChecksum::Server::kMariaDb;
   std::vector<std::unique_ptr<Table>> tables_;
   absl::flat_hash_map<std::string, Table*> by_name_;  // "db\0table"
   std::unique_ptr<ApplyPipeline> pipeline_;  // set once, under mu_

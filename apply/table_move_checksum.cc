@@ -115,9 +115,8 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
   TableShape as_target = t.plan.source;
   as_target.db = t.target.db;
   as_target.table = t.target.table;
-  using Server = RangeChecksum::Server;
-  RangeChecksum source_sum(t.plan.source, source_is_mariadb_ ? Server::kMariaDb : Server::kMySql);
-  RangeChecksum target_sum(as_target, target_is_mariadb_ ? Server::kMariaDb : Server::kMySql);
+  RangeChecksum source_sum(t.plan.source, source_checksum_);
+  RangeChecksum target_sum(as_target, target_checksum_);
   // Both servers sum at once (each on its own snapshot): the checksum takes
   // the slower server's time, not the sum of both.
   std::vector<absl::StatusOr<RangeSum>> theirs(ranges.size(), absl::UnknownError("not run"));

@@ -42,7 +42,8 @@ absl::Status TableMove::Plan() {
   source_is_mariadb_ = version && absl::StrContains(*version, "MariaDB");
   BR_ASSIGN_OR_RETURN(std::optional<std::string> target_version,
                       replication::QueryValue(target, "SELECT VERSION()"));
-  target_is_mariadb_ = target_version && absl::StrContains(*target_version, "MariaDB");
+  source_checksum_ = RangeChecksum::ServerFor(version.value_or(""));
+  target_checksum_ = RangeChecksum::ServerFor(target_version.value_or(""));
   auto listed = ListTables(source);
   if (!listed.ok()) return Annotate(listed.status(), "listing the source's tables");
   auto exists = [&](const std::string& db, const std::string& table) {

@@ -17,6 +17,7 @@
 #include "apply/ddl_tables.h"
 #include "apply/move_phase.h"
 #include "apply/pipeline_state.h"
+#include "apply/range_checksum.h"
 #include "apply/row_key.h"
 #include "apply/sql_literal.h"
 #include "apply/table_buffer.h"
@@ -262,6 +263,22 @@ TEST(ImageArenaTest, ImagesStayPutAndChunksReturnToABoundedPool) {
   EXPECT_EQ(pool.free_chunks(), 2u) << "a first small chunk, not a pooled megabyte";
   for (int i = 0; i < 4; ++i) again.Allocate(ImageArena::kChunkBytes / 4);  // 256K, 512K, then 1M
   EXPECT_EQ(pool.free_chunks(), 1u) << "standard chunks come from the pool first";
+}
+
+// Guards the move's checksum SQL per server: MySQL 8.0 and later XOR
+// binary strings (the cheaper form), while MariaDB and MySQL 5.7 only XOR
+// integers; a version that cannot be read keeps the integer form, which
+// every server runs.
+TEST(RangeChecksumTest, BinaryXorOnlyOnMySqlFrom8) {
+  using Server = RangeChecksum::Server;
+  EXPECT_EQ(RangeChecksum::ServerFor("9.7.4-2"), Server::kMySql);
+  EXPECT_EQ(RangeChecksum::ServerFor("8.0.36"), Server::kMySql);
+  EXPECT_EQ(RangeChecksum::ServerFor("8.4.3-log"), Server::kMySql);
+  EXPECT_EQ(RangeChecksum::ServerFor("5.7.44-log"), Server::kMariaDb);
+  EXPECT_EQ(RangeChecksum::ServerFor("10.11.6-MariaDB-0+deb12u1-log"), Server::kMariaDb);
+  EXPECT_EQ(RangeChecksum::ServerFor("11.8.3-MariaDB"), Server::kMariaDb);
+  EXPECT_EQ(RangeChecksum::ServerFor("5.5.5-10.5.23-MariaDB"), Server::kMariaDb);
+  EXPECT_EQ(RangeChecksum::ServerFor(""), Server::kMariaDb);
 }
 
 // Guards: text through a lossy path (it must be hex with the charset
