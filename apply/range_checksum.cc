@@ -88,7 +88,8 @@ RangeChecksum::RangeChecksum(const TableShape& shape, Server server) : server_(s
     // "Bit Functions and Operators" in its manual): the whole digest XORed,
     // then its first 8 bytes kept, the same 64 bits as the XOR of each
     // row's first 8 bytes, without the per-row CONV and CAST: 20% of the
-    // checksum's time on MySQL 9.7. Over no rows the result is zero bytes.
+    // checksum's time on MySQL 9.7. Over no rows BIT_XOR of binary strings
+    // is all zero bytes (not NULL), so the first 16 hex digits are zeros.
     select_ = absl::StrCat("SELECT COUNT(*), LEFT(HEX(BIT_XOR(UNHEX(SHA2(", row_text,
                            ",256)))),16) FROM ", table, " WHERE ");
   } else {
@@ -107,8 +108,16 @@ absl::StatusOr<RangeSum> RangeChecksum::Sum(replication::SqlSource& server,
       !absl::SimpleAtoi(*rows[0][0], &s.rows) ||
       !(hex ? rows[0][1]->size() == 16 && absl::SimpleHexAtoi(*rows[0][1], &s.hash)
             : absl::SimpleAtoi(*rows[0][1], &s.hash))) {
-    return absl::InternalError(absl::StrCat("checksum query on ", server.Peer(),
-                                            " returned an unexpected result"));
+    // Final, not retried: the same query answers the same way (a server
+    // whose VERSION() misled ServerFor, a proxy answering it).
+    std::string got = "no row";
+    if (!rows.empty() && rows[0].size() == 2) {
+      got = absl::StrCat(rows[0][0].value_or("NULL"), ", ", rows[0][1].value_or("NULL"));
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checksum query on ", server.Peer(), " returned (", got.substr(0, 100), "), not a row "
+        "count and ", hex ? "16 hex digits (MySQL 8.0+ form)" : "a number (MariaDB form)",
+        ": is the server the release SELECT VERSION() reports?"));
   }
   return s;
 }

@@ -128,6 +128,10 @@ absl::Status TableMove::TryCutover() {
   }
   // From here every way out unlocks (closing the connection would too).
   const absl::Time locked_at = absl::Now();
+  // The source's last changes, stored, reach the pipeline at once rather
+  // than at the store's next interval sync (a move's is 100 ms): the lock
+  // is held until they are applied.
+  store_->SyncPromptlyFor(limit);
   auto unlock = [&] {
     absl::Status unlocked = lock.Query("UNLOCK TABLES").status();
     if (unlocked.ok()) return;

@@ -133,7 +133,9 @@ rows, rate = int(sys.argv[1]), int(sys.argv[2])
 open(sys.argv[3], "w").write(str(os.getpid()))
 n = int(sys.argv[4])
 rng = random.Random(n)
-next_id = 10 * rows * n + 1  # no writer inserts a key an earlier one did
+# No writer inserts a key an earlier one did (each inserts about 100 rows a
+# second, far fewer than a million), and keys stay within INT.
+next_id = 2 * rows + 1000000 * n + 1
 t = time.time()
 while True:
     for _ in range(max(1, rate // 20)):

@@ -208,6 +208,7 @@ class BinlogStore : public StreamConsumer, public StoreReadSide, public SwitchTa
   // `consumer` names the reader in purge messages and status ("replica
   // 10.0.0.7:51234 server_id 7").
   StorePin Pin(const BinlogPosition& position, std::string consumer = "") override;
+  void SyncPromptlyFor(absl::Duration d) override;
   absl::StatusOr<PurgeResult> Purge(const PurgeOptions& options);
   std::vector<PinInfo> Pins() const;  // oldest pin first
   // Counters since Open, for status: files removed by Purge (any reason),
@@ -272,6 +273,11 @@ class BinlogStore : public StreamConsumer, public StoreReadSide, public SwitchTa
   std::optional<EraEntry> pending_era_ ABSL_GUARDED_BY(mu_);
   bool unpublished_ ABSL_GUARDED_BY(mu_) = false;   // a safe point newer than committed
   absl::Time first_unpublished_ ABSL_GUARDED_BY(mu_);
+  // SyncPromptlyFor: until when the flusher publishes at once, and a count
+  // of requests that wakes it from its interval's wait.
+  absl::Time prompt_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  uint64_t prompt_requests_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t prompt_seen_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status failed_ ABSL_GUARDED_BY(mu_);        // sticky until OnStreamRestart
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -119,6 +120,12 @@ absl::Status BinlogStore::Close() {
   return s;
 }
 
+void BinlogStore::SyncPromptlyFor(absl::Duration d) {
+  absl::MutexLock l(&mu_);
+  prompt_until_ = std::max(prompt_until_, absl::Now() + d);
+  ++prompt_requests_;
+}
+
 void BinlogStore::FlusherLoop() {
   absl::MutexLock l(&mu_);
   while (true) {
@@ -128,9 +135,18 @@ void BinlogStore::FlusherLoop() {
         },
         this));
     if (stopping_) return;
-    absl::Time deadline = first_unpublished_ + absl::FromChrono(options_.sync_interval);
-    mu_.AwaitWithDeadline(absl::Condition(&stopping_), deadline);
-    if (stopping_) return;
+    if (absl::Now() >= prompt_until_) {
+      // The interval's wait, cut short by SyncPromptlyFor.
+      prompt_seen_ = prompt_requests_;
+      absl::Time deadline = first_unpublished_ + absl::FromChrono(options_.sync_interval);
+      mu_.AwaitWithDeadline(absl::Condition(
+                                +[](BinlogStore* s) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                  return s->stopping_ || s->prompt_requests_ != s->prompt_seen_;
+                                },
+                                this),
+                            deadline);
+      if (stopping_) return;
+    }
     if (!failed_.ok() || !unpublished_) continue;
     absl::Status s = FlushLocked(durable());
     if (!s.ok()) spdlog::error("{}", FailLocked(s).ToString());

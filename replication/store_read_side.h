@@ -111,6 +111,12 @@ class StoreReadSide {
   // names the reader in purge messages and status ("replica 10.0.0.7:51234
   // server_id 7", "apply pipeline orders").
   virtual StorePin Pin(const BinlogPosition& position, std::string consumer = "") = 0;
+  // For the next `d`, each transaction is synced and published as soon as
+  // it is stored, and so is what is stored unpublished now, whatever the
+  // sync interval: for a reader that needs the newest events at once (a
+  // move's cutover, which holds the source's tables locked until they are
+  // applied). No effect when every transaction is published at once anyway.
+  virtual void SyncPromptlyFor(absl::Duration d) = 0;
 };
 
 }  // namespace binrelay::replication

@@ -613,5 +613,29 @@ TEST_F(BinlogStoreTest, IntervalPolicyPublishesAndWakesWaiters) {
   EXPECT_EQ(Stored("mariadb-bin.000001"), maria);  // written, since published
 }
 
+// Guards a move's cutover under an interval sync: the source's tables stay
+// locked until its last changes are applied, so what the store holds
+// unpublished must reach readers at once when asked (SyncPromptlyFor), not
+// at the interval's end (an hour here), and so must what arrives next.
+TEST_F(BinlogStoreTest, SyncPromptlyPublishesWithoutWaitingForTheInterval) {
+  BINRELAY_REQUIRE_FIXTURE(testing::kMariaBinlog);
+  BinlogStoreOptions options;
+  options.sync = SyncPolicy::kInterval;
+  options.sync_interval = std::chrono::hours(1);
+  BR_ASSERT_OK_AND_ASSIGN(auto store, BinlogStore::Open(dir_, options));
+  std::string maria = ReadFileOrDie(FixturePath(testing::kMariaBinlog));
+  BR_ASSERT_OK(testing::FeedBinlogFile(maria, "mariadb-bin.000001", 4, *store));
+  CommittedEnd c = store->committed();
+  EXPECT_FALSE(store->WaitForCommitted(c.sequence, absl::Milliseconds(200), &c));
+  EXPECT_NE(c.position, (BinlogPosition{"mariadb-bin.000001", 1074})) << "published early";
+  store->SyncPromptlyFor(absl::Seconds(30));
+  for (int i = 0; i < 50 && c.position != BinlogPosition{"mariadb-bin.000001", 1074}; ++i) {
+    store->WaitForCommitted(c.sequence, absl::Milliseconds(100), &c);
+  }
+  EXPECT_EQ(c.position, (BinlogPosition{"mariadb-bin.000001", 1074}));
+  EXPECT_EQ(c.gtid_state().PositionText(), "0-1-2");
+  EXPECT_EQ(Stored("mariadb-bin.000001"), maria);  // synced, since published
+}
+
 }  // namespace
 }  // namespace binrelay::replication
