@@ -375,6 +375,22 @@ TEST(ServeConfigTest, MoveSampleParsesWithoutAListener) {
   std::remove(pw.c_str());
 }
 
+// A minimal `binrelay move` configuration: [source], [store], [move].
+constexpr char kMove[] = R"(
+[source]
+host = db1.example
+user = mover
+password = pw
+server_id = 4002
+[store]
+dir = /var/lib/binrelay-move
+[move]
+target_host = db3.example
+target_user = mover
+target_password = pw
+tables = shop.orders
+)";
+
 // Guards `[source] start = next`: taken only when asked (it runs FLUSH
 // BINARY LOGS on the source), by serve and by a move alike; it still
 // resolves to start = current, the fallback when the rotation cannot be
@@ -395,20 +411,6 @@ TEST(ServeConfigTest, StartNextIsTakenOnlyWhenAsked) {
   EXPECT_TRUE(absl::StrContains(bad.status().message(), "current, next, earliest"))
       << bad.status();
 
-  constexpr char kMove[] = R"(
-[source]
-host = db1.example
-user = mover
-password = pw
-server_id = 4002
-[store]
-dir = /var/lib/binrelay-move
-[move]
-target_host = db3.example
-target_user = mover
-target_password = pw
-tables = shop.orders
-)";
   for (bool asked : {false, true}) {
     std::string text = kMove;
     if (asked) {
@@ -429,20 +431,6 @@ tables = shop.orders
 // with semi_sync = on gets the per-transaction sync its ACKs promise, and
 // a sync the operator set is kept.
 TEST(ServeConfigTest, MoveStoreSyncsEvery100msUnlessSemiSyncOrSet) {
-  constexpr char kMove[] = R"(
-[source]
-host = db1.example
-user = mover
-password = pw
-server_id = 4002
-[store]
-dir = /var/lib/binrelay-move
-[move]
-target_host = db3.example
-target_user = mover
-target_password = pw
-tables = shop.orders
-)";
   auto parse = [&](std::vector<std::string> overrides) {
     auto ini = IniFile::Parse(kMove, "move.cnf");
     EXPECT_TRUE(ini.ok()) << ini.status();
