@@ -214,6 +214,21 @@ absl::StatusOr<std::unique_ptr<ServeProcess>> StartMove(const MoveServers& s) {
   return serve;
 }
 
+// binrelay serve running the apply pipeline "p" of mf.* from `start` on
+// the source into `target`.
+absl::StatusOr<std::unique_ptr<ServeProcess>> StartPipeline(ServerSandbox& source,
+                                                            ServerSandbox& target,
+                                                            const std::string& start) {
+  ServeOptions o;
+  o.extra_config = absl::StrCat("[apply.p]\ntarget_host = 127.0.0.1\ntarget_port = ",
+                                target.Port(), "\ntarget_user = ", kMover,
+                                "\ntarget_password = ", kMoverPassword,
+                                "\ntables = mf.*\nstart = ", start, "\nflush_interval = 100ms\n");
+  BR_ASSIGN_OR_RETURN(auto serve, ServeProcess::Create(source, o));
+  BR_RETURN_IF_ERROR(serve->Start());
+  return serve;
+}
+
 class MoveFlavoursTest : public ::testing::TestWithParam<FlavourPair> {};
 
 // Guards the move on every pair of releases users move between: a
@@ -408,13 +423,7 @@ TEST_P(ApplyFlavoursTest, PipelineAppliesJsonAndOtherTypesAcrossFlavours) {
   BR_ASSERT_OK(target.Execute("CREATE DATABASE mf"));
   BR_ASSERT_OK(target.Execute(create));
   BR_ASSERT_OK_AND_ASSIGN(auto start, CurrentBinlogPosition(source));
-  ServeOptions o;
-  o.extra_config = absl::StrCat("[apply.p]\ntarget_host = 127.0.0.1\ntarget_port = ",
-                                target.Port(), "\ntarget_user = ", kMover,
-                                "\ntarget_password = ", kMoverPassword,
-                                "\ntables = mf.*\nstart = ", start, "\nflush_interval = 100ms\n");
-  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(source, o));
-  BR_ASSERT_OK(serve->Start());
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, StartPipeline(source, target, start));
   const std::vector<std::string> docs = {
       R"({"a": 1, "b": [1, 2.5, -3e-7, true, false, null], "c": {"d": "x\"y"}})",
       R"([])",
@@ -610,13 +619,7 @@ TEST(ApplyOnMySqlTest, Latin1JsonFromMariaDbIsWrittenAsTextBesideBoundTables) {
   BR_ASSERT_OK(target.Execute(
       "CREATE TABLE mf.n (id INT PRIMARY KEY, v INT)"));
   BR_ASSERT_OK_AND_ASSIGN(auto start, CurrentBinlogPosition(source));
-  ServeOptions o;
-  o.extra_config = absl::StrCat("[apply.p]\ntarget_host = 127.0.0.1\ntarget_port = ",
-                                target.Port(), "\ntarget_user = ", kMover,
-                                "\ntarget_password = ", kMoverPassword,
-                                "\ntables = mf.*\nstart = ", start, "\nflush_interval = 100ms\n");
-  BR_ASSERT_OK_AND_ASSIGN(auto serve, ServeProcess::Create(source, o));
-  BR_ASSERT_OK(serve->Start());
+  BR_ASSERT_OK_AND_ASSIGN(auto serve, StartPipeline(source, target, start));
   const int64_t executes = GlobalCounter(target, "Com_stmt_execute");
   ASSERT_GE(executes, 0);
   BR_ASSERT_OK(source.Execute("SET NAMES utf8mb4"));
