@@ -329,19 +329,23 @@ TEST_P(RangeCopierModes, RepairTakesAUniqueValueFromAStaleRowOutsideTheRange) {
 // Guards: a checksum that misses a changed value (a byte of a latin1
 // string, the last digit of a DOUBLE, a NULL moved to the next column, the
 // same change made to two rows, a '|' moved from one string column to the
-// next, a FLOAT's 8th digit) or that differs between identical copies; and a repair (delete the
-// target's range, copy it again) that does not restore the range.
+// next, also into the last column, whose text carries no length, NULL and
+// '' swapped there, a FLOAT's 8th digit) or that differs between identical
+// copies; and a repair (delete the target's range, copy it again) that does
+// not restore the range.
 TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
   for (ServerSandbox* s : {source_, target_}) {
     BR_ASSERT_OK(s->Execute("CREATE DATABASE rc_sum"));
     BR_ASSERT_OK(s->Execute(
         "CREATE TABLE rc_sum.t (id INT PRIMARY KEY, s VARCHAR(20) CHARACTER SET latin1, "
-        "d DOUBLE, n VARCHAR(5) NULL, m VARCHAR(5) NULL, f FLOAT)"));
+        "d DOUBLE, f FLOAT, n VARCHAR(5) NULL, m VARCHAR(5) NULL, z VARCHAR(5) NULL)"));
   }
   BR_ASSERT_OK(source_->Execute(
-      "INSERT INTO rc_sum.t SELECT seq, CONCAT('caf', CHAR(233), seq), seq / 7, "
-      "IF(seq % 3, NULL, 'x'), IF(seq % 3, 'x', NULL), 16777000 + seq FROM rc_sum.seq_1_to_100"));
+      "INSERT INTO rc_sum.t SELECT seq, CONCAT('caf', CHAR(233), seq), seq / 7, 16777000 + seq, "
+      "IF(seq % 3, NULL, 'x'), IF(seq % 3, 'x', NULL), IF(seq % 2, NULL, '') "
+      "FROM rc_sum.seq_1_to_100"));
   BR_ASSERT_OK(source_->Execute("UPDATE rc_sum.t SET n = 'a|', m = 'b' WHERE id = 90"));
+  BR_ASSERT_OK(source_->Execute("UPDATE rc_sum.t SET m = 'b', z = '|c' WHERE id = 95"));
   EXPECT_EQ(CopyAll("rc_sum", 100, 1 << 20, true), 100u);
   replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
   replication::ConnectionSqlSource dst(apply::InMoveSession(target_->ClientOptions(kUser, kPassword)));
@@ -378,7 +382,12 @@ TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
       // The same change to two rows: cancels out in a XOR of CRC32s.
       {"UPDATE rc_sum.t SET m = 'y' WHERE id IN (85, 86)", 4},
       // ('a|', 'b') and ('a', '|b') join to the same 'a|b'.
-      {"UPDATE rc_sum.t SET n = 'a', m = '|b' WHERE id = 90", 4}};
+      {"UPDATE rc_sum.t SET n = 'a', m = '|b' WHERE id = 90", 4},
+      // The last column's text has no length: ('b', '|c') and ('b|', 'c')
+      // stay apart by the length of the one before it.
+      {"UPDATE rc_sum.t SET m = 'b|', z = 'c' WHERE id = 95", 4},
+      // NULL and '' in the last column: apart by its NULL flag alone.
+      {"UPDATE rc_sum.t SET z = IF(z IS NULL, '', NULL) WHERE id = 70", 3}};
   TargetSession session(target_->ClientOptions(kUser, kPassword), 5);
   for (const auto& [plant, i] : plants) {
     BR_ASSERT_OK(target_->Execute(plant));
