@@ -19,6 +19,7 @@
 // Thread safety: pure functions, and one caller per SqlSource.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,8 +49,10 @@ std::string WithoutDeferrableIndexes(std::string_view create_table);
 // have by name, in one ALTER TABLE ... ALGORITHM=INPLACE, LOCK=NONE: the
 // server builds them while the move's pipeline keeps writing. If the server
 // cannot build them online, it builds them with writes waiting, and
-// `not_online` gets its reason. Returns the names added (empty: none was
-// missing).
+// `not_online` gets its reason. On MySQL 8.0.27 and later the session sorts
+// the keys in kIndexSortBytes (innodb_ddl_buffer_size). Returns the names
+// added (empty: none was missing).
+inline constexpr uint64_t kIndexSortBytes = 64 << 20;
 absl::StatusOr<std::vector<std::string>> AddMissingIndexes(
     replication::SqlSource& target, const std::string& target_table,
     const std::vector<IndexDefinition>& indexes, std::string* not_online = nullptr);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,31 @@ TEST_F(MovePreflightTest, PlainIndexesAreAddedAfterTheCopyAndTheTableEndsIdentic
   auto final_ddl = ShowCreateTable(dst, "mi", "t");
   BR_ASSERT_OK(final_ddl.status());
   EXPECT_EQ(*final_ddl, *ddl);
+}
+
+// Guards: MySQL building a deferred index in its 1 MiB default sort buffer
+// (innodb_ddl_buffer_size, MySQL 8.0.27+): the builder's session must hold
+// kIndexSortBytes when it adds the index. On MariaDB, which has no such
+// variable, the test above shows the build still succeeds.
+TEST(MovePreflightOnMySqlTest, DeferredIndexesAreSortedInALargerBufferOnMySql) {
+  BINRELAY_REQUIRE_FLAVOUR("mysql-9.7");
+  testing::ServerSandboxOptions o;
+  o.flavour = "mysql-9.7";
+  BR_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ServerSandbox> server, ServerSandbox::Start(o));
+  BR_ASSERT_OK(server->CreateUser(kUser, kPassword, MovePreflightTest::kAccount.grants));
+  BR_ASSERT_OK(server->Execute("CREATE DATABASE ms"));
+  BR_ASSERT_OK(server->Execute("CREATE TABLE ms.t (id INT PRIMARY KEY, k INT)"));
+  BR_ASSERT_OK(server->Execute("INSERT INTO ms.t VALUES (1, 2), (2, 1)"));
+  replication::ConnectionSqlSource dst(apply::InMoveSession(server->ClientOptions(kUser, kPassword)));
+  auto buffer = [&] {
+    auto rows = dst.Query("SELECT @@SESSION.innodb_ddl_buffer_size");
+    return rows.ok() && !rows->empty() ? (*rows)[0][0].value_or("") : std::string("?");
+  };
+  EXPECT_EQ(buffer(), "1048576");  // the server's default, before
+  auto added = AddMissingIndexes(dst, "`ms`.`t`", {{"k", "KEY `k` (`k`)"}});
+  BR_ASSERT_OK(added.status());
+  EXPECT_EQ(*added, std::vector<std::string>{"k"});
+  EXPECT_EQ(buffer(), absl::StrCat(kIndexSortBytes));
 }
 
 // Guards: the retention warning missing when the source would purge
