@@ -173,7 +173,7 @@ absl::StatusOr<std::pair<uint64_t, uint64_t>> RangeCopier::SampleRowBytes(
 absl::StatusOr<CopyResult> RangeCopier::Copy(replication::SqlSource& source,
                                              TargetSession& target, const KeyRange& range,
                                              const KeyRangeChunker& chunker, size_t batch_bytes,
-                                             Write write) const {
+                                             Write write, protocol::TextRows* scratch) const {
   // On a connection in the move's session (move_session.h): TIMESTAMP text
   // in UTC, strings as the bytes stored (character_set_results = binary).
   auto where = [&] {
@@ -187,9 +187,11 @@ absl::StatusOr<CopyResult> RangeCopier::Copy(replication::SqlSource& source,
       select_list_, " FROM ", chunker.table_sql(), " WHERE ", range.where, " ORDER BY ",
       chunker.key_sql());
   // One buffer for the whole range: no allocation per value.
-  auto read = source.QueryRows(sql);
-  if (!read.ok()) return Annotate(read.status(), absl::StrCat(where(), ", reading ", source.Peer()));
-  const protocol::TextRows& rows = *read;
+  protocol::TextRows own;
+  protocol::TextRows& rows = scratch != nullptr ? *scratch : own;
+  if (absl::Status read = source.QueryRowsInto(sql, &rows); !read.ok()) {
+    return Annotate(read, absl::StrCat(where(), ", reading ", source.Peer()));
+  }
   if (!rows.empty() && rows.columns() != columns_.size()) {
     return absl::InternalError(absl::StrCat(where(), " from ", source.Peer(), ": ",
                                             rows.columns(), " columns for ", columns_.size()));

@@ -83,10 +83,14 @@ class RangeCopier {
       replication::SqlSource& source, const KeyRangeChunker& chunker, int limit) const;
 
   // Copies `range`'s rows. Statements (or bulk commands) hold at most
-  // `batch_bytes` (a larger row goes alone).
+  // `batch_bytes` (a larger row goes alone). The rows are read into
+  // `scratch` when given: a worker copying range after range reuses one
+  // buffer instead of growing a new one, copied and page-faulted at every
+  // doubling, for each range.
   absl::StatusOr<CopyResult> Copy(replication::SqlSource& source, TargetSession& target,
                                   const KeyRange& range, const KeyRangeChunker& chunker,
-                                  size_t batch_bytes, Write write = Write::kInsertIgnore) const;
+                                  size_t batch_bytes, Write write = Write::kInsertIgnore,
+                                  protocol::TextRows* scratch = nullptr) const;
 
  private:
   enum class Form : uint8_t { kNumber, kQuoted, kBytes, kHex };

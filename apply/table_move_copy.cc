@@ -26,6 +26,7 @@
 #include "apply/table_shape.h"
 #include "apply/target_session.h"
 #include "protocol/status_macros.h"
+#include "protocol/text_rows.h"
 #include "protocol/worker_pool.h"
 #include "replication/binlog_status.h"
 #include "replication/connection_sql_source.h"
@@ -67,6 +68,7 @@ absl::Status TableMove::CopyTable(Table& t) {
   auto work = [&] {
     replication::ConnectionSqlSource src(SourceFollowing());
     TargetSession target(options_.apply.target, options_.apply.lock_wait_timeout_seconds);
+    protocol::TextRows rows;  // one range's rows, its memory kept for the next
     while (true) {
       Job job;
       {
@@ -86,7 +88,8 @@ absl::Status TableMove::CopyTable(Table& t) {
       RunWithRetries(
           copy_policy, [this](absl::Duration d) { return Sleep(d); },
           [&] {
-            n = t.copier->Copy(src, target, job.range, *t.chunker, options_.copy_batch_bytes);
+            n = t.copier->Copy(src, target, job.range, *t.chunker, options_.copy_batch_bytes,
+                               RangeCopier::Write::kInsertIgnore, &rows);
             return n.status();
           },
           [&](int attempt, const absl::Status& s) {

@@ -292,10 +292,15 @@ absl::StatusOr<QueryResult> ClientConnection::Query(std::string_view sql) {
 }
 
 absl::StatusOr<TextRows> ClientConnection::QueryRows(std::string_view sql) {
-  QueryResult meta;
   TextRows rows;
-  BR_RETURN_IF_ERROR(RunQuery(sql, &meta, &rows));
+  BR_RETURN_IF_ERROR(QueryRows(sql, &rows));
   return rows;
+}
+
+absl::Status ClientConnection::QueryRows(std::string_view sql, TextRows* into) {
+  into->Reset(0);  // a statement without a result set leaves it empty
+  QueryResult meta;
+  return RunQuery(sql, &meta, into);
 }
 
 absl::StatusOr<ClientConnection::Prepared> ClientConnection::Prepare(std::string_view sql) {

@@ -89,6 +89,9 @@ class ClientConnection {
   // The same, with the first result's rows in one buffer (text_rows.h):
   // for large results, without an allocation per value.
   absl::StatusOr<TextRows> QueryRows(std::string_view sql);
+  // The same into `into`, emptied first: its memory is reused (a copy
+  // reading range after range grows one buffer, not one per range).
+  absl::Status QueryRows(std::string_view sql, TextRows* into);
   absl::Status Ping();  // COM_PING
 
   // COM_STMT_PREPARE. The parameter and column definitions that follow are

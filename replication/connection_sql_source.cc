@@ -39,16 +39,16 @@ absl::StatusOr<std::vector<SqlRow>> ConnectionSqlSource::Query(std::string_view 
   }
 }
 
-absl::StatusOr<protocol::TextRows> ConnectionSqlSource::QueryRows(std::string_view sql) {
-  if (borrowed_ != nullptr) return borrowed_->QueryRows(sql);
+absl::Status ConnectionSqlSource::QueryRowsInto(std::string_view sql, protocol::TextRows* into) {
+  if (borrowed_ != nullptr) return borrowed_->QueryRows(sql, into);
   FollowLogin();
   for (int attempt = 0;; ++attempt) {
     if (owned_ == nullptr) {
       if (attempt > 0) FollowLogin();  // the server may have changed since
       BR_ASSIGN_OR_RETURN(owned_, protocol::ClientConnection::Connect(options_));
     }
-    auto rows = owned_->QueryRows(sql);
-    if (rows.ok() || attempt > 0 || !absl::IsUnavailable(rows.status())) return rows;
+    absl::Status s = owned_->QueryRows(sql, into);
+    if (s.ok() || attempt > 0 || !absl::IsUnavailable(s)) return s;
     owned_.reset();  // the connection died (idle timeout, restart): reopen once
   }
 }

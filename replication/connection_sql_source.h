@@ -31,7 +31,7 @@ class ConnectionSqlSource : public SqlSource {
       : options_(login()), login_(std::move(login)) {}
 
   absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql) override;
-  absl::StatusOr<protocol::TextRows> QueryRows(std::string_view sql) override;
+  absl::Status QueryRowsInto(std::string_view sql, protocol::TextRows* into) override;
   std::string Peer() const override;
 
  private:

@@ -7,14 +7,20 @@
 namespace binrelay::replication {
 
 absl::StatusOr<protocol::TextRows> SqlSource::QueryRows(std::string_view sql) {
-  BR_ASSIGN_OR_RETURN(std::vector<SqlRow> rows, Query(sql));
   protocol::TextRows out;
-  out.Reset(rows.empty() ? 0 : rows[0].size());
+  BR_RETURN_IF_ERROR(QueryRowsInto(sql, &out));
+  return out;
+}
+
+absl::Status SqlSource::QueryRowsInto(std::string_view sql, protocol::TextRows* into) {
+  into->Reset(0);
+  BR_ASSIGN_OR_RETURN(std::vector<SqlRow> rows, Query(sql));
+  into->Reset(rows.empty() ? 0 : rows[0].size());
   for (const SqlRow& row : rows) {
-    absl::Status s = out.AppendValues(row);
+    absl::Status s = into->AppendValues(row);
     if (!s.ok()) return Annotate(s, absl::StrCat("result from ", Peer()));
   }
-  return out;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<std::string>> QueryValue(SqlSource& source, std::string_view sql) {

@@ -27,8 +27,10 @@ class SqlSource {
   // "error NNNN".
   virtual absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql) = 0;
   // The same rows in one buffer (protocol/text_rows.h), for large results.
-  // By default converted from Query.
-  virtual absl::StatusOr<protocol::TextRows> QueryRows(std::string_view sql);
+  absl::StatusOr<protocol::TextRows> QueryRows(std::string_view sql);
+  // The same into `into`, emptied first, its memory reused. By default
+  // converted from Query.
+  virtual absl::Status QueryRowsInto(std::string_view sql, protocol::TextRows* into);
   // "host:port", for messages.
   virtual std::string Peer() const = 0;
 };

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/server_error.h"
+#include "protocol/text_rows.h"
 #include "tests/harness/server_sandbox.h"
 #include "tests/harness/shared_sandbox.h"
 #include "tests/harness/status_matchers.h"
@@ -138,6 +139,27 @@ TEST_F(ClientConnectionTest, QueryReturnsNullsEmptyStringsAndMultipleRows) {
   EXPECT_EQ(r.rows[1][2], std::nullopt);
   EXPECT_EQ(r.rows[2][0], "3");
   EXPECT_EQ(r.rows[2][2], "yz");
+}
+
+// Guards QueryRows into a reused buffer (the move's copy reads range after
+// range into one): rows or a width left over from the previous result, or
+// from a statement that returns no result set.
+TEST_F(ClientConnectionTest, QueryRowsIntoAReusedBufferHoldsOnlyTheLastResult) {
+  BR_ASSERT_OK_AND_ASSIGN(auto conn, ClientConnection::Connect(Options()));
+  TextRows rows;
+  BR_ASSERT_OK(conn->QueryRows("SELECT 1, 'wide', NULL UNION ALL SELECT 2, 'x', 'y'", &rows));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows.columns(), 3u);
+  BR_ASSERT_OK(conn->QueryRows("SELECT 'a' UNION ALL SELECT NULL UNION ALL SELECT ''", &rows));
+  ASSERT_EQ(rows.columns(), 1u);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows.Get(0, 0), "a");
+  EXPECT_EQ(rows.Get(1, 0), std::nullopt);
+  EXPECT_EQ(rows.Get(2, 0), "");
+  EXPECT_EQ(rows.value_bytes(), 1u);
+  BR_ASSERT_OK(conn->QueryRows("DO 1", &rows));
+  EXPECT_TRUE(rows.empty());
+  EXPECT_EQ(rows.value_bytes(), 0u);
 }
 
 // Guards OK parsing (affected rows) and empty result sets.
