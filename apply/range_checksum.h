@@ -6,6 +6,10 @@
 // the same shape (the source's): the expression depends on nullability
 // and character sets. A move checks every range this way before cutover and
 // repairs one that differs: its target rows are deleted and copied again.
+// The servers' sessions must be the move's (move_session.h): its sql_mode
+// has no EMPTY_STRING_IS_NULL (MariaDB), under which the '' standing for a
+// NULL column would make the row's text NULL and drop the row from the sum
+// on both sides, nor PAD_CHAR_TO_FULL_LENGTH.
 //
 // Thread safety: plain values; one caller per SqlSource.
 #pragma once

@@ -45,14 +45,18 @@ std::vector<IndexDefinition> DeferrableIndexes(std::string_view create_table);
 // `create_table` without the lines of DeferrableIndexes (the commas fixed).
 std::string WithoutDeferrableIndexes(std::string_view create_table);
 
+// What an index build's session sorts its keys in on MySQL 8.0.27 and later
+// (innodb_ddl_buffer_size; the server's default is 1 MiB).
+inline constexpr uint64_t kIndexSortBytes = 64 << 20;
+
 // Adds to `target_table` (quoted, qualified) each of `indexes` it does not
 // have by name, in one ALTER TABLE ... ALGORITHM=INPLACE, LOCK=NONE: the
 // server builds them while the move's pipeline keeps writing. If the server
 // cannot build them online, it builds them with writes waiting, and
-// `not_online` gets its reason. On MySQL 8.0.27 and later the session sorts
-// the keys in kIndexSortBytes (innodb_ddl_buffer_size). Returns the names
-// added (empty: none was missing).
-inline constexpr uint64_t kIndexSortBytes = 64 << 20;
+// `not_online` gets its reason. The session sorts in kIndexSortBytes where
+// the server has the setting and takes it; otherwise (MariaDB, older MySQL,
+// any refusal) the build uses the server's default, logged. Returns the
+// names added (empty: none was missing).
 absl::StatusOr<std::vector<std::string>> AddMissingIndexes(
     replication::SqlSource& target, const std::string& target_table,
     const std::vector<IndexDefinition>& indexes, std::string* not_online = nullptr);

@@ -90,7 +90,8 @@ class ClientConnection {
   // for large results, without an allocation per value.
   absl::StatusOr<TextRows> QueryRows(std::string_view sql);
   // The same into `into`, emptied first: its memory is reused (a copy
-  // reading range after range grows one buffer, not one per range).
+  // reading range after range grows one buffer, not one per range). After
+  // an error it may hold part of the result.
   absl::Status QueryRows(std::string_view sql, TextRows* into);
   absl::Status Ping();  // COM_PING
 

@@ -28,8 +28,8 @@ class SqlSource {
   virtual absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql) = 0;
   // The same rows in one buffer (protocol/text_rows.h), for large results.
   absl::StatusOr<protocol::TextRows> QueryRows(std::string_view sql);
-  // The same into `into`, emptied first, its memory reused. By default
-  // converted from Query.
+  // The same into `into`, emptied first, its memory reused (after an error
+  // it may hold part of the result). By default converted from Query.
   virtual absl::Status QueryRowsInto(std::string_view sql, protocol::TextRows* into);
   // "host:port", for messages.
   virtual std::string Peer() const = 0;

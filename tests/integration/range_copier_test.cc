@@ -338,14 +338,15 @@ TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
     BR_ASSERT_OK(s->Execute("CREATE DATABASE rc_sum"));
     BR_ASSERT_OK(s->Execute(
         "CREATE TABLE rc_sum.t (id INT PRIMARY KEY, s VARCHAR(20) CHARACTER SET latin1, "
-        "d DOUBLE, f FLOAT, n VARCHAR(5) NULL, m VARCHAR(5) NULL, z VARCHAR(5) NULL)"));
+        "d DOUBLE, f FLOAT, n VARCHAR(5) NULL, m VARCHAR(5) NULL, w VARCHAR(5) NOT NULL, "
+        "z VARCHAR(5) NULL)"));
   }
   BR_ASSERT_OK(source_->Execute(
       "INSERT INTO rc_sum.t SELECT seq, CONCAT('caf', CHAR(233), seq), seq / 7, 16777000 + seq, "
-      "IF(seq % 3, NULL, 'x'), IF(seq % 3, 'x', NULL), IF(seq % 2, NULL, '') "
+      "IF(seq % 3, NULL, 'x'), IF(seq % 3, 'x', NULL), 'w', IF(seq % 2, NULL, '') "
       "FROM rc_sum.seq_1_to_100"));
   BR_ASSERT_OK(source_->Execute("UPDATE rc_sum.t SET n = 'a|', m = 'b' WHERE id = 90"));
-  BR_ASSERT_OK(source_->Execute("UPDATE rc_sum.t SET m = 'b', z = '|c' WHERE id = 95"));
+  BR_ASSERT_OK(source_->Execute("UPDATE rc_sum.t SET w = 'b', z = '|c' WHERE id = 95"));
   EXPECT_EQ(CopyAll("rc_sum", 100, 1 << 20, true), 100u);
   replication::ConnectionSqlSource src(apply::InMoveSession(source_->ClientOptions(kUser, kPassword)));
   replication::ConnectionSqlSource dst(apply::InMoveSession(target_->ClientOptions(kUser, kPassword)));
@@ -384,8 +385,9 @@ TEST_F(RangeCopierTest, ChecksumFindsAndRepairsPlantedDifferences) {
       // ('a|', 'b') and ('a', '|b') join to the same 'a|b'.
       {"UPDATE rc_sum.t SET n = 'a', m = '|b' WHERE id = 90", 4},
       // The last column's text has no length: ('b', '|c') and ('b|', 'c')
-      // stay apart by the length of the one before it.
-      {"UPDATE rc_sum.t SET m = 'b|', z = 'c' WHERE id = 95", 4},
+      // stay apart by the length of the one before it (NOT NULL: its
+      // length and bytes stand in the row's CONCAT unwrapped).
+      {"UPDATE rc_sum.t SET w = 'b|', z = 'c' WHERE id = 95", 4},
       // NULL and '' in the last column: apart by its NULL flag alone.
       {"UPDATE rc_sum.t SET z = IF(z IS NULL, '', NULL) WHERE id = 70", 3}};
   TargetSession session(target_->ClientOptions(kUser, kPassword), 5);
