@@ -262,6 +262,11 @@ absl::StatusOr<CopyResult> RangeCopier::CopyText(const protocol::TextRows& rows,
                                                  TargetSession& target, size_t batch_bytes,
                                                  Write write,
                                                  const std::function<std::string()>& where) const {
+  // Its literals are written with backslash escapes (sql_literal.h); the
+  // session may have copied by bound values before.
+  if (absl::Status s = target.SetStringLiterals(true); !s.ok()) {
+    return Annotate(s, absl::StrCat(where(), ", setting sql_mode on ", target.peer()));
+  }
   const std::string& head = head_[static_cast<int>(write)];
   CopyResult result{.rows = rows.size(), .bytes = rows.value_bytes()};
   std::string stmt = head;
@@ -390,6 +395,11 @@ absl::StatusOr<CopyResult> RangeCopier::CopyBulk(const protocol::TextRows& rows,
                                                  TargetSession& target, size_t batch_bytes,
                                                  Write write, bool execute,
                                                  const std::function<std::string()>& where) const {
+  // Every value is bound: MySQL then logs the strings without escaping
+  // them (target_session.h).
+  if (absl::Status s = target.SetStringLiterals(false); !s.ok()) {
+    return Annotate(s, absl::StrCat(where(), ", setting sql_mode on ", target.peer()));
+  }
   CopyResult result{.rows = rows.size(), .bytes = rows.value_bytes()};
   const auto params = static_cast<uint16_t>(columns_.size());
   const std::string& one_row = bulk_head_[static_cast<int>(write)];

@@ -79,6 +79,29 @@ std::string MultiRowStatement(std::string_view one_row, size_t rows) {
   return sql;
 }
 
+namespace {
+
+const char* SqlMode(bool string_literals) {
+  return string_literals ? "NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION"
+                         : "NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,NO_BACKSLASH_ESCAPES";
+}
+
+}  // namespace
+
+absl::Status TargetSession::SetStringLiterals(bool allowed) {
+  if (allowed == string_literals_) return absl::OkStatus();
+  string_literals_ = allowed;
+  if (!conn_) return absl::OkStatus();  // EnsureOpen sets it
+  auto r = conn_->Query(absl::StrCat("SET SESSION sql_mode = '", SqlMode(allowed), "'"));
+  if (!r.ok()) {
+    // The mode on the server is unknown now: the next use reconnects, and
+    // sets it.
+    Reset();
+    return r.status();
+  }
+  return absl::OkStatus();
+}
+
 std::string TargetSession::peer() const { return absl::StrCat(options_.host, ":", options_.port); }
 
 absl::Status TargetSession::EnsureOpen() {
@@ -91,7 +114,7 @@ absl::Status TargetSession::EnsureOpen() {
         absl::StrCat("SET SESSION innodb_lock_wait_timeout = ", lock_wait_timeout_,
                      ", SESSION lock_wait_timeout = ", lock_wait_timeout_,
                      ", SESSION time_zone = '+00:00', "
-                     "SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', "
+                     "SESSION sql_mode = '", SqlMode(string_literals_), "', "
                      "SESSION foreign_key_checks = 0, SESSION max_error_count = 65535, "
                      "NAMES utf8mb4")}) {
     auto q = c->Query(sql);

@@ -242,6 +242,76 @@ TEST_F(RangeCopierTest, OnMySqlEveryColumnTypeArrivesExactlyThroughPreparedInser
   EXPECT_NE(changed.hash, as_bytes.hash);
 }
 
+// Guards the copy's sql_mode on a MySQL target. Bound values must reach
+// MySQL's statement text (what its logs and audit see) copied, not escaped
+// character by character: the general log shows 'a\b' as sent, which only
+// NO_BACKSLASH_ESCAPES gives. A text copy on the same session afterwards
+// must switch the mode back: its literals escape backslashes, and under
+// NO_BACKSLASH_ESCAPES 'a\\b' would store two of them (CHECKSUM TABLE).
+TEST_F(RangeCopierTest, OnMySqlBoundCopyIsLoggedUnescapedAndATextCopyAfterItStaysExact) {
+  BINRELAY_REQUIRE_FLAVOUR("mysql-9.7");
+  std::unique_ptr<ServerSandbox> servers[2];
+  for (uint32_t id : {1u, 2u}) {
+    testing::ServerSandboxOptions o;
+    o.flavour = "mysql-9.7";
+    o.server_id = id;
+    BR_ASSERT_OK_AND_ASSIGN(servers[id - 1], ServerSandbox::Start(o));
+    BR_ASSERT_OK(servers[id - 1]->CreateUser(kUser, kPassword, kAccount.grants));
+  }
+  ServerSandbox* from = servers[0].get();
+  ServerSandbox* to = servers[1].get();
+  for (ServerSandbox* s : {from, to}) {
+    BR_ASSERT_OK(s->Execute("CREATE DATABASE rc_esc CHARACTER SET utf8mb4"));
+    BR_ASSERT_OK(s->Execute(
+        "CREATE TABLE rc_esc.t (id INT PRIMARY KEY, s VARCHAR(64), b VARBINARY(64))"));
+  }
+  BR_ASSERT_OK(from->Execute("SET NAMES utf8mb4"));
+  BR_ASSERT_OK(from->Execute(
+      "INSERT INTO rc_esc.t VALUES (1, 'a\\\\b', X'00275C22'), (2, 'it''s \"q\"', NULL), "
+      "(3, 'line\\nnext\\\\', X'5C'), (4, '\xC3\xA9\\\\\xC3\xA9', X'E95C27')"));
+  auto want = testing::ChecksumAllTables(*from, "rc_esc");
+  BR_ASSERT_OK(want.status());
+  replication::ConnectionSqlSource src(apply::InMoveSession(from->ClientOptions(kUser, kPassword)));
+  replication::ConnectionSqlSource dst(apply::InMoveSession(to->ClientOptions(kUser, kPassword)));
+  BR_ASSERT_OK_AND_ASSIGN(TableShape from_shape, LoadTableShape(src, "rc_esc", "t"));
+  BR_ASSERT_OK_AND_ASSIGN(TableShape to_shape, LoadTableShape(dst, "rc_esc", "t"));
+  BR_ASSERT_OK_AND_ASSIGN(KeyRangeChunker chunker, KeyRangeChunker::Create(from_shape));
+  BR_ASSERT_OK_AND_ASSIGN(auto range, chunker.Next(src, 100));
+  ASSERT_TRUE(range.has_value());
+  TargetSession session(to->ClientOptions(kUser, kPassword), 5);
+  auto mode = [&] {
+    auto r = session.Query("SELECT @@session.sql_mode");
+    EXPECT_TRUE(r.ok() && r->rows.size() == 1 && r->rows[0][0]) << r.status();
+    return r.ok() && r->rows.size() == 1 ? r->rows[0][0].value_or("") : std::string("?");
+  };
+  BR_ASSERT_OK(to->Execute("SET GLOBAL log_output = 'TABLE', GLOBAL general_log = ON"));
+  BR_ASSERT_OK_AND_ASSIGN(RangeCopier bound, RangeCopier::Create(from_shape, to_shape, true));
+  BR_ASSERT_OK_AND_ASSIGN(CopyResult n, bound.Copy(src, session, *range, chunker, 1 << 20));
+  BR_ASSERT_OK(to->Execute("SET GLOBAL general_log = OFF"));
+  EXPECT_EQ(n.rows, 4u);
+  EXPECT_TRUE(absl::StrContains(mode(), "NO_BACKSLASH_ESCAPES")) << mode();
+  // 'a\b' as sent (27 61 5C 62 27), not 'a\\b'.
+  auto logged = to->Query(
+      "SELECT SUM(LOCATE(X'27615C6227', argument) > 0), SUM(LOCATE(X'27615C5C6227', argument) > 0) "
+      "FROM mysql.general_log WHERE command_type = 'Execute' AND argument LIKE 'INSERT IGNORE%'");
+  BR_ASSERT_OK(logged.status());
+  ASSERT_EQ(logged->size(), 1u);
+  EXPECT_EQ((*logged)[0][0].value_or("NULL"), "1");
+  EXPECT_EQ((*logged)[0][1].value_or("NULL"), "0");
+  auto got = testing::ChecksumAllTables(*to, "rc_esc");
+  BR_ASSERT_OK(got.status());
+  EXPECT_EQ(*want, *got) << "bound";
+
+  BR_ASSERT_OK(to->Execute("DELETE FROM rc_esc.t"));
+  BR_ASSERT_OK_AND_ASSIGN(RangeCopier text, RangeCopier::Create(from_shape, to_shape, false));
+  BR_ASSERT_OK_AND_ASSIGN(n, text.Copy(src, session, *range, chunker, 1 << 20));
+  EXPECT_EQ(n.rows, 4u);
+  EXPECT_FALSE(absl::StrContains(mode(), "NO_BACKSLASH_ESCAPES")) << mode();
+  got = testing::ChecksumAllTables(*to, "rc_esc");
+  BR_ASSERT_OK(got.status());
+  EXPECT_EQ(*want, *got) << "text after bound, same session";
+}
+
 // Guards: a copy overwriting a row a change already put on the target
 // (the copy's image is older: copy_watermarks.h relies on INSERT IGNORE),
 // and rows lost between statements cut by size.
