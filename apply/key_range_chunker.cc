@@ -234,4 +234,19 @@ absl::StatusOr<std::optional<KeyRange>> KeyRangeChunker::Next(replication::SqlSo
   return std::optional<KeyRange>(std::move(r));
 }
 
+std::optional<KeyRange> KeyRangeChunker::NextTo(const std::optional<KeyBound>& upper) {
+  if (done_) return std::nullopt;
+  KeyRange r;
+  r.lower = last_;
+  if (!upper) {
+    done_ = true;
+    r.where = last_ ? After(*last_) : "TRUE";
+    return r;
+  }
+  r.where = last_ ? absl::StrCat(After(*last_), " AND ", AtMost(*upper)) : AtMost(*upper);
+  r.upper = upper;
+  last_ = upper;
+  return r;
+}
+
 }  // namespace binrelay::apply

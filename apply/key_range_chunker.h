@@ -49,6 +49,13 @@ class KeyRangeChunker {
   // the end of the table was handed out.
   absl::StatusOr<std::optional<KeyRange>> Next(replication::SqlSource& source, uint64_t rows);
 
+  // The next range, up to `upper` (inclusive; nullopt: to the end of the
+  // table), a bound this chunker's kind handed out earlier for the same
+  // table, above the last one: a second pass over a table (the checksum's)
+  // cut without another index dive. Nullopt once the range to the end was
+  // handed out.
+  std::optional<KeyRange> NextTo(const std::optional<KeyBound>& upper);
+
   // The highest key of `table_sql` (this table, or its copy on another
   // server: the same key columns) on `server`; nullopt if it is empty.
   absl::StatusOr<std::optional<KeyBound>> Highest(replication::SqlSource& server,

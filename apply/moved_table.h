@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "apply/copy_watermarks.h"
@@ -52,6 +53,16 @@ struct TableMove::Table {
   std::optional<RangeCopier> copier;
   MoveTableProgress progress;  // as last saved on the target
   uint64_t chunk_rows = 1000;  // the copy's last size, the checksum's first
+  // The copy's upper bounds in key order, each with the rows its range was
+  // cut for; complete when this run cut the whole table (not a resumed
+  // copy). The checksum then cuts its ranges from them rather than reading
+  // the key again (an index dive per range: 0.3 s for 2M rows).
+  struct Cut {
+    KeyBound upper;
+    uint64_t rows;
+  };
+  std::vector<Cut> copy_cuts;
+  bool copy_cuts_complete = false;
   // Bytes per row as the copy reads them (a sample, then the last chunk's
   // average; 0: unknown): caps chunks at copy_chunk_bytes.
   std::atomic<uint64_t> row_bytes{0};

@@ -244,12 +244,26 @@ absl::Status TableMove::Checksum() {
     // A differing range is copied again whole: within copy_chunk_bytes too.
     const uint64_t rows = t->RowsWithin(std::max<uint64_t>(1000, t->chunk_rows),
                                         options_.copy_chunk_bytes);
+    // A checksum from the start of a table this run copied whole: its
+    // ranges joined from the copy's, about `rows` rows each.
+    const bool from_cuts = !t->progress.checked && t->copy_cuts_complete;
+    size_t cut = 0;
+    auto next = [&]() -> absl::StatusOr<std::optional<KeyRange>> {
+      if (!from_cuts) return ranges.Next(source, rows);
+      uint64_t joined = 0;
+      while (cut < t->copy_cuts.size()) {
+        const TableMove::Table::Cut& c = t->copy_cuts[cut++];
+        joined += c.rows;
+        if (joined >= rows) return ranges.NextTo(c.upper);
+      }
+      return ranges.NextTo(std::nullopt);
+    };
     bool last = false;
     while (!last) {
       if (stopping_) return absl::CancelledError("stopping");
       std::vector<KeyRange> group;
       while (group.size() < kPerSnapshot) {
-        BR_ASSIGN_OR_RETURN(std::optional<KeyRange> r, ranges.Next(source, rows));
+        BR_ASSIGN_OR_RETURN(std::optional<KeyRange> r, next());
         if (!r) {
           last = true;
           break;
@@ -294,6 +308,7 @@ absl::Status TableMove::Checksum() {
       if (last && !StallIfAsked("checksum")) return absl::CancelledError("stopping");
       if (group.back().upper) t->progress.checked = group.back().upper;
       t->progress.checksum_done = last;
+      if (last) std::vector<TableMove::Table::Cut>().swap(t->copy_cuts);
       BR_RETURN_IF_ERROR(SaveProgress(*t));
       if (!last && !StallIfAsked("checksum")) return absl::CancelledError("stopping");
     }

@@ -142,6 +142,9 @@ absl::Status TableMove::CopyTable(Table& t) {
   // Upper bounds handed out, by ordered key: the checkpoint stores the
   // bound the low watermark reached as the chunker resumes from it.
   std::map<std::string, KeyBound> bounds;
+  t.copy_cuts.clear();
+  t.copy_cuts_complete = false;
+  const bool from_start = !t.progress.copied.has_value();
   absl::Time saved_at = absl::Now();
   auto save = [&]() -> absl::Status {
     TableCopyGate::Snapshot w = t.gate->snapshot();
@@ -173,12 +176,16 @@ absl::Status TableMove::CopyTable(Table& t) {
       }
       if (stopping_ || !s.ok()) break;
     }
-    auto next = t.chunker->Next(source, chunk_rows.load());
+    const uint64_t cut_rows = chunk_rows.load();
+    auto next = t.chunker->Next(source, cut_rows);
     if (!next.ok()) {
       s = Annotate(next.status(), absl::StrCat("move ", name(), ": cutting ", t.Name()));
       break;
     }
-    if (!next->has_value()) break;  // every chunk handed out
+    if (!next->has_value()) {  // every chunk handed out
+      t.copy_cuts_complete = from_start;
+      break;
+    }
     if (dispatches_ < 2 && !HoldIfAsked(absl::StrCat("dispatch ", dispatches_ + 1))) {
       s = absl::CancelledError("stopping");
       break;
@@ -189,6 +196,7 @@ absl::Status TableMove::CopyTable(Table& t) {
     if (range.upper) {
       upper = range.upper->ordered;
       bounds[range.upper->ordered] = *range.upper;
+      t.copy_cuts.push_back({*range.upper, cut_rows});
     }
     // Handed out before its SELECT runs: from here on changes to its keys
     // are kept and held back until its rows are on the target.
