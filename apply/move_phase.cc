@@ -8,9 +8,9 @@ const char* MovePhaseName(MovePhase p) {
     case MovePhase::kPreflight: return "preflight";
     case MovePhase::kCreate: return "create";
     case MovePhase::kCopy: return "copy";
-    case MovePhase::kIndexes: return "indexes";
     case MovePhase::kCatchUp: return "catch up";
     case MovePhase::kChecksum: return "checksum";
+    case MovePhase::kIndexes: return "indexes";
     case MovePhase::kApplying: return "applying (cutover = none)";
     case MovePhase::kReadyForCutover: return "ready for cutover";
     case MovePhase::kCutover: return "cutover";

@@ -13,9 +13,9 @@ enum class MovePhase {
   kPreflight,
   kCreate,
   kCopy,
-  kIndexes,
   kCatchUp,
   kChecksum,
+  kIndexes,
   kApplying,          // cutover = none: applying changes, never cutting over
   kReadyForCutover,   // cutover = manual: waiting for the operator
   kCutover,

@@ -1,6 +1,7 @@
 // MoveTestPoints: named points between a move's steps where a test stops
 // it, to make a race or a crash point deterministic: "dispatch 1" and
 // "dispatch 2" (before a copy chunk is handed to a copier), "checksum",
+// "indexes" (after the checksum, before its index builds are joined),
 // "catch up", "cutover locked". A move without one (production) passes
 // every point at once; nothing here reads the environment.
 //

@@ -6,13 +6,16 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "apply/copy_watermarks.h"
 #include "apply/key_range_chunker.h"
 #include "apply/move_checkpoint.h"
@@ -63,6 +66,11 @@ struct TableMove::Table {
   };
   std::vector<Cut> copy_cuts;
   bool copy_cuts_complete = false;
+  // The deferred secondary indexes' build, started once the checksum's
+  // last target sums are done (StartIndexBuild), joined by FinishIndexes.
+  std::future<absl::Status> index_build;
+  absl::Time index_build_started = absl::InfinitePast();
+  std::vector<std::string> indexes_added;  // by either, for the log
   // Bytes per row as the copy reads them (a sample, then the last chunk's
   // average; 0: unknown): caps chunks at copy_chunk_bytes.
   std::atomic<uint64_t> row_bytes{0};

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -416,11 +417,13 @@ absl::Status TableMove::Run() {
   }
   // Every change is applied from now on.
   for (auto& t : tables_) t->gate->Disable();
-  // Also after a restart with indexes_after_copy changed: a table created
-  // without its indexes gets them.
-  SetPhase(MovePhase::kIndexes);
-  BR_RETURN_IF_ERROR(SaveAll());
-  BR_RETURN_IF_ERROR(AddIndexes());
+  // An index build started by the checksum ends before Run does, whatever
+  // happens: it uses this move's tables and connections.
+  absl::Cleanup join_index_builds = [this] {
+    for (auto& t : tables_) {
+      if (t->index_build.valid()) t->index_build.wait();
+    }
+  };
 
   SetPhase(MovePhase::kCatchUp);
   if (!StallIfAsked("catch up")) return absl::CancelledError("stopping");
@@ -429,7 +432,17 @@ absl::Status TableMove::Run() {
   if (!HoldIfAsked("checksum", /*only_if_named=*/true)) return absl::CancelledError("stopping");
   SetPhase(MovePhase::kChecksum);
   BR_RETURN_IF_ERROR(SaveAll());
+  // The checksum reads rows by primary key only, so it may come before the
+  // plain secondary indexes (no row changes when they are built): each
+  // table's build starts once its last target sums are done and overlaps
+  // the source's (Checksum).
   BR_RETURN_IF_ERROR(Checksum());
+  // Also after a restart with indexes_after_copy changed: a table created
+  // without its indexes gets them.
+  if (!HoldIfAsked("indexes", /*only_if_named=*/true)) return absl::CancelledError("stopping");
+  SetPhase(MovePhase::kIndexes);
+  BR_RETURN_IF_ERROR(SaveAll());
+  BR_RETURN_IF_ERROR(FinishIndexes());
 
   switch (options_.cutover) {
     case MoveOptions::Cutover::kNone:

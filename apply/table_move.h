@@ -60,6 +60,7 @@
 #include "apply/move_session.h"
 #include "apply/pipeline.h"
 #include "apply/range_checksum.h"
+#include "apply/secondary_indexes.h"
 #include "apply/source_login.h"
 #include "apply/source_snapshot.h"
 #include "replication/connection_sql_source.h"
@@ -117,12 +118,27 @@ class TableMove : public CopyGate {
   absl::Status Plan();
   absl::Status CopyTable(Table& t);
   absl::Status WaitCaughtUp(absl::Duration max_lag_wait);
-  absl::Status AddIndexes();
+  // The deferred secondary indexes (secondary_indexes.h): those of `t` as
+  // the source defines them now; AddIndexesOf adds those the target lacks
+  // (retried; with the pipeline paused if its online log overflows);
+  // StartIndexBuild does it once on a thread of its own; FinishIndexes
+  // joins each table's build and then runs AddIndexesOf.
+  absl::StatusOr<std::vector<IndexDefinition>> DeferredIndexesOf(const Table& t);
+  protocol::ConnectOptions IndexBuilderSession() const;
+  absl::Status AddIndexesOf(Table& t);
+  void StartIndexBuild(Table& t);
+  // Waits for t's build, if one was started; a failed one is logged, and
+  // left to AddIndexesOf.
+  void JoinIndexBuild(Table& t);
+  absl::Status FinishIndexes();
   absl::Status Checksum();
   // Sums `ranges` of `t` on both servers at one binlog position; appends the
-  // indexes that differ to `differing`.
+  // indexes that differ to `differing`. `target_done` (if given) runs once
+  // the target's sums are done and its snapshots closed, while the source's
+  // may still run.
   absl::Status SumAtOnePosition(Table& t, const std::vector<KeyRange>& ranges,
-                                std::vector<size_t>* differing);
+                                std::vector<size_t>* differing,
+                                const std::function<void()>& target_done = nullptr);
   absl::Status Repair(Table& t, const KeyRange& range);
   // With the pipeline paused: a consistent snapshot of `t` on the source and
   // the pipeline advanced to its position (source_snapshot.h).

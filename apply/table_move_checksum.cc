@@ -98,17 +98,26 @@ absl::Status TableMove::WaitCaughtUp(absl::Duration max_wait) {
 }
 
 absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& ranges,
-                                         std::vector<size_t>* differing) {
+                                         std::vector<size_t>* differing,
+                                         const std::function<void()>& target_done) {
+  // The target's ranges are summed by two connections, each on its own
+  // snapshot at the same position (opened while the pipeline is paused), the
+  // source's by one: the target is done first, and what follows it there
+  // (target_done: the index build) overlaps the source's sums.
+  const size_t on_target = std::min<size_t>(2, ranges.size());
   // Pause first: the reader then stands at or before the source's
   // position, so it can be advanced to the snapshot's.
-  std::optional<Snapshot> source, target;
+  std::optional<Snapshot> source;
+  std::vector<Snapshot> targets;
   {
     ResumeOnExit resume(pipeline_.get());  // also when the pause fails
     BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
     BR_ASSIGN_OR_RETURN(Snapshot s, SnapshotAtPipeline(t));
     source.emplace(std::move(s));
-    BR_ASSIGN_OR_RETURN(Snapshot d, OpenSnapshot(options_.apply.target));
-    target.emplace(std::move(d));
+    for (size_t k = 0; k < on_target; ++k) {
+      BR_ASSIGN_OR_RETURN(Snapshot d, OpenSnapshot(options_.apply.target));
+      targets.push_back(std::move(d));
+    }
   }
   // One expression on both sides: the source's shape, read from the
   // target's table.
@@ -117,25 +126,33 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
   as_target.table = t.target.table;
   RangeChecksum source_sum(t.plan.source, source_checksum_);
   RangeChecksum target_sum(as_target, target_checksum_);
-  // Both servers sum at once (each on its own snapshot): the checksum takes
-  // the slower server's time, not the sum of both.
   std::vector<absl::StatusOr<RangeSum>> theirs(ranges.size(), absl::UnknownError("not run"));
   std::atomic<bool> abort{false};  // either side failed: the other stops too
+  std::atomic<size_t> targets_left{on_target};
   std::vector<absl::StatusOr<RangeSum>> ours;
   ours.reserve(ranges.size());
   {
-    std::jthread on_target([&] {
-      for (size_t i = 0; i < ranges.size() && !abort && !stopping_; ++i) {
-        auto sum = target_sum.Sum(*target->sql, ranges[i].where);
-        if (sum.ok()) {
-          theirs[i] = std::move(sum);
-        } else {
-          theirs[i] = Annotate(sum.status(), absl::StrCat("summing ", t.TargetSql(),
-                                                          " on the target"));
-          abort = true;
+    std::vector<std::jthread> on_targets;
+    for (size_t k = 0; k < on_target; ++k) {
+      on_targets.emplace_back([&, k] {
+        // Connection k sums every on_target-th range from k.
+        for (size_t i = k; i < ranges.size() && !abort && !stopping_; i += on_target) {
+          auto sum = target_sum.Sum(*targets[k].sql, ranges[i].where);
+          if (sum.ok()) {
+            theirs[i] = std::move(sum);
+          } else {
+            theirs[i] = Annotate(sum.status(), absl::StrCat("summing ", t.TargetSql(),
+                                                            " on the target"));
+            abort = true;
+          }
         }
-      }
-    });
+        // Its snapshot ends here: an index build must not wait for it.
+        (void)targets[k].sql->Query("COMMIT");
+        if (targets_left.fetch_sub(1) == 1 && !abort && !stopping_ && target_done) {
+          target_done();
+        }
+      });
+    }
     for (size_t i = 0; i < ranges.size() && !abort && !stopping_; ++i) {
       ours.push_back(source_sum.Sum(*source->sql, ranges[i].where));
       if (!ours.back().ok()) abort = true;
@@ -163,7 +180,6 @@ absl::Status TableMove::SumAtOnePosition(Table& t, const std::vector<KeyRange>& 
     }
   }
   (void)source->sql->Query("COMMIT");
-  (void)target->sql->Query("COMMIT");
   return absl::OkStatus();
 }
 
@@ -277,10 +293,18 @@ absl::Status TableMove::Checksum() {
       }
       if (group.empty()) break;
       std::vector<size_t> differing;
+      // The last group's: the index build starts as soon as the target has
+      // nothing left to sum.
+      std::function<void()> then_indexes;
+      if (last) then_indexes = [this, &t] { StartIndexBuild(*t); };
       BR_RETURN_IF_ERROR(Retry("checksum", [&] {
         differing.clear();
-        return SumAtOnePosition(*t, group, &differing);
+        return SumAtOnePosition(*t, group, &differing, then_indexes);
       }));
+      // A repair's sums read the target: not beside an index build, whose
+      // last step (an exclusive metadata lock) would wait for them, and the
+      // pipeline's writes behind it.
+      if (!differing.empty()) JoinIndexBuild(*t);
       {
         absl::MutexLock l(&mu_);
         status_.chunks_checked += group.size();

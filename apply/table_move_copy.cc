@@ -224,53 +224,97 @@ absl::Status TableMove::CopyTable(Table& t) {
   return absl::OkStatus();
 }
 
-absl::Status TableMove::AddIndexes() {
+absl::StatusOr<std::vector<IndexDefinition>> TableMove::DeferredIndexesOf(const Table& t) {
+  // The source's indexes as they are now, compared by name with the
+  // target's: also right after a restart, and for a target table an
+  // operator created without them.
   replication::ConnectionSqlSource source(SourceFollowing());
+  BR_ASSIGN_OR_RETURN(std::string ddl,
+                      ShowCreateTable(source, t.plan.name.db, t.plan.name.table));
+  return DeferrableIndexes(ddl);
+}
+
+protocol::ConnectOptions TableMove::IndexBuilderSession() const {
   // A big table's index build outlasts the usual 60 s read timeout.
   protocol::ConnectOptions long_reads = options_.apply.target;
   long_reads.io_timeout = std::chrono::hours(6);
+  return long_reads;
+}
+
+void TableMove::StartIndexBuild(Table& t) {
+  if (t.index_build.valid()) return;  // a retried checksum group
+  t.index_build_started = absl::Now();
+  // One attempt, beside the checksum's last source sums; FinishIndexes
+  // joins it and builds again, with retries, what it could not.
+  t.index_build = std::async(std::launch::async, [this, &t]() -> absl::Status {
+    BR_ASSIGN_OR_RETURN(std::vector<IndexDefinition> indexes, DeferredIndexesOf(t));
+    if (indexes.empty()) return absl::OkStatus();
+    replication::ConnectionSqlSource target(IndexBuilderSession());
+    std::string not_online;
+    BR_ASSIGN_OR_RETURN(t.indexes_added,
+                        AddMissingIndexes(target, t.TargetSql(), indexes, &not_online));
+    if (!not_online.empty()) {
+      spdlog::warn("move {}: the indexes of {} could not be built online on {} ({}); built "
+                   "with the pipeline's writes waiting", name(), t.Name(), target.Peer(),
+                   not_online);
+    }
+    return absl::OkStatus();
+  });
+}
+
+void TableMove::JoinIndexBuild(Table& t) {
+  if (!t.index_build.valid()) return;
+  if (absl::Status built = t.index_build.get(); !built.ok()) {
+    spdlog::warn("move {}: building the secondary indexes of {} beside the checksum failed ({}); "
+                 "they are built again after it", name(), t.Name(), SV(built.message()));
+    t.index_build_started = absl::InfinitePast();
+  }
+}
+
+absl::Status TableMove::FinishIndexes() {
   for (auto& t : tables_) {
-    // The source's indexes as they are now, compared by name with the
-    // target's: also right after a restart in this phase, and for a target
-    // table an operator created without them.
-    BR_ASSIGN_OR_RETURN(std::string ddl,
-                        ShowCreateTable(source, t->plan.name.db, t->plan.name.table));
-    const std::vector<IndexDefinition> indexes = DeferrableIndexes(ddl);
-    if (indexes.empty()) continue;
-    const absl::Time started = absl::Now();
-    std::vector<std::string> added;
-    BR_RETURN_IF_ERROR(Retry("adding secondary indexes", [&]() -> absl::Status {
-      replication::ConnectionSqlSource target(long_reads);
-      std::string not_online;
-      auto a = AddMissingIndexes(target, t->TargetSql(), indexes, &not_online);
-      if (!not_online.empty()) {
-        spdlog::warn("move {}: the indexes of {} could not be built online on {} ({}); built "
-                     "with the pipeline's writes waiting", name(), t->Name(), target.Peer(),
-                     not_online);
-      }
-      if (ServerErrorCode(a.status()) == 1799) {
-        // ER_INNODB_ONLINE_LOG_TOO_BIG: the changes applied during the build
-        // outgrew innodb_online_alter_log_max_size; build it with the
-        // pipeline paused (the store keeps what it has not applied).
-        ResumeOnExit resume(pipeline_.get());
-        BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
-        a = AddMissingIndexes(target, t->TargetSql(), indexes, &not_online);
-      }
-      if (!a.ok()) {
-        return Annotate(a.status(), absl::StrCat("move ", name(), ": adding the secondary "
-                                                 "indexes of ", t->Name(), " on ",
-                                                 target.Peer()));
-      }
-      added = std::move(*a);
-      return absl::OkStatus();
-    }));
-    if (!added.empty()) {
+    JoinIndexBuild(*t);
+    const absl::Time started =
+        t->index_build_started != absl::InfinitePast() ? t->index_build_started : absl::Now();
+    BR_RETURN_IF_ERROR(AddIndexesOf(*t));
+    if (!t->indexes_added.empty()) {
       spdlog::info("move {}: built {} index(es) of {} on the target in {}: {}", name(),
-                   added.size(), t->Name(), absl::FormatDuration(absl::Now() - started),
-                   absl::StrJoin(added, ", "));
+                   t->indexes_added.size(), t->Name(), absl::FormatDuration(absl::Now() - started),
+                   absl::StrJoin(t->indexes_added, ", "));
+      t->indexes_added.clear();
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status TableMove::AddIndexesOf(Table& t) {
+  BR_ASSIGN_OR_RETURN(std::vector<IndexDefinition> indexes, DeferredIndexesOf(t));
+  if (indexes.empty()) return absl::OkStatus();
+  return Retry("adding secondary indexes", [&]() -> absl::Status {
+    replication::ConnectionSqlSource target(IndexBuilderSession());
+    std::string not_online;
+    auto a = AddMissingIndexes(target, t.TargetSql(), indexes, &not_online);
+    if (!not_online.empty()) {
+      spdlog::warn("move {}: the indexes of {} could not be built online on {} ({}); built "
+                   "with the pipeline's writes waiting", name(), t.Name(), target.Peer(),
+                   not_online);
+    }
+    if (ServerErrorCode(a.status()) == 1799) {
+      // ER_INNODB_ONLINE_LOG_TOO_BIG: the changes applied during the build
+      // outgrew innodb_online_alter_log_max_size; build it with the
+      // pipeline paused (the store keeps what it has not applied).
+      ResumeOnExit resume(pipeline_.get());
+      BR_RETURN_IF_ERROR(pipeline_->Pause(absl::Seconds(60)).status());
+      a = AddMissingIndexes(target, t.TargetSql(), indexes, &not_online);
+    }
+    if (!a.ok()) {
+      return Annotate(a.status(), absl::StrCat("move ", name(), ": adding the secondary "
+                                               "indexes of ", t.Name(), " on ",
+                                               target.Peer()));
+    }
+    t.indexes_added.insert(t.indexes_added.end(), a->begin(), a->end());
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace binrelay::apply

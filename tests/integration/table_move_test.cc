@@ -618,6 +618,44 @@ class HeldMove {
   std::unique_ptr<BackgroundBinrelay> process_;
 };
 
+// Guards the index build's place: it starts once the checksum's last target
+// sums are done, beside the source's, not after the whole checksum. Held
+// after the checksum and before the indexes phase, the move must already
+// have built the plain index; after it the index is there and the table
+// equal to the source's.
+TEST_F(TableMoveTest, PlainIndexIsBuiltBesideTheChecksumBeforeTheIndexesPhase) {
+  const std::string db = "mvidx";
+  BR_ASSERT_OK(source_->Execute(absl::StrCat("CREATE DATABASE ", db)));
+  BR_ASSERT_OK(source_->Execute(absl::StrCat(
+      "CREATE TABLE ", db, ".t (id INT PRIMARY KEY, k INT NOT NULL, v VARCHAR(40), KEY k_of (k))")));
+  BR_ASSERT_OK(source_->Execute(absl::StrCat(
+      "INSERT INTO ", db, ".t SELECT seq, seq % 113, CONCAT('v', seq) FROM ", db,
+      ".seq_1_to_5000")));
+  BR_ASSERT_OK(source_->Execute("FLUSH BINARY LOGS"));
+  BR_ASSERT_OK_AND_ASSIGN(
+      auto move, HeldMove::Start(*source_, *target_, db, "",
+                                 {"dispatch 1", "dispatch 2", "hold indexes"}));
+  ASSERT_TRUE(move->Logged("held at indexes")) << move->StderrSoFar();
+  EXPECT_FALSE(absl::StrContains(move->StdoutSoFar(), "\"indexes\""))
+      << "held before the phase";
+  bool built = false;
+  for (int i = 0; i < 300 && !built; ++i) {
+    auto keys = target_->Query(absl::StrCat("SHOW INDEX FROM ", db, ".t WHERE Key_name = 'k_of'"));
+    BR_ASSERT_OK(keys.status());
+    built = !keys->empty();
+    if (!built) std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_TRUE(built) << "k_of not built while the move stood after its checksum";
+  move->Release("indexes");
+  ProcessResult r = move->Wait(seconds(120));
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_TRUE(absl::StrContains(r.err, "built 1 index(es) of mvidx.t")) << r.err;
+  auto keys = target_->Query(absl::StrCat("SHOW INDEX FROM ", db, ".t WHERE Key_name = 'k_of'"));
+  BR_ASSERT_OK(keys.status());
+  EXPECT_FALSE(keys->empty());
+  EXPECT_EQ(Checksum(*target_, db + ".t"), Checksum(*source_, db + ".t_old"));
+}
+
 // Guards: a target that refuses the move (its account, or the connection)
 // failing late or without naming the server and, for the account, where
 // its credentials are configured.
@@ -883,7 +921,8 @@ TEST_F(TableMoveTest, KilledMoveResumesFromItsCheckpointAndLosesNoChange) {
   BR_ASSERT_OK_AND_ASSIGN(ProcessResult second,
                           RunBinrelay({"move", "--config", config2}, {}, seconds(60)));
   EXPECT_EQ(second.exit_code, 1) << second.Describe();
-  EXPECT_TRUE(absl::StrContains(second.err, "another move of mvk.t")) << second.err;
+  EXPECT_TRUE(absl::StrContains(second.err, "another move of mvk.t"))
+      << second.err << "\nthe first move meanwhile:\n" << first->StderrSoFar();
   first->Signal(SIGKILL);
   first->Wait(seconds(30));
   std::this_thread::sleep_for(milliseconds(500));  // writes while nothing runs
