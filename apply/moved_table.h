@@ -66,11 +66,6 @@ struct TableMove::Table {
   };
   std::vector<Cut> copy_cuts;
   bool copy_cuts_complete = false;
-  // The deferred secondary indexes' build, started once the checksum's
-  // last target sums are done (StartIndexBuild), joined by FinishIndexes.
-  std::future<absl::Status> index_build;
-  absl::Time index_build_started = absl::InfinitePast();
-  std::vector<std::string> indexes_added;  // by either, for the log
   // Bytes per row as the copy reads them (a sample, then the last chunk's
   // average; 0: unknown): caps chunks at copy_chunk_bytes.
   std::atomic<uint64_t> row_bytes{0};
@@ -83,6 +78,16 @@ struct TableMove::Table {
   std::string Name() const { return absl::StrCat(plan.name.db, ".", plan.name.table); }
   std::string TargetSql() const { return Qualified(plan.name.target_db, plan.name.table); }
   std::string SourceSql() const { return Qualified(plan.name.db, plan.name.table); }
+
+  // The deferred secondary indexes built (StartIndexBuild or AddIndexesOf)
+  // and how long that took, for the log.
+  std::vector<std::string> indexes_added;
+  absl::Duration index_build_took;
+  // The build started once the checksum's last target sums are done
+  // (StartIndexBuild), joined by JoinIndexBuild (before a repair or a later
+  // table's checksum, in FinishIndexes, and when Run ends). Last: it is
+  // destroyed (waited for) before the members its thread writes.
+  std::future<absl::Status> index_build;
 };
 
 }  // namespace binrelay::apply

@@ -122,7 +122,7 @@ std::string WithoutDeferrableIndexes(std::string_view create_table) {
 
 absl::StatusOr<std::vector<std::string>> AddMissingIndexes(
     replication::SqlSource& target, const std::string& target_table,
-    const std::vector<IndexDefinition>& indexes, std::string* not_online) {
+    const std::vector<IndexDefinition>& indexes, std::string* not_online, bool online_only) {
   std::vector<std::string> added;
   if (indexes.empty()) return added;
   BR_ASSIGN_OR_RETURN(std::vector<replication::SqlRow> rows,
@@ -162,7 +162,7 @@ absl::StatusOr<std::vector<std::string>> AddMissingIndexes(
   std::optional<protocol::ServerError> e = protocol::GetServerError(online.status());
   // ER_ALTER_OPERATION_NOT_SUPPORTED(_REASON): this build cannot be online
   // (sql/share/errmsg-utf8.txt); built with writes waiting instead.
-  if (!e || (e->code != 1845 && e->code != 1846)) return online.status();
+  if (!e || (e->code != 1845 && e->code != 1846) || online_only) return online.status();
   if (not_online != nullptr) *not_online = std::string(online.status().message());
   BR_RETURN_IF_ERROR(target.Query(alter).status());
   return added;

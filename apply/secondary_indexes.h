@@ -53,12 +53,14 @@ inline constexpr uint64_t kIndexSortBytes = 64 << 20;
 // have by name, in one ALTER TABLE ... ALGORITHM=INPLACE, LOCK=NONE: the
 // server builds them while the move's pipeline keeps writing. If the server
 // cannot build them online, it builds them with writes waiting, and
-// `not_online` gets its reason. The session sorts in kIndexSortBytes where
+// `not_online` gets its reason; with `online_only` it fails instead (the
+// server's 1845 or 1846). The session sorts in kIndexSortBytes where
 // the server has the setting and takes it; otherwise (MariaDB, older MySQL,
 // any refusal) the build uses the server's default, logged. Returns the
 // names added (empty: none was missing).
 absl::StatusOr<std::vector<std::string>> AddMissingIndexes(
     replication::SqlSource& target, const std::string& target_table,
-    const std::vector<IndexDefinition>& indexes, std::string* not_online = nullptr);
+    const std::vector<IndexDefinition>& indexes, std::string* not_online = nullptr,
+    bool online_only = false);
 
 }  // namespace binrelay::apply

@@ -17,10 +17,14 @@
 //   checksum   every chunk summed on both servers at one binlog position:
 //              the source's consistent snapshot reports its position, the
 //              pipeline is advanced exactly there and paused while the
-//              target's snapshot opens. A differing chunk is repaired the
-//              same way (paused at the source snapshot's position, its
-//              target rows are deleted and copied from that snapshot), then
-//              checked again; a difference that stays stops the move.
+//              target's snapshots (two, summing half the ranges each) open.
+//              A differing chunk is repaired the same way (paused at the
+//              source snapshot's position, its target rows are deleted and
+//              copied from that snapshot), then checked again; a difference
+//              that stays stops the move. Once a table's last target sums
+//              are done its deferred indexes start building.
+//   indexes    each table's index build joined (and run again, with
+//              retries, if it failed there; secondary_indexes.h)
 //   cutover    LOCK TABLES ... WRITE on the source (bounded wait), the
 //              pipeline advanced to the source's position under the lock
 //              (bounded time), ALTER TABLE ... RENAME TO <t>_old (MariaDB

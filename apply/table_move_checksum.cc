@@ -243,13 +243,19 @@ absl::Status TableMove::Checksum() {
     absl::MutexLock l(&mu_);
     status_.chunks_total = total;
   }
-  // Ranges of its own, resumable after the last one compared: the copy's
-  // ranges of an earlier run are gone. One snapshot per group of ranges:
+  // Its ranges are resumable after the last one compared: the copy's,
+  // joined, when this run copied the table whole, else cut by index dives
+  // (an earlier run's copy ranges are gone). One snapshot per group of ranges:
   // a snapshot held open over a whole big table would keep the source's
   // undo history growing meanwhile.
   constexpr size_t kPerSnapshot = 64;
   for (auto& t : tables_) {
     if (t->progress.checksum_done) continue;
+    // One index build at a time: an earlier table's ends before this
+    // table's sums begin.
+    for (auto& u : tables_) {
+      if (u != t) JoinIndexBuild(*u);
+    }
     BR_ASSIGN_OR_RETURN(KeyRangeChunker ranges,
                         KeyRangeChunker::Create(t->plan.source, t->progress.checked));
     replication::ConnectionSqlSource source(SourceFollowing());
@@ -261,18 +267,18 @@ absl::Status TableMove::Checksum() {
     const uint64_t rows = t->RowsWithin(std::max<uint64_t>(1000, t->chunk_rows),
                                         options_.copy_chunk_bytes);
     // A checksum from the start of a table this run copied whole: its
-    // ranges joined from the copy's, about `rows` rows each.
+    // ranges joined from the copy's, consecutive ones while they hold at
+    // most `rows` rows together (a single one may hold more: it was cut
+    // within copy_chunk_bytes), then the copy's last range, to the end.
     const bool from_cuts = !t->progress.checked && t->copy_cuts_complete;
+    const std::vector<TableMove::Table::Cut>& cuts = t->copy_cuts;
     size_t cut = 0;
     auto next = [&]() -> absl::StatusOr<std::optional<KeyRange>> {
       if (!from_cuts) return ranges.Next(source, rows);
-      uint64_t joined = 0;
-      while (cut < t->copy_cuts.size()) {
-        const TableMove::Table::Cut& c = t->copy_cuts[cut++];
-        joined += c.rows;
-        if (joined >= rows) return ranges.NextTo(c.upper);
-      }
-      return ranges.NextTo(std::nullopt);
+      if (cut == cuts.size()) return ranges.NextTo(std::nullopt);
+      uint64_t joined = cuts[cut++].rows;
+      while (cut < cuts.size() && joined + cuts[cut].rows <= rows) joined += cuts[cut++].rows;
+      return ranges.NextTo(cuts[cut - 1].upper);
     };
     bool last = false;
     while (!last) {
@@ -297,8 +303,12 @@ absl::Status TableMove::Checksum() {
       // nothing left to sum.
       std::function<void()> then_indexes;
       if (last) then_indexes = [this, &t] { StartIndexBuild(*t); };
+      int attempt = 0;
       BR_RETURN_IF_ERROR(Retry("checksum", [&] {
         differing.clear();
+        // Again after the build started: its target snapshots must not
+        // stand in the build's way (see below).
+        if (attempt++ > 0) JoinIndexBuild(*t);
         return SumAtOnePosition(*t, group, &differing, then_indexes);
       }));
       // A repair's sums read the target: not beside an index build, whose

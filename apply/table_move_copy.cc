@@ -243,21 +243,19 @@ protocol::ConnectOptions TableMove::IndexBuilderSession() const {
 
 void TableMove::StartIndexBuild(Table& t) {
   if (t.index_build.valid()) return;  // a retried checksum group
-  t.index_build_started = absl::Now();
-  // One attempt, beside the checksum's last source sums; FinishIndexes
-  // joins it and builds again, with retries, what it could not.
+  // One attempt, online only, beside the checksum's last source sums: a
+  // build with the pipeline's writes waiting would stall a later table's
+  // checksum, which pauses and advances the pipeline. FinishIndexes builds
+  // again, with retries and that fallback, what it could not.
   t.index_build = std::async(std::launch::async, [this, &t]() -> absl::Status {
+    const absl::Time started = absl::Now();
     BR_ASSIGN_OR_RETURN(std::vector<IndexDefinition> indexes, DeferredIndexesOf(t));
     if (indexes.empty()) return absl::OkStatus();
     replication::ConnectionSqlSource target(IndexBuilderSession());
-    std::string not_online;
     BR_ASSIGN_OR_RETURN(t.indexes_added,
-                        AddMissingIndexes(target, t.TargetSql(), indexes, &not_online));
-    if (!not_online.empty()) {
-      spdlog::warn("move {}: the indexes of {} could not be built online on {} ({}); built "
-                   "with the pipeline's writes waiting", name(), t.Name(), target.Peer(),
-                   not_online);
-    }
+                        AddMissingIndexes(target, t.TargetSql(), indexes, /*not_online=*/nullptr,
+                                          /*online_only=*/true));
+    t.index_build_took = absl::Now() - started;
     return absl::OkStatus();
   });
 }
@@ -267,21 +265,22 @@ void TableMove::JoinIndexBuild(Table& t) {
   if (absl::Status built = t.index_build.get(); !built.ok()) {
     spdlog::warn("move {}: building the secondary indexes of {} beside the checksum failed ({}); "
                  "they are built again after it", name(), t.Name(), SV(built.message()));
-    t.index_build_started = absl::InfinitePast();
   }
 }
 
 absl::Status TableMove::FinishIndexes() {
   for (auto& t : tables_) {
     JoinIndexBuild(*t);
-    const absl::Time started =
-        t->index_build_started != absl::InfinitePast() ? t->index_build_started : absl::Now();
+    const size_t built_before = t->indexes_added.size();
+    const absl::Time started = absl::Now();
     BR_RETURN_IF_ERROR(AddIndexesOf(*t));
+    if (t->indexes_added.size() > built_before) t->index_build_took += absl::Now() - started;
     if (!t->indexes_added.empty()) {
       spdlog::info("move {}: built {} index(es) of {} on the target in {}: {}", name(),
-                   t->indexes_added.size(), t->Name(), absl::FormatDuration(absl::Now() - started),
+                   t->indexes_added.size(), t->Name(), absl::FormatDuration(t->index_build_took),
                    absl::StrJoin(t->indexes_added, ", "));
       t->indexes_added.clear();
+      t->index_build_took = absl::ZeroDuration();
     }
   }
   return absl::OkStatus();
