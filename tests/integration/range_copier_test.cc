@@ -18,6 +18,7 @@
 #include "apply/range_checksum.h"
 #include "apply/table_shape.h"
 #include "apply/target_session.h"
+#include "protocol/status_macros.h"
 #include "replication/connection_sql_source.h"
 #include "tests/harness/every_type_table.h"
 #include "tests/harness/server_sandbox.h"
@@ -75,6 +76,19 @@ class RangeCopierTest : public testing::SourceTargetSandboxTest<RangeCopierTest>
       if (unique_conflicts != nullptr) *unique_conflicts += n->unique_conflicts;
     }
     return copied;
+  }
+
+  // Two MySQL 9.7 servers (server_id 1 and 2), each with the copier's
+  // account: source and target of the MySQL tests.
+  static absl::Status StartMySqlPair(std::unique_ptr<ServerSandbox> (&servers)[2]) {
+    for (uint32_t id : {1u, 2u}) {
+      testing::ServerSandboxOptions o;
+      o.flavour = "mysql-9.7";
+      o.server_id = id;
+      BR_ASSIGN_OR_RETURN(servers[id - 1], ServerSandbox::Start(o));
+      BR_RETURN_IF_ERROR(servers[id - 1]->CreateUser(kUser, kPassword, kAccount.grants));
+    }
+    return absl::OkStatus();
   }
 
   static uint64_t TargetCounter(const std::string& name, ServerSandbox* to = nullptr) {
@@ -177,13 +191,7 @@ TEST_F(RangeCopierTest, OnMySqlEveryColumnTypeArrivesExactlyThroughPreparedInser
   BINRELAY_REQUIRE_FLAVOUR("mysql-9.7");
   using testing::RowValues;
   std::unique_ptr<ServerSandbox> servers[2];
-  for (uint32_t id : {1u, 2u}) {
-    testing::ServerSandboxOptions o;
-    o.flavour = "mysql-9.7";
-    o.server_id = id;
-    BR_ASSERT_OK_AND_ASSIGN(servers[id - 1], ServerSandbox::Start(o));
-    BR_ASSERT_OK(servers[id - 1]->CreateUser(kUser, kPassword, kAccount.grants));
-  }
+  BR_ASSERT_OK(StartMySqlPair(servers));
   ServerSandbox* from = servers[0].get();
   ServerSandbox* to = servers[1].get();
   for (ServerSandbox* s : {from, to}) {
@@ -251,13 +259,7 @@ TEST_F(RangeCopierTest, OnMySqlEveryColumnTypeArrivesExactlyThroughPreparedInser
 TEST_F(RangeCopierTest, OnMySqlBoundCopyIsLoggedUnescapedAndATextCopyAfterItStaysExact) {
   BINRELAY_REQUIRE_FLAVOUR("mysql-9.7");
   std::unique_ptr<ServerSandbox> servers[2];
-  for (uint32_t id : {1u, 2u}) {
-    testing::ServerSandboxOptions o;
-    o.flavour = "mysql-9.7";
-    o.server_id = id;
-    BR_ASSERT_OK_AND_ASSIGN(servers[id - 1], ServerSandbox::Start(o));
-    BR_ASSERT_OK(servers[id - 1]->CreateUser(kUser, kPassword, kAccount.grants));
-  }
+  BR_ASSERT_OK(StartMySqlPair(servers));
   ServerSandbox* from = servers[0].get();
   ServerSandbox* to = servers[1].get();
   for (ServerSandbox* s : {from, to}) {
